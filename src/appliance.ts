@@ -1,0 +1,34 @@
+/**
+ * The layers of the appliance, composed once (layers memoize by reference: each long-lived layer
+ * is a constant). `main.ts` picks what a command needs: `serve` runs everything, `migrate` and
+ * the operator commands only the database.
+ */
+import { Effect, Layer } from "effect"
+import { AppConfigLive } from "./config/app-config.ts"
+import { DatabaseLive } from "./db/database.ts"
+import { runMigrations } from "./db/migrator.ts"
+import { HttpLive } from "./http/server.ts"
+import { LoggingLive } from "./logging.ts"
+import { Accounts } from "./platform/accounts/Accounts.ts"
+import { bootstrap } from "./platform/bootstrap.ts"
+import { ApiKeys } from "./platform/keys/ApiKeys.ts"
+
+/** Configuration and logging: everything else runs inside these. */
+export const BaseLive = Layer.merge(AppConfigLive, Layer.provide(LoggingLive, AppConfigLive))
+
+/** The database with its schema up to date. */
+export const DatabaseReadyLive = Layer.effectDiscard(runMigrations).pipe(Layer.provideMerge(DatabaseLive))
+
+export const ServicesLive = Layer.mergeAll(ApiKeys.Default, Accounts.Default).pipe(
+  Layer.provideMerge(DatabaseReadyLive)
+)
+
+const BootstrapLive = Layer.effectDiscard(bootstrap)
+
+/** `herald serve`: migrations, bootstrap, then the HTTP API (later: MTA, MX listener, webhooks). */
+export const ApplianceLive = HttpLive.pipe(
+  Layer.provide(BootstrapLive),
+  Layer.provide(ServicesLive)
+)
+
+export const logStarted = Effect.logInfo("Herald started")

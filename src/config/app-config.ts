@@ -1,0 +1,115 @@
+/**
+ * Typed configuration from the environment (Effect `Config`). Every variable here is documented in
+ * the README and in `config/example.env`; a bad value stops start-up with a ConfigError that names
+ * the variable (for example "Expected HERALD_HTTP_PORT to be an integer").
+ */
+import * as os from "node:os"
+import { Config, Context, Layer, LogLevel, Option, Redacted } from "effect"
+
+export type LogFormat = "json" | "pretty" | "logfmt"
+export type HeraldEnv = "development" | "production"
+
+export interface AppConfigShape {
+  readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
+  readonly dbPoolMax: number
+  readonly dataDir: string
+  readonly httpHost: string
+  readonly httpPort: number
+  readonly smtpPort: number
+  readonly baseUrl: string
+  readonly trackUrl: string
+  readonly hostname: string
+  readonly bounceDomain: string
+  readonly inboundDomains: ReadonlyArray<string>
+  readonly bootstrapKey: Option.Option<Redacted.Redacted<string>>
+  readonly env: HeraldEnv
+  readonly logFormat: LogFormat
+  readonly logLevel: LogLevel.LogLevel
+  readonly maxJsonBytes: number
+  readonly maxAttachmentBytes: number
+  readonly maxTotalAttachmentsBytes: number
+}
+
+export class AppConfig extends Context.Tag("herald/AppConfig")<AppConfig, AppConfigShape>() {}
+
+/** MB is 2^20 bytes everywhere (DESIGN.md "Size limits"). */
+const megabytes = (name: string, fallback: number) =>
+  Config.number(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: "must be a positive number of megabytes", validation: (n) => n > 0 }),
+    Config.map((mb) => Math.floor(mb * 1024 * 1024))
+  )
+
+const port = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: "must be a port number from 0 to 65535", validation: (n) => n >= 0 && n <= 65535 })
+  )
+
+const commaList = (name: string) =>
+  Config.string(name).pipe(
+    Config.withDefault(""),
+    Config.map((raw) => raw.split(",").map((s) => s.trim().toLowerCase()).filter((s) => s.length > 0))
+  )
+
+const url = (name: string) =>
+  Config.string(name).pipe(
+    Config.validate({
+      message: "must be an absolute http(s) URL",
+      validation: (raw) => {
+        try {
+          return ["http:", "https:"].includes(new URL(raw).protocol)
+        } catch {
+          return false
+        }
+      }
+    }),
+    Config.map((raw) => raw.replace(/\/+$/, "")),
+    Config.option
+  )
+
+export const appConfig: Config.Config<AppConfigShape> = Config.all({
+  databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
+  dbPoolMax: Config.integer("HERALD_DB_POOL_MAX").pipe(
+    Config.withDefault(10),
+    Config.validate({ message: "must be at least 2", validation: (n) => n >= 2 })
+  ),
+  dataDir: Config.string("HERALD_DATA_DIR").pipe(Config.withDefault("./data")),
+  httpHost: Config.string("HERALD_HTTP_HOST").pipe(Config.withDefault("0.0.0.0")),
+  httpPort: port("HERALD_HTTP_PORT", 8080),
+  smtpPort: port("HERALD_SMTP_PORT", 2525),
+  baseUrl: url("HERALD_BASE_URL"),
+  trackUrl: url("HERALD_TRACK_URL"),
+  hostname: Config.string("HERALD_HOSTNAME").pipe(Config.withDefault(os.hostname())),
+  bounceDomain: Config.option(Config.string("HERALD_BOUNCE_DOMAIN")),
+  inboundDomains: commaList("HERALD_INBOUND_DOMAINS"),
+  bootstrapKey: Config.option(
+    Config.redacted("HERALD_BOOTSTRAP_KEY").pipe(
+      Config.validate({
+        message: "must be at least 20 characters without spaces",
+        validation: (token) => /^\S{20,}$/.test(Redacted.value(token))
+      })
+    )
+  ),
+  env: Config.literal("development", "production")("HERALD_ENV").pipe(Config.withDefault("development" as const)),
+  logFormat: Config.literal("json", "pretty", "logfmt")("HERALD_LOG_FORMAT").pipe(
+    Config.withDefault((process.stdout.isTTY ? "pretty" : "logfmt") as LogFormat)
+  ),
+  logLevel: Config.logLevel("HERALD_LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
+  maxJsonBytes: megabytes("MAX_JSON_MB", 15),
+  maxAttachmentBytes: megabytes("MAX_ATTACHMENT_MB", 10),
+  maxTotalAttachmentsBytes: megabytes("MAX_TOTAL_ATTACHMENTS_MB", 20)
+}).pipe(
+  Config.map((raw) => {
+    const baseUrl = Option.getOrElse(raw.baseUrl, () => `http://localhost:${raw.httpPort}`)
+    return {
+      ...raw,
+      baseUrl,
+      trackUrl: Option.getOrElse(raw.trackUrl, () => baseUrl),
+      bounceDomain: Option.getOrElse(raw.bounceDomain, () => `bounces.${raw.hostname}`).toLowerCase()
+    }
+  })
+)
+
+export const AppConfigLive = Layer.effect(AppConfig, appConfig)
+

@@ -1,0 +1,54 @@
+/**
+ * Plain SQL migrations from `migrations/`, registered here in order (never found by scanning, so a
+ * stray file cannot change the schema). They run at start-up and through `herald migrate`.
+ *
+ * Replicas starting at the same moment: the library's migrator serialises runs with
+ * `LOCK TABLE herald_migrations`, but its own "create the table when missing" step races on a
+ * fresh database. So the table is created first, once, behind a transaction-scoped advisory lock
+ * (same columns as the library's), and the migrator then finds it and locks it.
+ */
+import * as fs from "node:fs"
+import { Migrator } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+/** The ordered list of migrations: `<id>_<name>` → file in migrations/. */
+export const migrationFiles = [
+  "0001_foundation.sql"
+] as const
+
+const migrationsDir = new URL("../../migrations/", import.meta.url)
+
+const sqlFile = (file: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const text = yield* Effect.sync(() => fs.readFileSync(new URL(file, migrationsDir), "utf8"))
+    // No parameters: node-postgres uses the simple query protocol, which runs several statements.
+    yield* sql.unsafe(text)
+  })
+
+const loader = Migrator.fromRecord(
+  Object.fromEntries(migrationFiles.map((file) => [file.replace(/\.sql$/, ""), sqlFile(file)]))
+)
+
+/** Advisory lock key shared by every start-up step that must not run twice at once. */
+export const STARTUP_LOCK = 7_310_042
+
+const MIGRATIONS_TABLE = "herald_migrations"
+
+export const runMigrations = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.withTransaction(Effect.gen(function*() {
+    yield* sql`SELECT pg_advisory_xact_lock(${STARTUP_LOCK})`
+    yield* sql`CREATE TABLE IF NOT EXISTS ${sql(MIGRATIONS_TABLE)} (
+      migration_id integer PRIMARY KEY,
+      created_at timestamptz NOT NULL DEFAULT now(),
+      name text NOT NULL
+    )`
+  }))
+  const applied = yield* Migrator.make({})({ loader, table: MIGRATIONS_TABLE })
+  for (const [id, name] of applied) {
+    yield* Effect.logInfo("migration applied").pipe(Effect.annotateLogs({ migration_id: id, migration: name }))
+  }
+  return applied
+}).pipe(Effect.withSpan("db.migrate"))

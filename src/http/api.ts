@@ -1,0 +1,38 @@
+/**
+ * The whole HTTP contract, composed from one HttpApi per area of the spec. Each area is its own
+ * document (/openapi/openapi.<area>.json, /reference/<area>/); the served API is their union.
+ * Later issues add groups to an area here and nothing else changes.
+ *
+ * Errors every endpoint can answer are declared once at this level: a malformed body or parameter
+ * (400), an unknown route (404), an oversized body (413), and an internal failure (500).
+ */
+import { HttpApi } from "@effect/platform"
+import { AdminGroup } from "../platform/admin/Api.ts"
+import { KeysGroup } from "../platform/keys/Api.ts"
+import { BadRequest, Internal, NotFound, PayloadTooLarge } from "./errors.ts"
+import { MetaGroup } from "./meta/Api.ts"
+
+export class MetaArea extends HttpApi.make("meta").add(MetaGroup) {}
+
+export class TransactionalArea extends HttpApi.make("transactional") {}
+
+/** Contacts, lists, campaigns, sequences, templates and tracking arrive in a later wave. */
+export class BulkArea extends HttpApi.make("bulk") {}
+
+/** What a client of the platform area uses (the public /docs.json holds these, not admin). */
+export class PlatformArea extends HttpApi.make("platform").add(KeysGroup) {}
+
+/** Operator endpoints under /v1/admin: documented with the platform area, left out of /docs.json. */
+export class AdminArea extends HttpApi.make("admin").add(AdminGroup) {}
+
+export class HeraldApi extends HttpApi.make("herald")
+  .addHttpApi(MetaArea)
+  .addHttpApi(TransactionalArea)
+  .addHttpApi(BulkArea)
+  .addHttpApi(PlatformArea)
+  .addHttpApi(AdminArea)
+  .addError(BadRequest)
+  .addError(NotFound)
+  .addError(PayloadTooLarge)
+  .addError(Internal)
+{}

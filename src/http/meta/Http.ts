@@ -1,0 +1,26 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect } from "effect"
+import { VERSION } from "../../version.ts"
+import { HeraldApi } from "../api.ts"
+import { UnavailableError } from "../errors.ts"
+
+const databaseDown = (message: string) =>
+  new UnavailableError({ type: "api_error", code: "database_unavailable", message })
+
+export const MetaHttpLive = HttpApiBuilder.group(HeraldApi, "meta", (handlers) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return handlers
+      .handle("version", () => Effect.succeed({ version: VERSION }))
+      .handle("health", () =>
+        sql`SELECT 1`.pipe(
+          Effect.timeoutFail({
+            duration: Duration.seconds(2),
+            onTimeout: () => databaseDown("the database did not answer within 2 s")
+          }),
+          Effect.catchTag("SqlError", (e) =>
+            Effect.fail(databaseDown(`the database is unreachable: ${e.cause instanceof Error ? e.cause.message : e.message}`))),
+          Effect.as({ status: "ok" as const, database: "ok" as const })
+        ))
+  }))

@@ -1,0 +1,50 @@
+/**
+ * The outermost request wrapper: gives each request an id (`X-Request-Id`, and `request_id` on
+ * every log line), refuses bodies over MAX_JSON_MB before reading them, turns anything that
+ * escaped the API (a defect) into the 500 envelope with its cause logged, adds the headers
+ * handlers asked for, and writes one access log line.
+ */
+import { HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Cause, Effect, Option } from "effect"
+import { randomBase62 } from "../lib/ids.ts"
+import { currentRequest } from "./request-context.ts"
+
+const envelope = (status: number, type: string, code: string, message: string) =>
+  HttpServerResponse.unsafeJson({ error: { type, code, message } }, { status })
+
+const handle = <E, R>(app: HttpApp.Default<E, R>, requestId: string, maxJsonBytes: number) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const state = { requestId, responseHeaders: {} as Record<string, string> }
+    const started = Date.now()
+    const declared = Number(request.headers["content-length"] ?? "0")
+    const response = Number.isFinite(declared) && declared > maxJsonBytes
+      ? envelope(413, "invalid_request_error", "payload_too_large",
+        `The request body is ${declared} bytes; the limit is ${maxJsonBytes} bytes (MAX_JSON_MB)`)
+      : yield* app.pipe(
+        HttpIncomingMessage.withMaxBodySize(Option.some(maxJsonBytes)),
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.failCause(cause)
+            : Effect.logError("request failed", cause).pipe(
+              Effect.as(envelope(500, "api_error", "internal_error", `Internal error (request ${requestId})`))
+            )),
+        Effect.locally(currentRequest, state)
+      )
+    const final = HttpServerResponse.setHeaders(response, { ...state.responseHeaders, "x-request-id": requestId })
+    yield* Effect.logDebug("http").pipe(
+      Effect.annotateLogs({
+        method: request.method,
+        path: request.url.split("?")[0] ?? request.url,
+        status: final.status,
+        ms: Date.now() - started
+      })
+    )
+    return final
+  })
+
+export const requestMiddleware = (maxJsonBytes: number) => <E, R>(app: HttpApp.Default<E, R>) =>
+  Effect.suspend(() => {
+    const requestId = `req_${randomBase62(20)}`
+    return handle(app, requestId, maxJsonBytes).pipe(Effect.annotateLogs("request_id", requestId))
+  })

@@ -1,0 +1,43 @@
+/** The HTTP side of the appliance: the API, its docs, and the Node server it listens on. */
+import { createServer } from "node:http"
+import { HttpApiBuilder, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { AppConfig } from "../config/app-config.ts"
+import { AdminHttpLive } from "../platform/admin/Http.ts"
+import { KeysHttpLive } from "../platform/keys/Http.ts"
+import { HeraldApi } from "./api.ts"
+import { AuthenticationLive } from "./auth.ts"
+import { DocsRoutesLive } from "./docs/routes.ts"
+import { ErrorMappingLive } from "./error-mapping.ts"
+import { MetaHttpLive } from "./meta/Http.ts"
+import { requestMiddleware } from "./server-middleware.ts"
+
+const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
+  Layer.provide([MetaHttpLive, KeysHttpLive, AdminHttpLive]),
+  Layer.provide(AuthenticationLive)
+)
+
+/**
+ * Like `HttpApiBuilder.serve`, but the request middleware wraps the finished app *before* the
+ * server writes the response: a middleware given to `HttpServer.serve` runs after the response
+ * is already on the wire, too late to add headers or to turn a defect into the 500 envelope.
+ */
+const ServeLive = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const app = yield* HttpApiBuilder.httpApp
+    return HttpServer.serve(requestMiddleware(config.maxJsonBytes)(app))
+  })
+).pipe(Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]))
+
+export const HttpLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) =>
+    ServeLive.pipe(
+      Layer.provide(DocsRoutesLive),
+      Layer.provide(ErrorMappingLive),
+      Layer.provide(ApiLive),
+      HttpServer.withLogAddress,
+      Layer.provide(NodeHttpServer.layer(createServer, { port: config.httpPort, host: config.httpHost }))
+    ))
+)

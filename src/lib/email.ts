@@ -1,0 +1,29 @@
+/**
+ * A practical RFC 5321 mailbox check (`local@domain`), the one used everywhere an address is
+ * accepted: dot-atom or quoted local part of at most 64 octets, a domain of LDH labels of at most
+ * 63 characters with a top-level label that is not all digits, 254 characters in total (RFC 5321
+ * §4.5.3.1 path limit minus the angle brackets). Display names and comments are not addresses.
+ */
+import { Schema } from "effect"
+
+const ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]"
+const DOT_ATOM = new RegExp(`^${ATEXT}+(\\.${ATEXT}+)*$`)
+const QUOTED = /^"([\x20\x21\x23-\x5b\x5d-\x7e]|\\[\x20-\x7e])*"$/
+const LABEL = /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/
+
+export const isEmailAddress = (value: string): boolean => {
+  if (value.length > 254) return false
+  const at = value.lastIndexOf("@")
+  if (at < 1 || at === value.length - 1) return false
+  const local = value.slice(0, at)
+  const domain = value.slice(at + 1)
+  if (local.length > 64 || !(DOT_ATOM.test(local) || QUOTED.test(local))) return false
+  const labels = domain.split(".")
+  if (labels.length < 2 || !labels.every((l) => LABEL.test(l))) return false
+  return !/^\d+$/.test(labels[labels.length - 1]!)
+}
+
+export const EmailAddress = Schema.String.pipe(
+  Schema.filter((s) => isEmailAddress(s) || "must be a valid email address (local@domain)"),
+  Schema.annotations({ identifier: "EmailAddress", format: "email", description: "An email address" })
+)

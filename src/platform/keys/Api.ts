@@ -1,0 +1,83 @@
+/** API keys of the calling account: /v1/client/keys. */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../../http/auth.ts"
+import { Forbidden, NotFound } from "../../http/errors.ts"
+
+export const KeyId = Schema.Struct({ id: Schema.String })
+
+export const Label = Schema.Trim.pipe(
+  Schema.minLength(1, { message: () => "label is required and must not be empty" }),
+  Schema.maxLength(100, { message: () => "label must be at most 100 characters" })
+)
+
+export const CreateKeyRequest = Schema.Struct({ label: Label }).annotations({ identifier: "CreateKeyRequest" })
+
+export const CreatedKey = Schema.Struct({
+  id: Schema.String.annotations({ description: "Key id; the `app` of sends and events" }),
+  label: Schema.String,
+  token: Schema.String.annotations({ description: "The secret token, shown only in this response" }),
+  created_at: Schema.String
+}).annotations({ identifier: "CreatedKey" })
+
+export const KeyView = Schema.Struct({
+  id: Schema.String,
+  label: Schema.String,
+  token_hint: Schema.String.annotations({ description: "Last four characters of the token" }),
+  webhook_url: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  last_used_at: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "Key" })
+
+export const UpdateKeyRequest = Schema.Struct({
+  label: Label,
+  webhook_url: Schema.optional(Schema.NullOr(Schema.String)),
+  webhook_secret: Schema.optional(Schema.NullOr(Schema.String))
+}).annotations({ identifier: "UpdateKeyRequest" })
+
+export const UpdatedKey = Schema.Struct({
+  id: Schema.String,
+  label: Schema.String
+}).annotations({ identifier: "UpdatedKey" })
+
+export const RevokedKey = Schema.Struct({ id: Schema.String, revoked: Schema.Literal(true) })
+
+export class KeysGroup extends HttpApiGroup.make("keys")
+  .add(
+    HttpApiEndpoint.post("create", "/v1/client/keys")
+      .setPayload(CreateKeyRequest)
+      .addSuccess(CreatedKey, { status: 201 })
+      .annotate(OpenApi.Summary, "Create a key; its token is shown only in this response")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/v1/client/keys")
+      .addSuccess(Schema.Struct({ items: Schema.Array(KeyView) }))
+      .annotate(OpenApi.Summary, "List the account's active keys (no tokens, no secrets)")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/v1/client/keys/:id")
+      .setPath(KeyId)
+      .addSuccess(KeyView)
+      .addError(NotFound)
+      .addError(Forbidden)
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/v1/client/keys/:id")
+      .setPath(KeyId)
+      .setPayload(UpdateKeyRequest)
+      .addSuccess(UpdatedKey)
+      .addError(NotFound)
+      .addError(Forbidden)
+      .annotate(OpenApi.Summary, "Rename a key (label required); also sets webhook_url / webhook_secret")
+  )
+  .add(
+    HttpApiEndpoint.del("revoke", "/v1/client/keys/:id")
+      .setPath(KeyId)
+      .addSuccess(RevokedKey)
+      .addError(NotFound)
+      .addError(Forbidden)
+      .annotate(OpenApi.Summary, "Revoke a key: its token stops working at once")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "API keys")
+{}

@@ -1,0 +1,122 @@
+/**
+ * API keys: creation (token shown once), lookup by token digest, listing, renaming, revocation.
+ * A key belongs to one account; the key id is the spec's `app`.
+ */
+import { SqlClient } from "@effect/sql"
+import { Data, Effect, Option } from "effect"
+import { newId } from "../../lib/ids.ts"
+import { generateToken, hashToken, tokenHint } from "./tokens.ts"
+
+export interface Principal {
+  readonly keyId: string
+  readonly accountId: string
+  readonly isAdmin: boolean
+}
+
+export interface KeyView {
+  readonly id: string
+  readonly label: string
+  readonly token_hint: string
+  readonly webhook_url: string | null
+  readonly created_at: string
+  readonly last_used_at: string | null
+}
+
+export interface CreatedKey {
+  readonly id: string
+  readonly label: string
+  readonly token: string
+  readonly created_at: string
+}
+
+export class KeyNotFound extends Data.TaggedError("KeyNotFound")<{ readonly id: string }> {}
+/** The key exists but belongs to another account (the spec answers 403 for these). */
+export class KeyNotYours extends Data.TaggedError("KeyNotYours")<{ readonly id: string }> {}
+
+interface KeyRow {
+  readonly id: string
+  readonly account_id: string
+  readonly label: string
+  readonly token_hint: string
+  readonly webhook_url: string | null
+  readonly created_at: Date
+  readonly last_used_at: Date | null
+}
+
+const view = (row: KeyRow): KeyView => ({
+  id: row.id,
+  label: row.label,
+  token_hint: row.token_hint,
+  webhook_url: row.webhook_url,
+  created_at: row.created_at.toISOString(),
+  last_used_at: row.last_used_at?.toISOString() ?? null
+})
+
+export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const authenticate = (token: string) =>
+      Effect.gen(function*() {
+        if (token.length === 0 || token.length > 200) return Option.none<Principal>()
+        const rows = yield* sql<{ id: string; account_id: string; is_admin: boolean }>`
+          SELECT k.id, k.account_id, a.is_admin
+          FROM api_keys k JOIN accounts a ON a.id = k.account_id
+          WHERE k.token_hash = ${hashToken(token)} AND k.revoked_at IS NULL`
+        const row = rows[0]
+        return row === undefined
+          ? Option.none<Principal>()
+          : Option.some<Principal>({ keyId: row.id, accountId: row.account_id, isAdmin: row.is_admin })
+      })
+
+    /** Inserts a key with the given token (the bootstrap key) or a fresh random one. */
+    const create = (accountId: string, label: string, token: string = generateToken()) =>
+      Effect.gen(function*() {
+        const id = newId("key")
+        const rows = yield* sql<{ created_at: Date }>`
+          INSERT INTO api_keys (id, account_id, label, token_hash, token_hint)
+          VALUES (${id}, ${accountId}, ${label}, ${hashToken(token)}, ${tokenHint(token)})
+          RETURNING created_at`
+        const created: CreatedKey = { id, label, token, created_at: rows[0]!.created_at.toISOString() }
+        return created
+      })
+
+    const findOwned = (accountId: string, id: string) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<KeyRow>`
+          SELECT id, account_id, label, token_hint, webhook_url, created_at, last_used_at
+          FROM api_keys WHERE id = ${id} AND revoked_at IS NULL`
+        const row = rows[0]
+        if (row === undefined) return yield* new KeyNotFound({ id })
+        if (row.account_id !== accountId) return yield* new KeyNotYours({ id })
+        return row
+      })
+
+    const list = (accountId: string) =>
+      sql<KeyRow>`
+        SELECT id, account_id, label, token_hint, webhook_url, created_at, last_used_at
+        FROM api_keys WHERE account_id = ${accountId} AND revoked_at IS NULL
+        ORDER BY created_at, id`.pipe(Effect.map((rows) => rows.map(view)))
+
+    const get = (accountId: string, id: string) => Effect.map(findOwned(accountId, id), view)
+
+    const rename = (accountId: string, id: string, label: string) =>
+      Effect.gen(function*() {
+        yield* findOwned(accountId, id)
+        yield* sql`UPDATE api_keys SET label = ${label} WHERE id = ${id}`
+        return { id, label }
+      })
+
+    /** Stores webhook settings given on PATCH; the webhook issue builds on these columns. */
+    const setWebhook = (id: string, url: string | null, secret: string | null) =>
+      sql`UPDATE api_keys SET webhook_url = ${url}, webhook_secret = ${secret} WHERE id = ${id}`
+
+    const revoke = (accountId: string, id: string, now: Date) =>
+      Effect.gen(function*() {
+        yield* findOwned(accountId, id)
+        yield* sql`UPDATE api_keys SET revoked_at = ${now} WHERE id = ${id} AND revoked_at IS NULL`
+      })
+
+    return { authenticate, create, list, get, rename, setWebhook, revoke } as const
+  })
+}) {}

@@ -1,0 +1,45 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Clock, Effect } from "effect"
+import { CurrentKey } from "../../http/auth.ts"
+import { HeraldApi } from "../../http/api.ts"
+import { forbidden, notFound } from "../../http/errors.ts"
+import { ApiKeys } from "./ApiKeys.ts"
+
+/** The two ways a key id can be wrong, as the spec's statuses: unknown → 404, another's → 403. */
+const ownership = {
+  KeyNotFound: (e: { id: string }) => Effect.fail(notFound(`No key ${e.id}`)),
+  KeyNotYours: (e: { id: string }) => Effect.fail(forbidden(`Key ${e.id} is not linked to this account`))
+}
+
+export const KeysHttpLive = HttpApiBuilder.group(HeraldApi, "keys", (handlers) =>
+  Effect.gen(function*() {
+    const keys = yield* ApiKeys
+    return handlers
+      .handle("create", ({ payload }) =>
+        Effect.flatMap(CurrentKey, (me) => keys.create(me.accountId, payload.label)).pipe(Effect.orDie))
+      .handle("list", () =>
+        Effect.flatMap(CurrentKey, (me) => keys.list(me.accountId)).pipe(
+          Effect.map((items) => ({ items })),
+          Effect.orDie
+        ))
+      .handle("get", ({ path }) =>
+        Effect.flatMap(CurrentKey, (me) => keys.get(me.accountId, path.id)).pipe(
+          Effect.catchTags(ownership),
+          Effect.catchTag("SqlError", Effect.die)
+        ))
+      .handle("update", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const me = yield* CurrentKey
+          const updated = yield* keys.rename(me.accountId, path.id, payload.label)
+          if (payload.webhook_url !== undefined || payload.webhook_secret !== undefined) {
+            yield* keys.setWebhook(path.id, payload.webhook_url ?? null, payload.webhook_secret ?? null)
+          }
+          return updated
+        }).pipe(Effect.catchTags(ownership), Effect.catchTag("SqlError", Effect.die)))
+      .handle("revoke", ({ path }) =>
+        Effect.gen(function*() {
+          const me = yield* CurrentKey
+          yield* keys.revoke(me.accountId, path.id, new Date(yield* Clock.currentTimeMillis))
+          return { id: path.id, revoked: true as const }
+        }).pipe(Effect.catchTags(ownership), Effect.catchTag("SqlError", Effect.die)))
+  }))

@@ -69,7 +69,10 @@ const url = (name: string) =>
   )
 
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
-  databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
+  databaseUrl: Config.option(Config.redacted("DATABASE_URL")).pipe(
+    // An empty DATABASE_URL (as docker-compose files often leave it) means "unset".
+    Config.map(Option.filter((url) => Redacted.value(url).trim() !== ""))
+  ),
   dbPoolMax: Config.integer("HERALD_DB_POOL_MAX").pipe(
     Config.withDefault(10),
     Config.validate({ message: "must be at least 2", validation: (n) => n >= 2 })

@@ -198,10 +198,12 @@ const stopPostmaster = (child: ChildProcess) =>
 
 /**
  * Starts (initialising on first use) the embedded cluster and stops it when the scope closes.
- * Returns the connection URL of database `herald`.
+ * Returns the connection URL of database `herald`. `port` pins the port (tests restart a cluster
+ * on the same port); by default a free one is taken at each start.
  */
 export const startEmbeddedPostgres = (
-  dataDir: string
+  dataDir: string,
+  options: { readonly port?: number } = {}
 ): Effect.Effect<EmbeddedCluster, EmbeddedPostgresError, Scope.Scope> =>
   Effect.gen(function*() {
     const bin = yield* loadBinaries
@@ -225,7 +227,7 @@ export const startEmbeddedPostgres = (
     fs.mkdirSync(socketDir, { recursive: true, mode: 0o700 })
     if (runAs.uid !== undefined && runAs.gid !== undefined) fs.chownSync(socketDir, runAs.uid, runAs.gid)
     const shared = yield* inspectExistingCluster(bin, clusterDir, runAs)
-    const port = Option.isSome(shared) ? shared.value : yield* freePort
+    const port = Option.isSome(shared) ? shared.value : options.port ?? (yield* freePort)
     if (Option.isNone(shared)) {
       yield* Effect.acquireRelease(startPostmaster(bin, clusterDir, port, runAs), (child) =>
         stopPostmaster(child).pipe(Effect.zipRight(Effect.logInfo("embedded PostgreSQL stopped"))))

@@ -1,0 +1,146 @@
+/**
+ * A real, listening appliance for HTTP tests: in this process (fast, for most tests) or as a child
+ * process of `src/main.ts` under Node (tsx) or Deno (start-up, signals, crashes, replicas).
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import * as path from "node:path"
+import { Cause, ConfigProvider, Effect, Exit, Fiber, Layer } from "effect"
+import { ApplianceLive, BaseLive } from "../../src/appliance.ts"
+import { freshDatabase } from "./database.ts"
+import { freePort, waitForStatus } from "./net.ts"
+
+export const repoRoot = path.resolve(import.meta.dirname, "../..")
+
+export interface Appliance {
+  readonly baseUrl: string
+  readonly databaseUrl: string
+  /** The bootstrap admin key's token. */
+  readonly adminToken: string
+  readonly request: (method: string, route: string, options?: RequestOptions) => Promise<ApiResponse>
+  readonly stop: () => Promise<void>
+}
+
+export interface RequestOptions {
+  readonly token?: string | null
+  readonly body?: unknown
+  readonly rawBody?: string
+  readonly headers?: Record<string, string>
+}
+
+export interface ApiResponse {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+  // Tests read arbitrary JSON shapes; each assertion states what it expects.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly json: any
+}
+
+export const newToken = () => `hrld_test_${randomBytes(20).toString("hex")}`
+
+const makeRequest = (baseUrl: string, adminToken: string) =>
+async (method: string, route: string, options: RequestOptions = {}): Promise<ApiResponse> => {
+  const headers: Record<string, string> = { ...options.headers }
+  const token = options.token === undefined ? adminToken : options.token
+  if (token !== null) headers["authorization"] = `Bearer ${token}`
+  let body: string | undefined
+  if (options.rawBody !== undefined) body = options.rawBody
+  else if (options.body !== undefined) body = JSON.stringify(options.body)
+  if (body !== undefined && headers["content-type"] === undefined) headers["content-type"] = "application/json"
+  const response = await fetch(`${baseUrl}${route}`, { method, headers, ...(body === undefined ? {} : { body }) })
+  const text = await response.text()
+  let json: unknown = undefined
+  try {
+    json = JSON.parse(text)
+  } catch {
+    json = undefined
+  }
+  return { status: response.status, headers: response.headers, text, json }
+}
+
+export interface StartOptions {
+  /** A database URL; omitted → a fresh database; null → no DATABASE_URL (embedded PostgreSQL). */
+  readonly databaseUrl?: string | null
+  readonly env?: Record<string, string>
+}
+
+const baseEnv = async (options: StartOptions) => {
+  const databaseUrl = options.databaseUrl === null ? "" : options.databaseUrl ?? (await freshDatabase())
+  const port = await freePort()
+  const adminToken = newToken()
+  const env: Record<string, string> = {
+    ...(databaseUrl === "" ? {} : { DATABASE_URL: databaseUrl }),
+    HERALD_HTTP_PORT: String(port),
+    HERALD_HTTP_HOST: "127.0.0.1",
+    HERALD_BOOTSTRAP_KEY: adminToken,
+    HERALD_LOG_LEVEL: "warn",
+    HERALD_HOSTNAME: "herald.test",
+    ...options.env
+  }
+  return { databaseUrl, port, adminToken, env }
+}
+
+/** Runs the appliance layer in this process, configured only by `env` (not the real environment). */
+export const startAppliance = async (options: StartOptions = {}): Promise<Appliance> => {
+  const { adminToken, databaseUrl, env, port } = await baseEnv(options)
+  const provider = ConfigProvider.fromMap(new Map(Object.entries(env)))
+  const fiber = Effect.runFork(
+    Layer.launch(ApplianceLive).pipe(Effect.provide(BaseLive), Effect.withConfigProvider(provider))
+  )
+  const baseUrl = `http://127.0.0.1:${port}`
+  const failed = Effect.runPromise(Fiber.await(fiber)).then((exit) =>
+    Promise.reject(new Error(`the appliance stopped before it was healthy: ${Cause.pretty(Exit.isFailure(exit) ? exit.cause : Cause.empty)}`)))
+  failed.catch(() => undefined)
+  await Promise.race([waitForStatus(`${baseUrl}/health`), failed])
+  return {
+    baseUrl,
+    databaseUrl,
+    adminToken,
+    request: makeRequest(baseUrl, adminToken),
+    stop: () => Effect.runPromise(Fiber.interrupt(fiber)).then(() => undefined)
+  }
+}
+
+export interface ApplianceProcess extends Appliance {
+  readonly child: ChildProcess
+  readonly output: () => string
+  readonly exited: Promise<number | null>
+}
+
+/** Spawns `src/main.ts` as its own process (tsx under Node, or Deno) with `env` over a minimal environment. */
+export const spawnAppliance = async (
+  options: StartOptions & { readonly runtime?: "node" | "deno"; readonly args?: ReadonlyArray<string>; readonly waitMs?: number } = {}
+): Promise<ApplianceProcess> => {
+  const { adminToken, databaseUrl, env, port } = await baseEnv(options)
+  const command = options.runtime === "deno"
+    ? [path.join(repoRoot, "node_modules/.bin/deno"), "run", "-A", "src/main.ts"]
+    : [process.execPath, "--import", "tsx", "src/main.ts"]
+  let output = ""
+  const child = spawn(command[0]!, [...command.slice(1), ...(options.args ?? [])], {
+    cwd: repoRoot,
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()))
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()))
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+  const baseUrl = `http://127.0.0.1:${port}`
+  await Promise.race([
+    waitForStatus(`${baseUrl}/health`, options.waitMs ?? 60_000),
+    exited.then((code) => Promise.reject(new Error(`appliance exited (${code}) before it was healthy:\n${output}`)))
+  ])
+  return {
+    baseUrl,
+    databaseUrl,
+    adminToken,
+    child,
+    exited,
+    output: () => output,
+    request: makeRequest(baseUrl, adminToken),
+    stop: async () => {
+      if (child.exitCode === null) child.kill("SIGTERM")
+      await exited
+    }
+  }
+}

@@ -3,7 +3,7 @@
  * is a constant). `main.ts` picks what a command needs: `serve` runs everything, `migrate` and
  * the operator commands only the database.
  */
-import { Effect, Layer } from "effect"
+import { Layer } from "effect"
 import { AppConfigLive } from "./config/app-config.ts"
 import { DatabaseLive } from "./db/database.ts"
 import { runMigrations } from "./db/migrator.ts"
@@ -12,6 +12,8 @@ import { LoggingLive } from "./logging.ts"
 import { Accounts } from "./platform/accounts/Accounts.ts"
 import { bootstrap } from "./platform/bootstrap.ts"
 import { ApiKeys } from "./platform/keys/ApiKeys.ts"
+import { Domains } from "./platform/domains/Domains.ts"
+import { Dns } from "./lib/dns.ts"
 
 /** Configuration and logging: everything else runs inside these. */
 export const BaseLive = Layer.merge(AppConfigLive, Layer.provide(LoggingLive, AppConfigLive))
@@ -19,7 +21,8 @@ export const BaseLive = Layer.merge(AppConfigLive, Layer.provide(LoggingLive, Ap
 /** The database with its schema up to date. */
 export const DatabaseReadyLive = Layer.effectDiscard(runMigrations).pipe(Layer.provideMerge(DatabaseLive))
 
-export const ServicesLive = Layer.mergeAll(ApiKeys.Default, Accounts.Default).pipe(
+export const ServicesLive = Layer.mergeAll(ApiKeys.Default, Accounts.Default, Domains.Default).pipe(
+  Layer.provide(Dns.Default),
   Layer.provideMerge(DatabaseReadyLive)
 )
 
@@ -30,5 +33,3 @@ export const ApplianceLive = HttpLive.pipe(
   Layer.provide(BootstrapLive),
   Layer.provide(ServicesLive)
 )
-
-export const logStarted = Effect.logInfo("Herald started")

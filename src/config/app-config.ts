@@ -25,6 +25,8 @@ export interface AppConfigShape {
   readonly env: HeraldEnv
   readonly logFormat: LogFormat
   readonly logLevel: LogLevel.LogLevel
+  readonly dnsServers: ReadonlyArray<string>
+  readonly domainGraceHours: number
   readonly maxJsonBytes: number
   readonly maxAttachmentBytes: number
   readonly maxTotalAttachmentsBytes: number
@@ -99,6 +101,11 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     Config.withDefault((process.stdout.isTTY ? "pretty" : "logfmt") as LogFormat)
   ),
   logLevel: Config.logLevel("HERALD_LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
+  dnsServers: commaList("HERALD_DNS_SERVERS"),
+  domainGraceHours: Config.number("HERALD_DOMAIN_GRACE_HOURS").pipe(
+    Config.withDefault(72),
+    Config.validate({ message: "must be zero or more hours", validation: (n) => n >= 0 })
+  ),
   maxJsonBytes: megabytes("MAX_JSON_MB", 15),
   maxAttachmentBytes: megabytes("MAX_ATTACHMENT_MB", 10),
   maxTotalAttachmentsBytes: megabytes("MAX_TOTAL_ATTACHMENTS_MB", 20)

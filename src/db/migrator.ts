@@ -14,7 +14,8 @@ import { Effect } from "effect"
 
 /** The ordered list of migrations: `<id>_<name>` → file in migrations/. */
 export const migrationFiles = [
-  "0001_foundation.sql"
+  "0001_foundation.sql",
+  "0002_sending.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

@@ -8,6 +8,7 @@
  */
 import { HttpApi } from "@effect/platform"
 import { AdminGroup } from "../platform/admin/Api.ts"
+import { DomainsGroup } from "../platform/domains/Api.ts"
 import { KeysGroup } from "../platform/keys/Api.ts"
 import { BadRequest, Internal, NotFound, PayloadTooLarge } from "./errors.ts"
 import { MetaGroup } from "./meta/Api.ts"
@@ -20,7 +21,7 @@ export class TransactionalArea extends HttpApi.make("transactional") {}
 export class BulkArea extends HttpApi.make("bulk") {}
 
 /** What a client of the platform area uses (the public /docs.json holds these, not admin). */
-export class PlatformArea extends HttpApi.make("platform").add(KeysGroup) {}
+export class PlatformArea extends HttpApi.make("platform").add(KeysGroup).add(DomainsGroup) {}
 
 /** Operator endpoints under /v1/admin: documented with the platform area, left out of /docs.json. */
 export class AdminArea extends HttpApi.make("admin").add(AdminGroup) {}

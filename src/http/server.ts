@@ -5,6 +5,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { AppConfig } from "../config/app-config.ts"
 import { AdminHttpLive } from "../platform/admin/Http.ts"
+import { DomainsHttpLive } from "../platform/domains/Http.ts"
 import { KeysHttpLive } from "../platform/keys/Http.ts"
 import { HeraldApi } from "./api.ts"
 import { AuthenticationLive } from "./auth.ts"
@@ -14,7 +15,7 @@ import { MetaHttpLive } from "./meta/Http.ts"
 import { requestMiddleware } from "./server-middleware.ts"
 
 const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
-  Layer.provide([MetaHttpLive, KeysHttpLive, AdminHttpLive]),
+  Layer.provide([MetaHttpLive, KeysHttpLive, AdminHttpLive, DomainsHttpLive]),
   Layer.provide(AuthenticationLive)
 )
 

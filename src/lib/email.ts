@@ -11,6 +11,13 @@ const DOT_ATOM = new RegExp(`^${ATEXT}+(\\.${ATEXT}+)*$`)
 const QUOTED = /^"([\x20\x21\x23-\x5b\x5d-\x7e]|\\[\x20-\x7e])*"$/
 const LABEL = /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/
 
+/** A DNS name of LDH labels (RFC 1123), at least two labels, at most 253 characters. */
+export const isDomainName = (value: string): boolean => {
+  if (value.length > 253) return false
+  const labels = value.split(".")
+  return labels.length >= 2 && labels.every((l) => LABEL.test(l)) && !/^\d+$/.test(labels[labels.length - 1]!)
+}
+
 export const isEmailAddress = (value: string): boolean => {
   if (value.length > 254) return false
   const at = value.lastIndexOf("@")
@@ -18,10 +25,11 @@ export const isEmailAddress = (value: string): boolean => {
   const local = value.slice(0, at)
   const domain = value.slice(at + 1)
   if (local.length > 64 || !(DOT_ATOM.test(local) || QUOTED.test(local))) return false
-  const labels = domain.split(".")
-  if (labels.length < 2 || !labels.every((l) => LABEL.test(l))) return false
-  return !/^\d+$/.test(labels[labels.length - 1]!)
+  return isDomainName(domain)
 }
+
+/** The domain part of an address, lower case. */
+export const domainOf = (address: string): string => address.slice(address.lastIndexOf("@") + 1).toLowerCase()
 
 export const EmailAddress = Schema.String.pipe(
   Schema.filter((s) => isEmailAddress(s) || "must be a valid email address (local@domain)"),

@@ -1,0 +1,78 @@
+/** Sending domains: /v1/client/domains (and the deprecated /v1/domains/{domain}/verify alias). */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../../http/auth.ts"
+import { Conflict, NotFound, Unavailable } from "../../http/errors.ts"
+import { isDomainName } from "../../lib/email.ts"
+
+export const DomainName = Schema.Trim.pipe(
+  Schema.filter((s) => isDomainName(s) || "must be a domain name such as example.com"),
+  Schema.annotations({ identifier: "DomainName", examples: ["example.com"] })
+)
+
+export const DomainPath = Schema.Struct({ domain: Schema.String })
+
+export const DnsRecord = Schema.Struct({
+  purpose: Schema.Literal("verification", "dkim", "spf", "dmarc", "return_path"),
+  type: Schema.Literal("TXT", "MX"),
+  name: Schema.String,
+  value: Schema.String
+}).annotations({ identifier: "DnsRecord" })
+
+export const Domain = Schema.Struct({
+  domain: Schema.String,
+  verified: Schema.Boolean,
+  verified_at: Schema.NullOr(Schema.String),
+  return_path_verified: Schema.Boolean.annotations({
+    description: "The return-path MX is published: envelope senders use it, so SPF aligns for DMARC"
+  }),
+  records: Schema.Array(DnsRecord),
+  created_at: Schema.String
+}).annotations({ identifier: "Domain" })
+
+export const VerifyResult = Schema.Struct({
+  domain: Schema.String,
+  verified: Schema.Boolean,
+  verified_at: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "DomainVerification" })
+
+const verify = <const Name extends string>(name: Name, path: `/${string}`) =>
+  HttpApiEndpoint.post(name, path)
+    .setPath(DomainPath)
+    .addSuccess(VerifyResult)
+    .addError(NotFound)
+    .addError(Unavailable)
+
+export class DomainsGroup extends HttpApiGroup.make("domains")
+  .add(
+    HttpApiEndpoint.post("create", "/v1/client/domains")
+      .setPayload(Schema.Struct({ domain: DomainName }))
+      .addSuccess(Domain, { status: 201 })
+      .addError(Conflict)
+      .annotate(OpenApi.Summary, "Register a sending domain; returns the DNS records to publish")
+  )
+  .add(HttpApiEndpoint.get("list", "/v1/client/domains").addSuccess(Schema.Struct({ items: Schema.Array(Domain) })))
+  .add(HttpApiEndpoint.get("get", "/v1/client/domains/:domain").setPath(DomainPath).addSuccess(Domain).addError(NotFound))
+  .add(
+    HttpApiEndpoint.del("remove", "/v1/client/domains/:domain")
+      .setPath(DomainPath)
+      .addSuccess(Schema.Struct({ domain: Schema.String, deleted: Schema.Literal(true) }))
+      .addError(NotFound)
+  )
+  .add(
+    verify("verify", "/v1/client/domains/:domain/verify").annotate(
+      OpenApi.Summary,
+      "Look up the verification TXT record; on success the domain is verified and may send"
+    )
+  )
+  .add(
+    verify("verifyLegacy", "/v1/domains/:domain/verify")
+      .annotate(OpenApi.Deprecated, true)
+      .annotate(
+        OpenApi.Description,
+        "Deprecated alias of POST /v1/client/domains/{domain}/verify, kept until 2027-11-01 (see the Sunset header)."
+      )
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Domains")
+{}

@@ -1,0 +1,157 @@
+/**
+ * Sending domains of an account: registration (with a fresh DKIM key), the records to publish,
+ * TXT verification through the configured resolver, and the sending decision with its grace.
+ */
+import { SqlClient } from "@effect/sql"
+import { Clock, Data, Effect, Option } from "effect"
+import { AppConfig } from "../../config/app-config.ts"
+import { Dns } from "../../lib/dns.ts"
+import { newId, randomBase62 } from "../../lib/ids.ts"
+import { generateDkimKeyPair } from "./dkim-keys.ts"
+import { type DnsRecord, domainRecords, returnPathDomain, sendingAllowed, verificationValue } from "./records.ts"
+
+export interface DomainRow {
+  readonly id: string
+  readonly account_id: string
+  readonly domain: string
+  readonly verification_token: string
+  readonly verified_at: Date | null
+  readonly verification_lost_at: Date | null
+  readonly dkim_selector: string
+  readonly dkim_private_key: string
+  readonly dkim_public_key: string
+  readonly return_path_verified_at: Date | null
+  readonly created_at: Date
+}
+
+export interface DomainView {
+  readonly domain: string
+  readonly verified: boolean
+  readonly verified_at: string | null
+  readonly return_path_verified: boolean
+  readonly records: ReadonlyArray<DnsRecord>
+  readonly created_at: string
+}
+
+export class DomainExists extends Data.TaggedError("DomainExists")<{ readonly domain: string }> {}
+export class DomainNotFound extends Data.TaggedError("DomainNotFound")<{ readonly domain: string }> {}
+/** The verification TXT record is not published (yet). */
+export class VerificationRecordMissing extends Data.TaggedError("VerificationRecordMissing")<{
+  readonly domain: string
+  readonly expected: string
+}> {}
+export class VerificationDnsError extends Data.TaggedError("VerificationDnsError")<{
+  readonly domain: string
+  readonly code: string
+}> {}
+
+export class Domains extends Effect.Service<Domains>()("herald/Domains", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const config = yield* AppConfig
+    const dns = yield* Dns
+    const names = { hostname: config.hostname, bounceDomain: config.bounceDomain }
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    const view = (row: DomainRow): DomainView => ({
+      domain: row.domain,
+      verified: row.verified_at !== null,
+      verified_at: row.verified_at?.toISOString() ?? null,
+      return_path_verified: row.return_path_verified_at !== null,
+      records: domainRecords({
+        domain: row.domain,
+        verificationToken: row.verification_token,
+        dkimSelector: row.dkim_selector,
+        dkimPublicKey: row.dkim_public_key
+      }, names),
+      created_at: row.created_at.toISOString()
+    })
+
+    const find = (accountId: string, domain: string) =>
+      sql<DomainRow>`SELECT * FROM domains WHERE account_id = ${accountId} AND domain = ${domain.toLowerCase()}`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0]))
+      )
+
+    const findOrFail = (accountId: string, domain: string) =>
+      Effect.flatMap(find(accountId, domain), Option.match({
+        onNone: () => Effect.fail(new DomainNotFound({ domain })),
+        onSome: Effect.succeed
+      }))
+
+    const create = (accountId: string, domain: string) =>
+      Effect.gen(function*() {
+        const name = domain.toLowerCase()
+        if (Option.isSome(yield* find(accountId, name))) return yield* new DomainExists({ domain: name })
+        const keys = yield* generateDkimKeyPair
+        const rows = yield* sql<DomainRow>`
+          INSERT INTO domains (id, account_id, domain, verification_token, dkim_selector, dkim_private_key,
+            dkim_public_key, created_at)
+          VALUES (${newId("dom")}, ${accountId}, ${name}, ${randomBase62(32)}, ${keys.selector}, ${keys.privateKey},
+            ${keys.publicKey}, ${yield* now})
+          ON CONFLICT (account_id, domain) DO NOTHING
+          RETURNING *`
+        if (rows[0] === undefined) return yield* new DomainExists({ domain: name })
+        return view(rows[0])
+      })
+
+    const list = (accountId: string) =>
+      sql<DomainRow>`SELECT * FROM domains WHERE account_id = ${accountId} ORDER BY domain`.pipe(
+        Effect.map((rows) => rows.map(view))
+      )
+
+    const get = (accountId: string, domain: string) => Effect.map(findOrFail(accountId, domain), view)
+
+    const remove = (accountId: string, domain: string) =>
+      Effect.gen(function*() {
+        const row = yield* findOrFail(accountId, domain)
+        yield* sql`DELETE FROM domains WHERE id = ${row.id}`
+        return { domain: row.domain, deleted: true as const }
+      })
+
+    /** Does the return-path subdomain's MX point at this appliance? */
+    const returnPathPublished = (domain: string) =>
+      dns.mx(returnPathDomain(domain)).pipe(
+        Effect.map((mx) => mx.some((r) => r.exchange.toLowerCase().replace(/\.$/, "") === config.hostname.toLowerCase())),
+        Effect.orElseSucceed(() => false)
+      )
+
+    const verify = (accountId: string, domain: string) =>
+      Effect.gen(function*() {
+        const row = yield* findOrFail(accountId, domain)
+        const expected = verificationValue(row.verification_token)
+        const txt = yield* dns.txt(row.domain).pipe(
+          Effect.catchTags({
+            DnsNoRecord: () => Effect.succeed([] as Array<string>),
+            DnsFailure: (e) => Effect.fail(new VerificationDnsError({ domain: row.domain, code: e.code }))
+          })
+        )
+        const at = yield* now
+        yield* sql`UPDATE domains SET last_checked_at = ${at} WHERE id = ${row.id}`
+        if (!txt.some((record) => record.trim() === expected)) {
+          return yield* new VerificationRecordMissing({ domain: row.domain, expected })
+        }
+        const returnPath = yield* returnPathPublished(row.domain)
+        const updated = yield* sql<DomainRow>`
+          UPDATE domains SET verified_at = coalesce(verified_at, ${at}), verification_lost_at = NULL,
+            return_path_verified_at = ${returnPath ? at : null}
+          WHERE id = ${row.id} RETURNING *`
+        const verifiedAt = updated[0]?.verified_at ?? at
+        return { domain: row.domain, verified: true, verified_at: verifiedAt.toISOString() }
+      })
+
+    /** The domain's state for sending from it at `now` (the send path and the scheduler ask). */
+    const sendingState = (accountId: string, domain: string) =>
+      Effect.gen(function*() {
+        const row = yield* find(accountId, domain)
+        if (Option.isNone(row)) return { state: "not_registered" as const, row: Option.none<DomainRow>() }
+        const state = sendingAllowed(
+          { verifiedAt: row.value.verified_at, verificationLostAt: row.value.verification_lost_at },
+          yield* now,
+          config.domainGraceHours
+        )
+        return { state, row }
+      })
+
+    return { create, list, get, remove, verify, sendingState } as const
+  })
+}) {}

@@ -10,6 +10,7 @@ import { HttpApi } from "@effect/platform"
 import { AdminGroup } from "../platform/admin/Api.ts"
 import { DomainsGroup } from "../platform/domains/Api.ts"
 import { KeysGroup } from "../platform/keys/Api.ts"
+import { SuppressionsGroup } from "../platform/suppressions/Api.ts"
 import { BadRequest, Internal, NotFound, PayloadTooLarge } from "./errors.ts"
 import { MetaGroup } from "./meta/Api.ts"
 
@@ -21,7 +22,7 @@ export class TransactionalArea extends HttpApi.make("transactional") {}
 export class BulkArea extends HttpApi.make("bulk") {}
 
 /** What a client of the platform area uses (the public /docs.json holds these, not admin). */
-export class PlatformArea extends HttpApi.make("platform").add(KeysGroup).add(DomainsGroup) {}
+export class PlatformArea extends HttpApi.make("platform").add(KeysGroup).add(DomainsGroup).add(SuppressionsGroup) {}
 
 /** Operator endpoints under /v1/admin: documented with the platform area, left out of /docs.json. */
 export class AdminArea extends HttpApi.make("admin").add(AdminGroup) {}

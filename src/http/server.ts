@@ -7,6 +7,7 @@ import { AppConfig } from "../config/app-config.ts"
 import { AdminHttpLive } from "../platform/admin/Http.ts"
 import { DomainsHttpLive } from "../platform/domains/Http.ts"
 import { KeysHttpLive } from "../platform/keys/Http.ts"
+import { SuppressionsHttpLive } from "../platform/suppressions/Http.ts"
 import { HeraldApi } from "./api.ts"
 import { AuthenticationLive } from "./auth.ts"
 import { DocsRoutesLive } from "./docs/routes.ts"
@@ -15,7 +16,7 @@ import { MetaHttpLive } from "./meta/Http.ts"
 import { requestMiddleware } from "./server-middleware.ts"
 
 const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
-  Layer.provide([MetaHttpLive, KeysHttpLive, AdminHttpLive, DomainsHttpLive]),
+  Layer.provide([MetaHttpLive, KeysHttpLive, AdminHttpLive, DomainsHttpLive, SuppressionsHttpLive]),
   Layer.provide(AuthenticationLive)
 )
 

@@ -1,0 +1,51 @@
+/** The account's suppression list: /v1/client/suppressions. */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../../http/auth.ts"
+import { NotFound } from "../../http/errors.ts"
+import { EmailAddress } from "../../lib/email.ts"
+
+export const Reason = Schema.Literal("bounce", "complaint", "unsubscribe", "manual")
+
+export const Suppression = Schema.Struct({
+  email: Schema.String,
+  reason: Reason,
+  source: Schema.NullOr(Schema.String),
+  created_at: Schema.String
+}).annotations({ identifier: "Suppression" })
+
+export const Page = {
+  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000)), { default: () => 100 }),
+  offset: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), { default: () => 0 })
+}
+
+export class SuppressionsGroup extends HttpApiGroup.make("suppressions")
+  .add(
+    HttpApiEndpoint.get("list", "/v1/client/suppressions")
+      .setUrlParams(Schema.Struct({ email: Schema.optional(Schema.String), reason: Schema.optional(Reason), ...Page }))
+      .addSuccess(Schema.Struct({
+        total: Schema.Int,
+        limit: Schema.Int,
+        offset: Schema.Int,
+        items: Schema.Array(Suppression)
+      }))
+      .annotate(OpenApi.Summary, "List the account's suppressions (email: substring filter; reason: exact)")
+  )
+  .add(
+    HttpApiEndpoint.post("add", "/v1/client/suppressions")
+      .setPayload(Schema.Struct({
+        email: EmailAddress,
+        reason: Schema.optionalWith(Reason, { default: () => "manual" as const })
+      }))
+      .addSuccess(Suppression, { status: 201 })
+      .annotate(OpenApi.Summary, "Suppress an address for this account (reason defaults to manual)")
+  )
+  .add(
+    HttpApiEndpoint.del("remove", "/v1/client/suppressions/:email")
+      .setPath(Schema.Struct({ email: Schema.String }))
+      .addSuccess(Schema.Struct({ email: Schema.String, deleted: Schema.Literal(true) }))
+      .addError(NotFound)
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Suppressions")
+{}

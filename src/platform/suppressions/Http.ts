@@ -1,0 +1,25 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { CurrentKey } from "../../http/auth.ts"
+import { HeraldApi } from "../../http/api.ts"
+import { notFound } from "../../http/errors.ts"
+import { Suppressions } from "./Suppressions.ts"
+
+export const SuppressionsHttpLive = HttpApiBuilder.group(HeraldApi, "suppressions", (handlers) =>
+  Effect.gen(function*() {
+    const suppressions = yield* Suppressions
+    return handlers
+      .handle("list", ({ urlParams }) =>
+        Effect.flatMap(CurrentKey, (me) => suppressions.list(me.accountId, urlParams)).pipe(Effect.orDie))
+      .handle("add", ({ payload }) =>
+        Effect.flatMap(CurrentKey, (me) => suppressions.add(me.accountId, payload.email, payload.reason, "api")).pipe(
+          Effect.orDie
+        ))
+      .handle("remove", ({ path }) =>
+        Effect.flatMap(CurrentKey, (me) => suppressions.remove(me.accountId, decodeURIComponent(path.email))).pipe(
+          Effect.catchTags({
+            SuppressionNotFound: (e) => Effect.fail(notFound(`${e.email} is not on this account's suppression list`)),
+            SqlError: Effect.die
+          })
+        ))
+  }))

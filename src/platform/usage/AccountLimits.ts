@@ -1,0 +1,72 @@
+/**
+ * What an account may send: its plan (or the no-plan defaults of config/plans.json), per-account
+ * overrides, its status (suspended, sending paused) and the current billing period.
+ */
+import { SqlClient } from "@effect/sql"
+import { Data, Effect } from "effect"
+import { loadPlanCatalog } from "../plans/plan-catalog.ts"
+import { currentPeriod, type Period } from "./billing-period.ts"
+
+export interface Limits {
+  readonly accountId: string
+  readonly status: "active" | "suspended"
+  readonly pausedReason: string | null
+  readonly packageId: string | null
+  readonly ratePerMin: number
+  readonly monthlyQuota: number
+  readonly overageOffered: boolean
+  readonly features: ReadonlyArray<string>
+  readonly period: Period
+}
+
+export class AccountMissing extends Data.TaggedError("AccountMissing")<{ readonly accountId: string }> {}
+
+interface Row {
+  readonly status: "active" | "suspended"
+  readonly sending_paused_at: Date | null
+  readonly sending_paused_reason: string | null
+  readonly rate_per_min_override: number | null
+  readonly monthly_quota_override: number | null
+  readonly created_at: Date
+  readonly package_id: string | null
+  readonly period_start: Date | null
+  readonly rate_per_min: number | null
+  readonly monthly_quota: number | null
+  readonly overage_offered: boolean | null
+  readonly features: ReadonlyArray<string> | null
+}
+
+export class AccountLimits extends Effect.Service<AccountLimits>()("herald/AccountLimits", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const catalog = yield* loadPlanCatalog
+
+    const of = (accountId: string, now: Date) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<Row>`
+          SELECT a.status, a.sending_paused_at, a.sending_paused_reason, a.rate_per_min_override,
+            a.monthly_quota_override, a.created_at, s.package_id, s.period_start,
+            p.rate_per_min, p.monthly_quota, p.overage_offered, p.features
+          FROM accounts a
+          LEFT JOIN subscriptions s ON s.account_id = a.id AND s.status = 'active'
+          LEFT JOIN plans p ON p.id = s.package_id
+          WHERE a.id = ${accountId}`
+        const row = rows[0]
+        if (row === undefined) return yield* new AccountMissing({ accountId })
+        const limits: Limits = {
+          accountId,
+          status: row.status,
+          pausedReason: row.sending_paused_at === null ? null : row.sending_paused_reason ?? "sending paused",
+          packageId: row.package_id,
+          ratePerMin: row.rate_per_min_override ?? row.rate_per_min ?? catalog.no_plan.rate_per_min,
+          monthlyQuota: row.monthly_quota_override ?? row.monthly_quota ?? catalog.no_plan.monthly_quota,
+          overageOffered: row.overage_offered ?? false,
+          features: row.features ?? [],
+          period: currentPeriod(row.period_start ?? row.created_at, now)
+        }
+        return limits
+      })
+
+    return { of } as const
+  })
+}) {}

@@ -13,6 +13,7 @@ import { Accounts } from "./platform/accounts/Accounts.ts"
 import { bootstrap } from "./platform/bootstrap.ts"
 import { ApiKeys } from "./platform/keys/ApiKeys.ts"
 import { Domains } from "./platform/domains/Domains.ts"
+import { AuditLog } from "./transactional/audit/AuditLog.ts"
 import { Suppressions } from "./platform/suppressions/Suppressions.ts"
 import { Dns } from "./lib/dns.ts"
 
@@ -22,7 +23,7 @@ export const BaseLive = Layer.merge(AppConfigLive, Layer.provide(LoggingLive, Ap
 /** The database with its schema up to date. */
 export const DatabaseReadyLive = Layer.effectDiscard(runMigrations).pipe(Layer.provideMerge(DatabaseLive))
 
-export const ServicesLive = Layer.mergeAll(ApiKeys.Default, Accounts.Default, Domains.Default, Suppressions.Default).pipe(
+export const ServicesLive = Layer.mergeAll(ApiKeys.Default, Accounts.Default, Domains.Default, Suppressions.Default, AuditLog.Default).pipe(
   Layer.provide(Dns.Default),
   Layer.provideMerge(DatabaseReadyLive)
 )

@@ -7,6 +7,7 @@
  * (400), an unknown route (404), an oversized body (413), and an internal failure (500).
  */
 import { HttpApi } from "@effect/platform"
+import { AuditGroup } from "../transactional/audit/Api.ts"
 import { AdminGroup } from "../platform/admin/Api.ts"
 import { DomainsGroup } from "../platform/domains/Api.ts"
 import { KeysGroup } from "../platform/keys/Api.ts"
@@ -16,7 +17,7 @@ import { MetaGroup } from "./meta/Api.ts"
 
 export class MetaArea extends HttpApi.make("meta").add(MetaGroup) {}
 
-export class TransactionalArea extends HttpApi.make("transactional") {}
+export class TransactionalArea extends HttpApi.make("transactional").add(AuditGroup) {}
 
 /** Contacts, lists, campaigns, sequences, templates and tracking arrive in a later wave. */
 export class BulkArea extends HttpApi.make("bulk") {}

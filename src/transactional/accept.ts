@@ -1,0 +1,204 @@
+/**
+ * Accepting a send, as a short story of named steps: check the account and the sender domain,
+ * plan the items (suppressions, block list, de-duplication), stop here in sandbox mode, honour
+ * the Idempotency-Key, then commit everything in one transaction: quota charge, queue rows (or
+ * the scheduled send) and the idempotency record. The 202 is answered only after that commit.
+ */
+import { SqlClient } from "@effect/sql"
+import { Data, Effect, Option } from "effect"
+import { domainOf } from "../lib/email.ts"
+import { newId } from "../lib/ids.ts"
+import { Domains } from "../platform/domains/Domains.ts"
+import { Suppressions } from "../platform/suppressions/Suppressions.ts"
+import { AccountLimits } from "../platform/usage/AccountLimits.ts"
+import { chargeQuota } from "../platform/usage/Quota.ts"
+import { hashBody, Idempotency } from "./Idempotency.ts"
+import { type PlannedItem, planItems, type Recipient } from "./plan-items.ts"
+import { type QueuedMessage, writeQueue } from "./queue-writer.ts"
+
+export interface Address {
+  readonly email: string
+  readonly name?: string | undefined
+}
+
+export interface Personalization {
+  readonly to: ReadonlyArray<Address>
+  readonly cc?: ReadonlyArray<Address> | undefined
+  readonly bcc?: ReadonlyArray<Address> | undefined
+  readonly subject?: string | undefined
+  readonly headers?: Readonly<Record<string, string>> | undefined
+}
+
+/** What acceptance needs of the canonical send request (request.ts defines the whole of it). */
+export interface CanonicalRequest {
+  readonly personalizations: ReadonlyArray<Personalization>
+  readonly from: Address
+  readonly subject: string
+  readonly send_at?: string | undefined
+}
+
+export interface AcceptInput {
+  readonly accountId: string
+  readonly keyId: string
+  readonly requestId: string
+  readonly now: Date
+  readonly sandbox: boolean
+  readonly request: CanonicalRequest
+  readonly rawBody: string
+  readonly idempotencyKey: Option.Option<string>
+  readonly maxRecipients: number
+}
+
+export interface SendItem {
+  readonly personalization_index: number
+  readonly status: PlannedItem["status"]
+  readonly message_id: string
+  readonly sandbox: boolean
+  readonly error?: string
+}
+
+export interface SendResponse {
+  readonly message: string
+  readonly app: string
+  readonly request_id: string
+  readonly sandbox: boolean
+  readonly items: ReadonlyArray<SendItem>
+  readonly id?: string
+}
+
+export class AccountSuspended extends Data.TaggedError("AccountSuspended")<{}> {}
+export class SendingPaused extends Data.TaggedError("SendingPaused")<{ readonly reason: string }> {}
+export class SenderDomainNotAuthorized extends Data.TaggedError("SenderDomainNotAuthorized")<{
+  readonly domain: string
+  readonly state: "not_registered" | "unverified" | "grace_expired"
+}> {}
+/** A twin request with the same Idempotency-Key committed while this one was running. */
+class IdempotencyRace extends Data.TaggedError("IdempotencyRace")<{}> {}
+export class IdempotencyConflict extends Data.TaggedError("IdempotencyConflict")<{ readonly key: string }> {}
+/** A stored response for this Idempotency-Key and body: answer it again, send nothing. */
+export class IdempotentReplay extends Data.TaggedError("IdempotentReplay")<{
+  readonly status: number
+  readonly response: unknown
+}> {}
+
+export const recipientsOf = (p: Personalization): ReadonlyArray<Recipient> => [
+  ...p.to.map((a) => ({ ...a, kind: "to" as const })),
+  ...(p.cc ?? []).map((a) => ({ ...a, kind: "cc" as const })),
+  ...(p.bcc ?? []).map((a) => ({ ...a, kind: "bcc" as const }))
+]
+
+/** The single-personalization request stored with each message and composed at delivery. */
+const messageContent = (request: CanonicalRequest, index: number) => ({
+  ...request,
+  personalizations: [request.personalizations[index]]
+})
+
+export class Accept extends Effect.Service<Accept>()("herald/Accept", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const limitsOf = yield* AccountLimits
+    const domains = yield* Domains
+    const suppressions = yield* Suppressions
+    const idempotency = yield* Idempotency
+
+    /** Account status and sender domain: both refuse the whole request. */
+    const checkSender = (input: AcceptInput) =>
+      Effect.gen(function*() {
+        const limits = yield* limitsOf.of(input.accountId, input.now)
+        if (limits.status === "suspended") return yield* new AccountSuspended()
+        if (limits.pausedReason !== null) return yield* new SendingPaused({ reason: limits.pausedReason })
+        const domain = domainOf(input.request.from.email)
+        const { state } = yield* domains.sendingState(input.accountId, domain)
+        if (state !== "ok") return yield* new SenderDomainNotAuthorized({ domain, state })
+        return limits
+      })
+
+    const plan = (input: AcceptInput) =>
+      Effect.gen(function*() {
+        const personalizations = input.request.personalizations.map(recipientsOf)
+        const all = [...new Set(personalizations.flat().map((r) => r.email.toLowerCase()))]
+        const suppressed = yield* suppressions.check(input.accountId, all)
+        const domainsOfRecipients = [...new Set(all.map(domainOf))]
+        const blocked = yield* sql<{ domain: string }>`
+          SELECT domain FROM blocked_domains WHERE domain IN ${sql.in(domainsOfRecipients)}`
+        return planItems({
+          personalizations,
+          suppressed,
+          blockedDomains: new Set(blocked.map((b) => b.domain)),
+          maxRecipients: input.maxRecipients
+        })
+      })
+
+    const accept = (input: AcceptInput) =>
+      Effect.gen(function*() {
+        const limits = yield* checkSender(input)
+        const planned = yield* plan(input)
+        const ids = planned.map(() => newId("msg"))
+        const items: ReadonlyArray<SendItem> = planned.map((item, i) => ({
+          personalization_index: item.index,
+          status: item.status,
+          message_id: input.sandbox ? `sandbox-${ids[i]}` : ids[i]!,
+          sandbox: input.sandbox,
+          ...(item.error === undefined ? {} : { error: item.error })
+        }))
+        const queued = planned.filter((item) => item.status === "queued")
+        const base = { app: input.keyId, request_id: input.requestId, sandbox: input.sandbox, items }
+        if (input.sandbox) {
+          return { ...base, message: queued.length > 0 ? "accepted (sandbox: nothing was sent)" : "nothing to send" }
+        }
+
+        const hash = hashBody(input.rawBody)
+        const replayStored = (key: string) =>
+          Effect.gen(function*() {
+            const found = yield* idempotency.lookup(input.keyId, key, hash, input.now)
+            if (Option.isNone(found)) return
+            if (found.value._tag === "conflict") return yield* new IdempotencyConflict({ key })
+            return yield* new IdempotentReplay({ status: found.value.status, response: found.value.response })
+          })
+        if (Option.isSome(input.idempotencyKey)) yield* replayStored(input.idempotencyKey.value)
+
+        const scheduled = input.request.send_at !== undefined && queued.length > 0
+        const response: SendResponse = scheduled
+          ? { ...base, message: "scheduled", id: newId("sch") }
+          : { ...base, message: queued.length > 0 ? "accepted" : "nothing to send" }
+        const messages: ReadonlyArray<QueuedMessage> = queued.map((item) => ({
+          messageId: ids[planned.indexOf(item)]!,
+          personalizationIndex: item.index,
+          subject: input.request.personalizations[item.index]?.subject ?? input.request.subject,
+          content: messageContent(input.request, item.index),
+          recipients: item.recipients
+        }))
+
+        yield* sql.withTransaction(Effect.gen(function*() {
+          if (scheduled) {
+            yield* sql`
+              INSERT INTO scheduled_sends (id, account_id, key_id, request_id, message_id, request, send_at, created_at)
+              VALUES (${response.id!}, ${input.accountId}, ${input.keyId}, ${input.requestId}, ${messages[0]!.messageId},
+                ${JSON.stringify(input.request)}::jsonb, ${new Date(input.request.send_at!)}, ${input.now})`
+          } else if (messages.length > 0) {
+            const recipientCount = messages.reduce((n, m) => n + m.recipients.length, 0)
+            yield* chargeQuota(limits, input.keyId, recipientCount)
+            yield* writeQueue({
+              accountId: input.accountId,
+              keyId: input.keyId,
+              requestId: input.requestId,
+              fromEmail: input.request.from.email,
+              now: input.now
+            }, messages)
+          }
+          if (Option.isSome(input.idempotencyKey)) {
+            const stored = yield* idempotency.record(input.keyId, input.idempotencyKey.value, hash, 202, response, input.now)
+            // A twin request committed first: roll back ours and answer with the twin's response.
+            if (!stored) return yield* new IdempotencyRace()
+          }
+        })).pipe(
+          Effect.catchTag("IdempotencyRace", () =>
+            Effect.flatMap(replayStored(Option.getOrElse(input.idempotencyKey, () => "")), () =>
+              Effect.die(new Error("idempotency record vanished during a race"))))
+        )
+        return response
+      })
+
+    return { accept } as const
+  })
+}) {}

@@ -1,0 +1,65 @@
+/** GET /v1/mail/audit: one item per recipient delivery, filterable, JSON or CSV. */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../../http/auth.ts"
+import { Forbidden } from "../../http/errors.ts"
+
+const IntParam = Schema.NumberFromString.pipe(Schema.int())
+
+export const AuditParams = Schema.Struct({
+  limit: Schema.optionalWith(IntParam.pipe(Schema.between(1, 1000)), { default: () => 100 }),
+  offset: Schema.optionalWith(IntParam.pipe(Schema.nonNegative()), { default: () => 0 }),
+  app: Schema.optional(Schema.String.annotations({ description: "Only this key's deliveries" })),
+  client_id: Schema.optional(Schema.String.annotations({ description: "Admin only: every key of this account" })),
+  event: Schema.optional(
+    Schema.String.pipe(
+      Schema.filter((s) =>
+        s.split(",").every((e) => ["sent", "failed", "queued"].includes(e.trim())) ||
+        "event must be sent, failed or queued, or a comma-separated list of them"
+      )
+    ).annotations({ description: "sent, failed, queued, or a comma-separated list" })
+  ),
+  from: Schema.optional(Schema.DateFromString.annotations({ description: "ISO 8601, inclusive" })),
+  to: Schema.optional(Schema.DateFromString.annotations({ description: "ISO 8601, inclusive" })),
+  search: Schema.optional(Schema.String.annotations({ description: "Case-insensitive substring of recipient or subject" })),
+  sort_by: Schema.optionalWith(Schema.Literal("ts", "recipient", "subject", "event"), { default: () => "ts" as const }),
+  sort_dir: Schema.optionalWith(Schema.Literal("asc", "desc"), { default: () => "desc" as const }),
+  format: Schema.optionalWith(Schema.Literal("json", "csv"), { default: () => "json" as const })
+})
+
+export const AuditItem = Schema.Struct({
+  id: Schema.String,
+  ts: Schema.String.annotations({ description: "When the send was accepted" }),
+  event: Schema.Literal("queued", "sent", "failed"),
+  recipient: Schema.String,
+  subject: Schema.String,
+  from: Schema.String,
+  message_id: Schema.String,
+  request_id: Schema.String,
+  app: Schema.String,
+  attempts: Schema.Int,
+  smtp_code: Schema.NullOr(Schema.Int),
+  smtp_status: Schema.NullOr(Schema.String),
+  smtp_reply: Schema.NullOr(Schema.String).annotations({ description: "The last SMTP reply (or failure reason)" }),
+  updated_at: Schema.String
+}).annotations({ identifier: "AuditItem" })
+
+export const AuditPage = Schema.Struct({
+  total: Schema.Int,
+  limit: Schema.Int,
+  offset: Schema.Int,
+  items: Schema.Array(AuditItem)
+}).annotations({ identifier: "AuditPage" })
+
+export class AuditGroup extends HttpApiGroup.make("audit")
+  .add(
+    HttpApiEndpoint.get("search", "/v1/mail/audit")
+      .setUrlParams(AuditParams)
+      .addSuccess(AuditPage)
+      .addSuccess(Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/csv" })))
+      .addError(Forbidden)
+      .annotate(OpenApi.Summary, "Audit log of sends, newest first; format=csv returns every filtered row as text/csv")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Audit")
+{}

@@ -13,7 +13,13 @@ import { Accounts } from "./platform/accounts/Accounts.ts"
 import { bootstrap } from "./platform/bootstrap.ts"
 import { ApiKeys } from "./platform/keys/ApiKeys.ts"
 import { Domains } from "./platform/domains/Domains.ts"
+import { AccountLimits } from "./platform/usage/AccountLimits.ts"
+import { RateLimiter } from "./platform/usage/RateLimiter.ts"
+import { Accept } from "./transactional/accept.ts"
 import { AuditLog } from "./transactional/audit/AuditLog.ts"
+import { Idempotency } from "./transactional/Idempotency.ts"
+import { ScheduledSends } from "./transactional/scheduled/ScheduledSends.ts"
+import { SchedulerLive } from "./transactional/scheduled/Scheduler.ts"
 import { Suppressions } from "./platform/suppressions/Suppressions.ts"
 import { Dns } from "./lib/dns.ts"
 
@@ -23,15 +29,31 @@ export const BaseLive = Layer.merge(AppConfigLive, Layer.provide(LoggingLive, Ap
 /** The database with its schema up to date. */
 export const DatabaseReadyLive = Layer.effectDiscard(runMigrations).pipe(Layer.provideMerge(DatabaseLive))
 
-export const ServicesLive = Layer.mergeAll(ApiKeys.Default, Accounts.Default, Domains.Default, Suppressions.Default, AuditLog.Default).pipe(
-  Layer.provide(Dns.Default),
+/** Services over the database, each built once. */
+const CoreServicesLive = Layer.mergeAll(
+  ApiKeys.Default,
+  Accounts.Default,
+  Domains.Default,
+  Suppressions.Default,
+  AuditLog.Default,
+  AccountLimits.Default,
+  Idempotency.Default,
+  RateLimiter.Default
+).pipe(Layer.provideMerge(Dns.Default))
+
+export const ServicesLive = ScheduledSends.Default.pipe(
+  Layer.provideMerge(Accept.Default),
+  Layer.provideMerge(CoreServicesLive),
   Layer.provideMerge(DatabaseReadyLive)
 )
+
+/** The actors: long-running loops of every replica. */
+const ActorsLive = Layer.mergeAll(SchedulerLive)
 
 const BootstrapLive = Layer.effectDiscard(bootstrap)
 
 /** `herald serve`: migrations, bootstrap, then the HTTP API (later: MTA, MX listener, webhooks). */
-export const ApplianceLive = HttpLive.pipe(
+export const ApplianceLive = Layer.merge(HttpLive, ActorsLive).pipe(
   Layer.provide(BootstrapLive),
   Layer.provide(ServicesLive)
 )

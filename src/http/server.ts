@@ -5,6 +5,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { AppConfig } from "../config/app-config.ts"
 import { AuditHttpLive } from "../transactional/audit/Http.ts"
+import { ScheduledHttpLive } from "../transactional/scheduled/Http.ts"
 import { AdminHttpLive } from "../platform/admin/Http.ts"
 import { DomainsHttpLive } from "../platform/domains/Http.ts"
 import { KeysHttpLive } from "../platform/keys/Http.ts"
@@ -17,7 +18,7 @@ import { MetaHttpLive } from "./meta/Http.ts"
 import { requestMiddleware } from "./server-middleware.ts"
 
 const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
-  Layer.provide([MetaHttpLive, KeysHttpLive, AdminHttpLive, DomainsHttpLive, SuppressionsHttpLive, AuditHttpLive]),
+  Layer.provide([MetaHttpLive, KeysHttpLive, AdminHttpLive, DomainsHttpLive, SuppressionsHttpLive, AuditHttpLive, ScheduledHttpLive]),
   Layer.provide(AuthenticationLive)
 )
 

@@ -199,6 +199,6 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
         return response
       })
 
-    return { accept } as const
+    return { accept, plan, checkSender } as const
   })
 }) {}

@@ -27,6 +27,7 @@ export interface AppConfigShape {
   readonly logLevel: LogLevel.LogLevel
   readonly dnsServers: ReadonlyArray<string>
   readonly domainGraceHours: number
+  readonly maxRecipients: number
   readonly maxJsonBytes: number
   readonly maxAttachmentBytes: number
   readonly maxTotalAttachmentsBytes: number
@@ -105,6 +106,10 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   domainGraceHours: Config.number("HERALD_DOMAIN_GRACE_HOURS").pipe(
     Config.withDefault(72),
     Config.validate({ message: "must be zero or more hours", validation: (n) => n >= 0 })
+  ),
+  maxRecipients: Config.integer("HERALD_MAX_RECIPIENTS").pipe(
+    Config.withDefault(1000),
+    Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
   ),
   maxJsonBytes: megabytes("MAX_JSON_MB", 15),
   maxAttachmentBytes: megabytes("MAX_ATTACHMENT_MB", 10),

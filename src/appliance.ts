@@ -22,6 +22,8 @@ import { ScheduledSends } from "./transactional/scheduled/ScheduledSends.ts"
 import { SchedulerLive } from "./transactional/scheduled/Scheduler.ts"
 import { Suppressions } from "./platform/suppressions/Suppressions.ts"
 import { Dns } from "./lib/dns.ts"
+import { InboundStore } from "./inbound/listener/InboundStore.ts"
+import { MxListenerLive } from "./inbound/listener/MxListener.ts"
 
 /** Configuration and logging: everything else runs inside these. */
 export const BaseLive = Layer.merge(AppConfigLive, Layer.provide(LoggingLive, AppConfigLive))
@@ -48,7 +50,7 @@ export const ServicesLive = ScheduledSends.Default.pipe(
 )
 
 /** The actors: long-running loops of every replica. */
-const ActorsLive = Layer.mergeAll(SchedulerLive)
+const ActorsLive = Layer.mergeAll(SchedulerLive, MxListenerLive.pipe(Layer.provide(InboundStore.Default)))
 
 const BootstrapLive = Layer.effectDiscard(bootstrap)
 

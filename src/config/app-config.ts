@@ -16,6 +16,12 @@ export interface AppConfigShape {
   readonly httpHost: string
   readonly httpPort: number
   readonly smtpPort: number
+  readonly smtpHost: string
+  readonly smtpMaxMessageBytes: number
+  readonly smtpMaxClients: number
+  readonly smtpMaxPerIp: number
+  readonly smtpTlsCert: Option.Option<string>
+  readonly smtpTlsKey: Option.Option<string>
   readonly baseUrl: string
   readonly trackUrl: string
   readonly hostname: string
@@ -84,6 +90,18 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   httpHost: Config.string("HERALD_HTTP_HOST").pipe(Config.withDefault("0.0.0.0")),
   httpPort: port("HERALD_HTTP_PORT", 8080),
   smtpPort: port("HERALD_SMTP_PORT", 2525),
+  smtpHost: Config.string("HERALD_SMTP_HOST").pipe(Config.withDefault("0.0.0.0")),
+  smtpMaxMessageBytes: megabytes("HERALD_SMTP_MAX_MESSAGE_MB", 25),
+  smtpMaxClients: Config.integer("HERALD_SMTP_MAX_CLIENTS").pipe(
+    Config.withDefault(200),
+    Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
+  ),
+  smtpMaxPerIp: Config.integer("HERALD_SMTP_MAX_CONNECTIONS_PER_IP").pipe(
+    Config.withDefault(20),
+    Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
+  ),
+  smtpTlsCert: Config.option(Config.string("HERALD_SMTP_TLS_CERT")),
+  smtpTlsKey: Config.option(Config.string("HERALD_SMTP_TLS_KEY")),
   baseUrl: url("HERALD_BASE_URL"),
   trackUrl: url("HERALD_TRACK_URL"),
   hostname: Config.string("HERALD_HOSTNAME").pipe(Config.withDefault(os.hostname())),

@@ -15,7 +15,8 @@ import { Effect } from "effect"
 /** The ordered list of migrations: `<id>_<name>` → file in migrations/. */
 export const migrationFiles = [
   "0001_foundation.sql",
-  "0002_sending.sql"
+  "0002_sending.sql",
+  "0003_inbound.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

@@ -68,17 +68,20 @@ export interface StartOptions {
 const baseEnv = async (options: StartOptions) => {
   const databaseUrl = options.databaseUrl === null ? "" : options.databaseUrl ?? (await freshDatabase())
   const port = await freePort()
+  const smtpPort = await freePort()
   const adminToken = newToken()
   const env: Record<string, string> = {
     ...(databaseUrl === "" ? {} : { DATABASE_URL: databaseUrl }),
     HERALD_HTTP_PORT: String(port),
     HERALD_HTTP_HOST: "127.0.0.1",
+    HERALD_SMTP_PORT: String(smtpPort),
+    HERALD_SMTP_HOST: "127.0.0.1",
     HERALD_BOOTSTRAP_KEY: adminToken,
     HERALD_LOG_LEVEL: "warn",
     HERALD_HOSTNAME: "herald.test",
     ...options.env
   }
-  return { databaseUrl, port, adminToken, env }
+  return { databaseUrl, port, smtpPort, adminToken, env }
 }
 
 /** Runs the appliance layer in this process, configured only by `env` (not the real environment). */

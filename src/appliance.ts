@@ -15,6 +15,10 @@ import { ApiKeys } from "./platform/keys/ApiKeys.ts"
 import { Domains } from "./platform/domains/Domains.ts"
 import { AccountLimits } from "./platform/usage/AccountLimits.ts"
 import { RateLimiter } from "./platform/usage/RateLimiter.ts"
+import { Usage } from "./platform/usage/Usage.ts"
+import { ResetJobLive } from "./platform/subscriptions/ResetJob.ts"
+import { Subscriptions } from "./platform/subscriptions/Subscriptions.ts"
+import { Tickets } from "./platform/tickets/Tickets.ts"
 import { Accept } from "./transactional/accept.ts"
 import { AuditLog } from "./transactional/audit/AuditLog.ts"
 import { Idempotency } from "./transactional/Idempotency.ts"
@@ -40,17 +44,19 @@ const CoreServicesLive = Layer.mergeAll(
   AuditLog.Default,
   AccountLimits.Default,
   Idempotency.Default,
-  RateLimiter.Default
+  RateLimiter.Default,
+  Subscriptions.Default,
+  Tickets.Default
 ).pipe(Layer.provideMerge(Dns.Default))
 
-export const ServicesLive = ScheduledSends.Default.pipe(
+export const ServicesLive = Layer.merge(ScheduledSends.Default, Usage.Default).pipe(
   Layer.provideMerge(Accept.Default),
   Layer.provideMerge(CoreServicesLive),
   Layer.provideMerge(DatabaseReadyLive)
 )
 
 /** The actors: long-running loops of every replica. */
-const ActorsLive = Layer.mergeAll(SchedulerLive, MxListenerLive.pipe(Layer.provide(InboundStore.Default)))
+const ActorsLive = Layer.mergeAll(SchedulerLive, ResetJobLive, MxListenerLive.pipe(Layer.provide(InboundStore.Default)))
 
 const BootstrapLive = Layer.effectDiscard(bootstrap)
 

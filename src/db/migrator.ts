@@ -16,7 +16,8 @@ import { Effect } from "effect"
 export const migrationFiles = [
   "0001_foundation.sql",
   "0002_sending.sql",
-  "0003_inbound.sql"
+  "0003_inbound.sql",
+  "0004_platform.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

@@ -12,7 +12,11 @@ import { ScheduledGroup } from "../transactional/scheduled/Api.ts"
 import { AdminGroup } from "../platform/admin/Api.ts"
 import { DomainsGroup } from "../platform/domains/Api.ts"
 import { KeysGroup } from "../platform/keys/Api.ts"
+import { PlansGroup } from "../platform/plans/Api.ts"
+import { SubscriptionsGroup } from "../platform/subscriptions/Api.ts"
 import { SuppressionsGroup } from "../platform/suppressions/Api.ts"
+import { TicketsGroup } from "../platform/tickets/Api.ts"
+import { UsageGroup } from "../platform/usage/Api.ts"
 import { BadRequest, Internal, NotFound, PayloadTooLarge } from "./errors.ts"
 import { MetaGroup } from "./meta/Api.ts"
 
@@ -24,7 +28,15 @@ export class TransactionalArea extends HttpApi.make("transactional").add(Schedul
 export class BulkArea extends HttpApi.make("bulk") {}
 
 /** What a client of the platform area uses (the public /docs.json holds these, not admin). */
-export class PlatformArea extends HttpApi.make("platform").add(KeysGroup).add(DomainsGroup).add(SuppressionsGroup) {}
+export class PlatformArea extends HttpApi.make("platform")
+  .add(KeysGroup)
+  .add(DomainsGroup)
+  .add(SuppressionsGroup)
+  .add(UsageGroup)
+  .add(PlansGroup)
+  .add(SubscriptionsGroup)
+  .add(TicketsGroup)
+{}
 
 /** Operator endpoints under /v1/admin: documented with the platform area, left out of /docs.json. */
 export class AdminArea extends HttpApi.make("admin").add(AdminGroup) {}

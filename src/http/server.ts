@@ -9,6 +9,10 @@ import { ScheduledHttpLive } from "../transactional/scheduled/Http.ts"
 import { AdminHttpLive } from "../platform/admin/Http.ts"
 import { DomainsHttpLive } from "../platform/domains/Http.ts"
 import { KeysHttpLive } from "../platform/keys/Http.ts"
+import { PlansHttpLive } from "../platform/plans/Http.ts"
+import { SubscriptionsHttpLive } from "../platform/subscriptions/Http.ts"
+import { TicketsHttpLive } from "../platform/tickets/Http.ts"
+import { UsageHttpLive } from "../platform/usage/Http.ts"
 import { SuppressionsHttpLive } from "../platform/suppressions/Http.ts"
 import { HeraldApi } from "./api.ts"
 import { AuthenticationLive } from "./auth.ts"
@@ -18,7 +22,19 @@ import { MetaHttpLive } from "./meta/Http.ts"
 import { requestMiddleware } from "./server-middleware.ts"
 
 const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
-  Layer.provide([MetaHttpLive, KeysHttpLive, AdminHttpLive, DomainsHttpLive, SuppressionsHttpLive, AuditHttpLive, ScheduledHttpLive]),
+  Layer.provide([
+    MetaHttpLive,
+    AuditHttpLive,
+    ScheduledHttpLive,
+    KeysHttpLive,
+    DomainsHttpLive,
+    SuppressionsHttpLive,
+    UsageHttpLive,
+    PlansHttpLive,
+    SubscriptionsHttpLive,
+    TicketsHttpLive,
+    AdminHttpLive
+  ]),
   Layer.provide(AuthenticationLive)
 )
 

@@ -22,6 +22,9 @@ export interface AccountView {
   readonly is_admin: boolean
   readonly status: string
   readonly package_id: string | null
+  readonly sending_paused_reason: string | null
+  readonly rate_per_min_override: number | null
+  readonly monthly_quota_override: number | null
   readonly created_at: string
 }
 
@@ -62,9 +65,13 @@ export class Accounts extends Effect.Service<Accounts>()("herald/Accounts", {
       Effect.gen(function*() {
         const rows = yield* sql<{
           id: string; name: string; email: string; is_admin: boolean; status: string
-          package_id: string | null; created_at: Date
+          package_id: string | null; sending_paused_reason: string | null
+          rate_per_min_override: number | null; monthly_quota_override: number | null; created_at: Date
         }>`
-          SELECT a.id, a.name, a.email, a.is_admin, a.status, s.package_id, a.created_at
+          SELECT a.id, a.name, a.email, a.is_admin, a.status, s.package_id,
+            CASE WHEN a.sending_paused_at IS NULL THEN NULL ELSE coalesce(a.sending_paused_reason, 'paused') END
+              AS sending_paused_reason,
+            a.rate_per_min_override, a.monthly_quota_override, a.created_at
           FROM accounts a LEFT JOIN subscriptions s ON s.account_id = a.id AND s.status = 'active'
           WHERE a.id = ${id}`
         const row = rows[0]
@@ -73,6 +80,42 @@ export class Accounts extends Effect.Service<Accounts>()("herald/Accounts", {
         return view
       })
 
-    return { create, get, subscribe } as const
+    const list = () =>
+      sql<{ id: string }>`SELECT id FROM accounts ORDER BY created_at, id`.pipe(
+        Effect.flatMap((rows) => Effect.forEach(rows, (r) => get(r.id)))
+      )
+
+    /** Suspension refuses every send (and discards scheduled sends when they fire). */
+    const setStatus = (id: string, status: "active" | "suspended") =>
+      sql`UPDATE accounts SET status = ${status} WHERE id = ${id} RETURNING id`.pipe(
+        Effect.flatMap((rows) => (rows.length === 0 ? Effect.fail(new AccountNotFound({ id })) : get(id)))
+      )
+
+    /** Pauses (reputation) or lifts the pause (an admin's decision). */
+    const setPaused = (id: string, reason: string | null, now: Date) =>
+      sql`UPDATE accounts SET sending_paused_at = ${reason === null ? null : now}, sending_paused_reason = ${reason}
+        WHERE id = ${id} RETURNING id`.pipe(
+        Effect.flatMap((rows) => (rows.length === 0 ? Effect.fail(new AccountNotFound({ id })) : get(id)))
+      )
+
+    /** Per-account overrides of the plan's rate and quota; null clears one. */
+    const setOverrides = (id: string, ratePerMin: number | null, monthlyQuota: number | null) =>
+      sql`UPDATE accounts SET rate_per_min_override = ${ratePerMin}, monthly_quota_override = ${monthlyQuota}
+        WHERE id = ${id} RETURNING id`.pipe(
+        Effect.flatMap((rows) => (rows.length === 0 ? Effect.fail(new AccountNotFound({ id })) : get(id)))
+      )
+
+    /** An admin's plan assignment: no proration, a new cycle starts now (ends the old subscription). */
+    const assignPlan = (id: string, packageId: string, now: Date) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* get(id)
+        const plans = yield* sql`SELECT id FROM plans WHERE id = ${packageId}`
+        if (plans.length === 0) return yield* new UnknownPackage({ packageId })
+        yield* sql`UPDATE subscriptions SET status = 'ended', ended_at = ${now} WHERE account_id = ${id} AND status = 'active'`
+        yield* subscribe(id, packageId, now)
+        return yield* get(id)
+      }))
+
+    return { create, get, list, subscribe, setStatus, setPaused, setOverrides, assignPlan } as const
   })
 }) {}

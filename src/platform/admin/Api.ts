@@ -20,8 +20,17 @@ export const Account = Schema.Struct({
   is_admin: Schema.Boolean,
   status: Schema.String,
   package_id: Schema.NullOr(Schema.String),
+  sending_paused_reason: Schema.NullOr(Schema.String),
+  rate_per_min_override: Schema.NullOr(Schema.Int),
+  monthly_quota_override: Schema.NullOr(Schema.Int),
   created_at: Schema.String
 }).annotations({ identifier: "Account" })
+
+const AccountId = Schema.Struct({ id: Schema.String })
+
+const accountAction = <const Name extends string>(name: Name, path: `/${string}`, summary: string) =>
+  HttpApiEndpoint.post(name, path).setPath(AccountId).addSuccess(Account).addError(Forbidden).addError(NotFound)
+    .annotate(OpenApi.Summary, summary)
 
 export class AdminGroup extends HttpApiGroup.make("admin")
   .add(
@@ -39,6 +48,32 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       .addSuccess(CreatedKey, { status: 201 })
       .addError(Forbidden)
       .addError(NotFound)
+  )
+  .add(HttpApiEndpoint.get("listAccounts", "/v1/admin/accounts").addSuccess(Schema.Struct({ items: Schema.Array(Account) })).addError(Forbidden))
+  .add(HttpApiEndpoint.get("getAccount", "/v1/admin/accounts/:id").setPath(AccountId).addSuccess(Account).addError(Forbidden).addError(NotFound))
+  .add(accountAction("suspend", "/v1/admin/accounts/:id/suspend", "Suspend: sends refused, scheduled sends discarded"))
+  .add(accountAction("unsuspend", "/v1/admin/accounts/:id/unsuspend", "Lift a suspension"))
+  .add(accountAction("unpause", "/v1/admin/accounts/:id/unpause", "Lift a reputation pause of sending"))
+  .add(
+    HttpApiEndpoint.put("assignPlan", "/v1/admin/accounts/:id/plan")
+      .setPath(AccountId)
+      .setPayload(Schema.Struct({ package_id: Schema.String }))
+      .addSuccess(Account)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Put the account on a plan now (no proration; a new cycle starts)")
+  )
+  .add(
+    HttpApiEndpoint.patch("setLimits", "/v1/admin/accounts/:id/limits")
+      .setPath(AccountId)
+      .setPayload(Schema.Struct({
+        rate_per_min: Schema.NullOr(Schema.Int.pipe(Schema.positive())),
+        monthly_quota: Schema.NullOr(Schema.Int.pipe(Schema.nonNegative()))
+      }))
+      .addSuccess(Account)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Per-account overrides of the plan's rate_per_min and monthly_quota (null clears)")
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Admin")

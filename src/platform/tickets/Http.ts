@@ -1,0 +1,35 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { CurrentKey, requireAdmin } from "../../http/auth.ts"
+import { HeraldApi } from "../../http/api.ts"
+import { notFound } from "../../http/errors.ts"
+import { Tickets } from "./Tickets.ts"
+
+const errors = {
+  TicketNotFound: (e: { id: string }) => Effect.fail(notFound(`No ticket ${e.id}`)),
+  SqlError: Effect.die
+}
+
+export const TicketsHttpLive = HttpApiBuilder.group(HeraldApi, "tickets", (handlers) =>
+  Effect.gen(function*() {
+    const tickets = yield* Tickets
+    return handlers
+      .handle("open", ({ payload }) =>
+        Effect.flatMap(CurrentKey, (me) => tickets.open(me.accountId, me.keyId, payload)).pipe(Effect.catchTags(errors)))
+      .handle("list", () => Effect.flatMap(CurrentKey, (me) => tickets.list(me.accountId)).pipe(Effect.orDie))
+      .handle("read", ({ path }) =>
+        Effect.flatMap(CurrentKey, (me) => tickets.read(me.accountId, path.id)).pipe(Effect.catchTags(errors)))
+      .handle("reply", ({ path, payload }) =>
+        Effect.flatMap(CurrentKey, (me) => tickets.reply(me.accountId, me.keyId, path.id, payload.body)).pipe(
+          Effect.catchTags(errors)
+        ))
+      .handle("adminList", ({ urlParams }) =>
+        requireAdmin.pipe(Effect.zipRight(tickets.list(null, urlParams.status)), Effect.catchTag("SqlError", Effect.die)))
+      .handle("adminRead", ({ path }) =>
+        requireAdmin.pipe(Effect.zipRight(tickets.read(null, path.id)), Effect.catchTags(errors)))
+      .handle("adminReply", ({ path, payload }) =>
+        requireAdmin.pipe(
+          Effect.flatMap((me) => tickets.reply(null, me.keyId, path.id, payload.body, payload.status)),
+          Effect.catchTags(errors)
+        ))
+  }))

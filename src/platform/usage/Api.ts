@@ -1,0 +1,29 @@
+/** GET /v1/client/usage: the usage record of the spec. */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../../http/auth.ts"
+
+export const UsageRecord = Schema.Struct({
+  subscriptions: Schema.Array(Schema.Struct({
+    package_id: Schema.String,
+    package_name: Schema.String,
+    monthly_quota: Schema.Int,
+    rate_per_min: Schema.Int,
+    billing_period: Schema.String,
+    started_at: Schema.String
+  })),
+  keys: Schema.Array(Schema.Struct({
+    id: Schema.String,
+    label: Schema.String,
+    sent_this_period: Schema.Int.annotations({ description: "This key's own recipients this period" }),
+    monthly_quota: Schema.Int.annotations({ description: "The account's quota, shared by its keys" }),
+    quota_remaining: Schema.Int.annotations({ description: "What is left of the account's quota" })
+  })),
+  next_reset: Schema.String.annotations({ description: "When the monthly counters reset" })
+}).annotations({ identifier: "UsageRecord" })
+
+export class UsageGroup extends HttpApiGroup.make("usage")
+  .add(HttpApiEndpoint.get("get", "/v1/client/usage").addSuccess(UsageRecord))
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Usage")
+{}

@@ -1,0 +1,15 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Clock, Effect } from "effect"
+import { CurrentKey } from "../../http/auth.ts"
+import { HeraldApi } from "../../http/api.ts"
+import { Usage } from "./Usage.ts"
+
+export const UsageHttpLive = HttpApiBuilder.group(HeraldApi, "usage", (handlers) =>
+  Effect.gen(function*() {
+    const usage = yield* Usage
+    return handlers.handle("get", () =>
+      Effect.gen(function*() {
+        const me = yield* CurrentKey
+        return yield* usage.record(me.accountId, new Date(yield* Clock.currentTimeMillis))
+      }).pipe(Effect.orDie))
+  }))

@@ -9,6 +9,7 @@
 import { HttpApi } from "@effect/platform"
 import { AuditGroup } from "../transactional/audit/Api.ts"
 import { ScheduledGroup } from "../transactional/scheduled/Api.ts"
+import { SendGroup } from "../transactional/send/Api.ts"
 import { AdminGroup } from "../platform/admin/Api.ts"
 import { DomainsGroup } from "../platform/domains/Api.ts"
 import { KeysGroup } from "../platform/keys/Api.ts"
@@ -22,7 +23,7 @@ import { MetaGroup } from "./meta/Api.ts"
 
 export class MetaArea extends HttpApi.make("meta").add(MetaGroup) {}
 
-export class TransactionalArea extends HttpApi.make("transactional").add(ScheduledGroup).add(AuditGroup) {}
+export class TransactionalArea extends HttpApi.make("transactional").add(SendGroup).add(ScheduledGroup).add(AuditGroup) {}
 
 /** Contacts, lists, campaigns, sequences, templates and tracking arrive in a later wave. */
 export class BulkArea extends HttpApi.make("bulk") {}

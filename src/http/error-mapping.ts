@@ -5,6 +5,7 @@
  */
 import { HttpApiBuilder, HttpApiError, HttpServerError } from "@effect/platform"
 import { Cause, Effect, Option } from "effect"
+import { formatPath } from "../lib/issue-path.ts"
 import { HeraldApi } from "./api.ts"
 import {
   type BadRequestError,
@@ -15,11 +16,6 @@ import {
   type PayloadTooLargeError,
   validationFailed
 } from "./errors.ts"
-
-/** `personalizations[0].to[1].email` from a decode issue path. */
-export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.reduce<string>((out, key) =>
-    typeof key === "number" ? `${out}[${key}]` : out === "" ? String(key) : `${out}.${String(key)}`, "")
 
 const describeIssue = (param: string, message: string): string => {
   if (param === "") return message

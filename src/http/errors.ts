@@ -93,3 +93,24 @@ export const payloadTooLarge = (message: string, param?: string) =>
   new PayloadTooLargeError({ type: "invalid_request_error", code: "payload_too_large", message, param })
 export const internalError = (message = "Internal error") =>
   new InternalError({ type: "api_error", code: "internal_error", message })
+
+/**
+ * The send endpoint's 400: the spec shows its invalid-body answer as an object with a top-level
+ * `message`, so this envelope carries both that and the usual `error`.
+ */
+export class SendRequestError extends Schema.TaggedError<SendRequestError>()("SendRequestError", fields) {}
+
+export const SendBadRequest = Schema.transform(
+  Schema.Struct({ message: Schema.String, error: ErrorBody }).annotations({ identifier: "SendError" }),
+  Schema.typeSchema(SendRequestError),
+  {
+    strict: true,
+    decode: (envelope) => new SendRequestError(envelope.error),
+    encode: (e) => ({
+      message: e.message,
+      error: e.param === undefined
+        ? { type: e.type, code: e.code, message: e.message }
+        : { type: e.type, code: e.code, message: e.message, param: e.param }
+    })
+  }
+).annotations(HttpApiSchema.annotations({ status: 400, description: "Invalid send request" }))

@@ -6,6 +6,7 @@ import { Effect, Layer } from "effect"
 import { AppConfig } from "../config/app-config.ts"
 import { AuditHttpLive } from "../transactional/audit/Http.ts"
 import { ScheduledHttpLive } from "../transactional/scheduled/Http.ts"
+import { SendHttpLive } from "../transactional/send/Http.ts"
 import { AdminHttpLive } from "../platform/admin/Http.ts"
 import { DomainsHttpLive } from "../platform/domains/Http.ts"
 import { KeysHttpLive } from "../platform/keys/Http.ts"
@@ -24,6 +25,7 @@ import { requestMiddleware } from "./server-middleware.ts"
 const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
   Layer.provide([
     MetaHttpLive,
+    SendHttpLive,
     AuditHttpLive,
     ScheduledHttpLive,
     KeysHttpLive,

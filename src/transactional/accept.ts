@@ -10,7 +10,7 @@ import { domainOf } from "../lib/email.ts"
 import { newId } from "../lib/ids.ts"
 import { Domains } from "../platform/domains/Domains.ts"
 import { Suppressions } from "../platform/suppressions/Suppressions.ts"
-import { AccountLimits } from "../platform/usage/AccountLimits.ts"
+import type { Limits } from "../platform/usage/AccountLimits.ts"
 import { chargeQuota } from "../platform/usage/Quota.ts"
 import { hashBody, Idempotency } from "./Idempotency.ts"
 import { type PlannedItem, planItems, type Recipient } from "./plan-items.ts"
@@ -96,15 +96,13 @@ const messageContent = (request: CanonicalRequest, index: number) => ({
 export class Accept extends Effect.Service<Accept>()("herald/Accept", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const limitsOf = yield* AccountLimits
     const domains = yield* Domains
     const suppressions = yield* Suppressions
     const idempotency = yield* Idempotency
 
     /** Account status and sender domain: both refuse the whole request. */
-    const checkSender = (input: AcceptInput) =>
+    const checkSender = (input: AcceptInput, limits: Limits) =>
       Effect.gen(function*() {
-        const limits = yield* limitsOf.of(input.accountId, input.now)
         if (limits.status === "suspended") return yield* new AccountSuspended()
         if (limits.pausedReason !== null) return yield* new SendingPaused({ reason: limits.pausedReason })
         const domain = domainOf(input.request.from.email)
@@ -129,9 +127,9 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
         })
       })
 
-    const accept = (input: AcceptInput) =>
+    const accept = (input: AcceptInput, limits: Limits) =>
       Effect.gen(function*() {
-        const limits = yield* checkSender(input)
+        yield* checkSender(input, limits)
         const planned = yield* plan(input)
         const ids = planned.map(() => newId("msg"))
         const items: ReadonlyArray<SendItem> = planned.map((item, i) => ({

@@ -107,7 +107,8 @@ export class ScheduledSends extends Effect.Service<ScheduledSends>()("herald/Sch
           idempotencyKey: Option.none(),
           maxRecipients: Number.MAX_SAFE_INTEGER
         }
-        const refused = yield* accept.checkSender(input).pipe(
+        const limits = yield* limitsOf.of(row.account_id, now)
+        const refused = yield* accept.checkSender(input, limits).pipe(
           Effect.as(Option.none<string>()),
           Effect.catchTags({
             AccountSuspended: () => Effect.succeed(Option.some("the account is suspended")),
@@ -121,7 +122,6 @@ export class ScheduledSends extends Effect.Service<ScheduledSends>()("herald/Sch
         if (item === undefined || item.status !== "queued") {
           return yield* discard(row, `nothing left to send (${item?.status ?? "empty"}: ${item?.error ?? ""})`, now)
         }
-        const limits = yield* limitsOf.of(row.account_id, now)
         const charged = yield* chargeQuota(limits, row.key_id, item.recipients.length).pipe(
           Effect.as(true),
           Effect.catchTags({ QuotaExhausted: () => Effect.succeed(false), OverageNotOffered: () => Effect.succeed(false) })

@@ -1,0 +1,54 @@
+/** POST /v1/mail/send: the transactional send (spec "Transactional send request/response"). */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../../http/auth.ts"
+import { Conflict, Forbidden, PayloadTooLarge, RateLimited, SendBadRequest } from "../../http/errors.ts"
+import { SendRequestBody } from "../request.ts"
+
+export const SendItem = Schema.Struct({
+  personalization_index: Schema.Int,
+  status: Schema.Literal("queued", "failed", "skipped", "suppressed", "rejected"),
+  message_id: Schema.String.annotations({ description: "Prefixed sandbox- in sandbox mode" }),
+  sandbox: Schema.Boolean,
+  error: Schema.optional(Schema.String).annotations({ description: "Why the item was not queued" })
+}).annotations({ identifier: "SendItem" })
+
+export const SendResponse = Schema.Struct({
+  message: Schema.String,
+  app: Schema.String.annotations({ description: "The API key's id" }),
+  request_id: Schema.String,
+  sandbox: Schema.Boolean,
+  items: Schema.Array(SendItem),
+  id: Schema.optional(Schema.String).annotations({ description: "With send_at: the scheduled send's id" }),
+  message_id: Schema.optional(Schema.String).annotations({ description: "Flat form: the message_id of its one item" })
+}).annotations({ identifier: "SendResponse" })
+
+export const SendHeaders = Schema.Struct({
+  "x-herald-test": Schema.optional(Schema.String).annotations({
+    description: "true, 1, yes or on (any case): sandbox mode — validated exactly like a real send, nothing sent"
+  }),
+  "idempotency-key": Schema.optional(Schema.String.pipe(Schema.maxLength(200))).annotations({
+    description: "Replays the stored response of the same key and body for 24 h; a different body → 409"
+  })
+})
+
+export class SendGroup extends HttpApiGroup.make("send")
+  .add(
+    HttpApiEndpoint.post("send", "/v1/mail/send")
+      .setHeaders(SendHeaders)
+      .setPayload(SendRequestBody)
+      .addSuccess(SendResponse, { status: 202 })
+      .addError(SendBadRequest)
+      .addError(Forbidden)
+      .addError(Conflict)
+      .addError(PayloadTooLarge)
+      .addError(RateLimited)
+      .annotate(
+        OpenApi.Description,
+        "Queues one message per personalization. The 202 comes after the rows are committed. Every send response " +
+          "carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset (Unix seconds)."
+      )
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Send")
+{}

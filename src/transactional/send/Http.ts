@@ -1,0 +1,123 @@
+/**
+ * POST /v1/mail/send, as the spec's endpoint section reads: rate limit (headers on every answer),
+ * body (JSON, at most MAX_JSON_MB), field rules, attachment sizes, schedule rules, then acceptance.
+ * The raw body is read here (not decoded by HttpApi) because the send endpoint's 400 has its own
+ * envelope with a top-level message, and the Idempotency-Key compares the exact body.
+ */
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { Clock, Effect, Either, Option } from "effect"
+import { AppConfig } from "../../config/app-config.ts"
+import { CurrentKey } from "../../http/auth.ts"
+import { HeraldApi } from "../../http/api.ts"
+import {
+  ConflictError,
+  forbidden,
+  payloadTooLarge,
+  RateLimitedError,
+  SendRequestError
+} from "../../http/errors.ts"
+import { requestId, setResponseHeaders } from "../../http/request-context.ts"
+import { AccountLimits } from "../../platform/usage/AccountLimits.ts"
+import { rateLimitHeaders, RateLimiter } from "../../platform/usage/RateLimiter.ts"
+import { Accept } from "../accept.ts"
+import { checkAttachmentSizes, checkSchedule } from "../limits.ts"
+import { canonicalize } from "../normalize.ts"
+import { decodeSendRequest } from "../request.ts"
+
+const SANDBOX_VALUES = new Set(["true", "1", "yes", "on"])
+export const isSandbox = (header: string | undefined) => header !== undefined && SANDBOX_VALUES.has(header.trim().toLowerCase())
+
+const invalid = (code: string, message: string, param?: string) =>
+  new SendRequestError({ type: "invalid_request_error", code, message, param })
+
+export const SendHttpLive = HttpApiBuilder.group(HeraldApi, "send", (handlers) =>
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const accept = yield* Accept
+    const limitsOf = yield* AccountLimits
+    const rateLimiter = yield* RateLimiter
+
+    return handlers.handleRaw("send", ({ headers, request }) =>
+      Effect.gen(function*() {
+        const me = yield* CurrentKey
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const limits = yield* limitsOf.of(me.accountId, now)
+        const rate = yield* rateLimiter.hit(me.keyId, limits.ratePerMin, now)
+        yield* setResponseHeaders(rateLimitHeaders(rate))
+        if (!rate.allowed) {
+          return yield* new RateLimitedError({
+            type: "rate_limit_error",
+            code: "rate_limit_exceeded",
+            message: `Too many requests: ${limits.ratePerMin} sends per minute for this key; the window resets at ${rate.reset}`
+          })
+        }
+
+        const raw = yield* request.text.pipe(
+          Effect.mapError(() => payloadTooLarge(`The request body is over ${config.maxJsonBytes} bytes (MAX_JSON_MB)`))
+        )
+        const json = yield* Effect.try({
+          try: (): unknown => JSON.parse(raw),
+          catch: (e) => invalid("invalid_json", `The body is not valid JSON: ${e instanceof Error ? e.message : String(e)}`)
+        })
+        const decoded = decodeSendRequest(json)
+        if (Either.isLeft(decoded)) return yield* invalid("validation_failed", decoded.left.message, decoded.left.param)
+        const canonical = canonicalize(decoded.right)
+        const tooLarge = checkAttachmentSizes(canonical, {
+          maxAttachmentBytes: config.maxAttachmentBytes,
+          maxTotalBytes: config.maxTotalAttachmentsBytes
+        })
+        if (tooLarge !== null) return yield* payloadTooLarge(tooLarge, "attachments")
+        const badSchedule = checkSchedule(canonical, now)
+        if (badSchedule !== null) return yield* invalid("validation_failed", badSchedule.message, badSchedule.param)
+
+        const response = yield* accept.accept({
+          accountId: me.accountId,
+          keyId: me.keyId,
+          requestId: yield* requestId,
+          now,
+          sandbox: isSandbox(headers["x-herald-test"]),
+          request: canonical,
+          rawBody: raw,
+          idempotencyKey: Option.fromNullable(headers["idempotency-key"]),
+          maxRecipients: config.maxRecipients
+        }, limits)
+        return decoded.right.form === "flat" && response.items[0] !== undefined
+          ? { ...response, message_id: response.items[0].message_id }
+          : response
+      }).pipe(
+        Effect.catchTags({
+          IdempotentReplay: (e) => Effect.succeed(HttpServerResponse.unsafeJson(e.response, { status: e.status })),
+          IdempotencyConflict: (e) =>
+            Effect.fail(new ConflictError({
+              type: "idempotency_error",
+              code: "idempotency_key_reused",
+              message: `Idempotency-Key ${e.key} was used with a different body in the last 24 hours`
+            })),
+          AccountSuspended: () => Effect.fail(forbidden("This account is suspended", "account_suspended")),
+          SendingPaused: (e) =>
+            Effect.fail(forbidden(`Sending is paused for this account: ${e.reason}. An administrator can lift it.`, "sending_paused")),
+          SenderDomainNotAuthorized: (e) =>
+            Effect.fail(forbidden(
+              e.state === "not_registered"
+                ? `The sender domain ${e.domain} is not registered for this account`
+                : e.state === "unverified"
+                ? `The sender domain ${e.domain} is not verified yet`
+                : `The sender domain ${e.domain} lost its verification record and its grace period has ended`,
+              "domain_not_verified"
+            )),
+          QuotaExhausted: (e) =>
+            Effect.fail(new RateLimitedError({
+              type: "rate_limit_error",
+              code: "monthly_quota_exceeded",
+              message: `Monthly quota used up: ${e.used}/${e.quota} emails this period`
+            })),
+          OverageNotOffered: (e) =>
+            Effect.fail(invalid(
+              "overage_not_offered",
+              `This send needs ${e.requested} emails but only ${e.quota - e.used} of the monthly quota (${e.used}/${e.quota} used) remain, and the plan offers no overage`
+            )),
+          AccountMissing: Effect.die,
+          SqlError: Effect.die
+        })
+      ))
+  }))

@@ -37,7 +37,7 @@ export const SCHEDULE_SKEW_MS = 60_000
 export const checkSchedule = (request: FullRequest, now: Date): { param: string; message: string } | null => {
   if (request.send_at === undefined) return null
   if (request.personalizations.length !== 1) {
-    return { param: "personalizations", message: "a scheduled send (send_at) must have exactly one personalization" }
+    return { param: "personalizations", message: "personalizations must have exactly one item when send_at is given" }
   }
   const at = Date.parse(request.send_at)
   if (at > now.getTime() + SCHEDULE_HORIZON_MS) {

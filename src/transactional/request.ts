@@ -17,14 +17,18 @@ export const Address = Schema.Struct({
 }).annotations({ identifier: "Address" })
 
 /** RFC 5322 §2.2: a field name is printable US-ASCII except colon; a value has no CR or LF. */
-const HeaderName = Schema.String.pipe(
-  Schema.filter((s) => /^[\x21-\x39\x3b-\x7e]+$/.test(s) || `invalid header name "${s}"`),
-  Schema.filter((s) => !RESERVED_HEADERS.has(s.toLowerCase()) || `header ${s} is set by Herald and cannot be given`)
-)
+const headerNameProblem = (name: string): string | undefined => {
+  if (!/^[\x21-\x39\x3b-\x7e]+$/.test(name)) return `invalid header name "${name}"`
+  if (RESERVED_HEADERS.has(name.toLowerCase())) return `header ${name} is set by Herald and cannot be given`
+  return undefined
+}
 const HeaderValue = Schema.String.pipe(
   Schema.filter((s) => !/[\r\n]/.test(s) || "header values must not contain line breaks")
 )
-export const Headers = Schema.Record({ key: HeaderName, value: HeaderValue })
+// Names are checked on the whole record: a refined key schema would silently drop bad names.
+export const Headers = Schema.Record({ key: Schema.String, value: HeaderValue }).pipe(
+  Schema.filter((headers) => Object.keys(headers).map(headerNameProblem).find((p) => p !== undefined) ?? true)
+)
 
 /**
  * Headers Herald writes itself. X-Herald-Channel is not here: the spec says a client's value is

@@ -1,0 +1,55 @@
+/**
+ * Set-ups that sending tests share: an account (own key) with a verified sending domain, verified
+ * through the real API against the loopback DNS server, exactly as a customer would.
+ */
+import { expect } from "vitest"
+import type { Appliance } from "./appliance.ts"
+import type { DnsServer } from "./dns-server.ts"
+
+export interface Sender {
+  readonly accountId: string
+  readonly token: string
+  readonly keyId: string
+  readonly domain: string
+  readonly from: string
+}
+
+let counter = 0
+
+/** A new account (optionally on a plan) with its own key and a verified domain. */
+export const newSender = async (
+  app: Appliance,
+  dns: DnsServer,
+  options: { readonly packageId?: string; readonly domain?: string } = {}
+): Promise<Sender> => {
+  counter += 1
+  const tag = `${Date.now().toString(36)}${counter}`
+  const account = await app.request("POST", "/v1/admin/accounts", {
+    body: {
+      name: `Sender ${tag}`,
+      email: `owner-${tag}@customers.test`,
+      password: "correct horse battery",
+      ...(options.packageId === undefined ? {} : { package_id: options.packageId })
+    }
+  })
+  expect(account.status).toBe(201)
+  const key = await app.request("POST", `/v1/admin/accounts/${account.json.id}/keys`, { body: { label: "tests" } })
+  expect(key.status).toBe(201)
+  const domain = options.domain ?? `d${tag}.example`
+  const created = await app.request("POST", "/v1/client/domains", { token: key.json.token, body: { domain } })
+  expect(created.status).toBe(201)
+  const txt = created.json.records.find((r: { purpose: string }) => r.purpose === "verification")
+  dns.set(domain, { TXT: [txt.value] })
+  const verified = await app.request("POST", `/v1/client/domains/${domain}/verify`, { token: key.json.token })
+  expect(verified.status).toBe(200)
+  return { accountId: account.json.id, token: key.json.token, keyId: key.json.id, domain, from: `hello@${domain}` }
+}
+
+/** A minimal valid full-form body from `sender` to `to`. */
+export const sendBody = (sender: Sender, to: string | ReadonlyArray<string>, extra: Record<string, unknown> = {}) => ({
+  personalizations: [{ to: (typeof to === "string" ? [to] : to).map((email) => ({ email })) }],
+  from: { email: sender.from, name: "Herald Tests" },
+  subject: "Hello",
+  content: [{ type: "text/plain", value: "Hello from the tests" }],
+  ...extra
+})

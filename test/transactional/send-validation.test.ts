@@ -1,0 +1,122 @@
+/**
+ * Every field rule of the send request, over HTTP: each bad body gets 400, names the field in
+ * `param`, carries the spec's top-level `message`, and leaves no row behind.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Appliance, startAppliance } from "../support/appliance.ts"
+import { query } from "../support/database.ts"
+import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
+import { newSender, type Sender } from "../support/sending.ts"
+
+let app: Appliance
+let dns: DnsServer
+let sender: Sender
+
+beforeAll(async () => {
+  dns = await startDnsServer()
+  app = await startAppliance({ env: { HERALD_DNS_SERVERS: dns.address } })
+  // A plan whose rate limit leaves room for every case below (no plan: 30 a minute).
+  sender = await newSender(app, dns, { packageId: "growth" })
+})
+afterAll(async () => {
+  await app.stop()
+  await dns.close()
+})
+
+const valid = () => ({
+  personalizations: [{ to: [{ email: "rcpt@example.org", name: "R" }] }],
+  from: { email: sender.from },
+  subject: "Subject",
+  content: [{ type: "text/plain", value: "Body" }]
+})
+
+type Mutate = (body: Record<string, any>) => void
+
+const cases: ReadonlyArray<[string, Mutate, string]> = [
+  ["personalizations missing", (b) => delete b.personalizations, "personalizations"],
+  ["personalizations empty", (b) => (b.personalizations = []), "personalizations"],
+  ["1001 personalizations", (b) => (b.personalizations = Array.from({ length: 1001 }, () => ({ to: [{ email: "a@b.org" }] }))), "personalizations"],
+  ["personalization without to", (b) => delete b.personalizations[0].to, "personalizations[0].to"],
+  ["personalization with empty to", (b) => (b.personalizations[0].to = []), "personalizations[0].to"],
+  ["bad email in to", (b) => (b.personalizations[0].to[0].email = "not-an-address"), "personalizations[0].to[0].email"],
+  ["to email missing", (b) => (b.personalizations[0].to = [{ name: "x" }]), "personalizations[0].to[0].email"],
+  ["bad email in cc", (b) => (b.personalizations[0].cc = [{ email: "a@@b.org" }]), "personalizations[0].cc[0].email"],
+  ["bad email in bcc", (b) => (b.personalizations[0].bcc = [{ email: "a b@c.org" }]), "personalizations[0].bcc[0].email"],
+  ["empty personalization subject", (b) => (b.personalizations[0].subject = ""), "personalizations[0].subject"],
+  ["personalization header with a line break", (b) => (b.personalizations[0].headers = { "X-A": "1\r\nBcc: x@y.org" }), "personalizations[0].headers.X-A"],
+  ["from missing", (b) => delete b.from, "from"],
+  ["bad from email", (b) => (b.from = { email: "nobody" }), "from.email"],
+  ["subject missing", (b) => delete b.subject, "subject"],
+  ["empty subject", (b) => (b.subject = ""), "subject"],
+  ["content missing", (b) => delete b.content, "content"],
+  ["content empty", (b) => (b.content = []), "content"],
+  ["content type not allowed", (b) => (b.content = [{ type: "text/markdown", value: "x" }]), "content[0].type"],
+  ["content value missing", (b) => (b.content = [{ type: "text/plain" }]), "content[0].value"],
+  ["bad reply_to email", (b) => (b.reply_to = { email: "x" }), "reply_to.email"],
+  ["reply_to without email", (b) => (b.reply_to = { name: "x" }), "reply_to.email"],
+  ["header name with a colon", (b) => (b.headers = { "X:Y": "1" }), "headers"],
+  ["reserved header", (b) => (b.headers = { From: "x@y.org" }), "headers"],
+  ["attachment without content", (b) => (b.attachments = [{ filename: "a.txt" }]), "attachments[0].content"],
+  ["attachment with empty content", (b) => (b.attachments = [{ content: "", filename: "a.txt" }]), "attachments[0].content"],
+  ["attachment not base64", (b) => (b.attachments = [{ content: "!!!", filename: "a.txt" }]), "attachments[0].content"],
+  ["attachment without filename", (b) => (b.attachments = [{ content: "aGk=" }]), "attachments[0].filename"],
+  ["attachment with empty filename", (b) => (b.attachments = [{ content: "aGk=", filename: "" }]), "attachments[0].filename"],
+  ["attachment with a bad MIME type", (b) => (b.attachments = [{ content: "aGk=", filename: "a", type: "pdf" }]), "attachments[0].type"],
+  ["send_at not a date", (b) => (b.send_at = "tomorrow"), "send_at"],
+  ["send_at more than 90 days ahead", (b) => (b.send_at = new Date(Date.now() + 91 * 86_400_000).toISOString()), "send_at"],
+  ["send_at in the past", (b) => (b.send_at = new Date(Date.now() - 3_600_000).toISOString()), "send_at"],
+  ["send_at with two personalizations", (b) => {
+    b.send_at = new Date(Date.now() + 3_600_000).toISOString()
+    b.personalizations.push({ to: [{ email: "other@example.org" }] })
+  }, "personalizations"]
+]
+
+const flatCases: ReadonlyArray<[string, Record<string, unknown>, string]> = [
+  ["flat form with empty to", { to: [], subject: "s", text: "t" }, "to"],
+  ["flat form with a bad to email", { to: [{ email: "x" }], subject: "s", text: "t" }, "to[0].email"],
+  ["flat form without text or html", { to: [{ email: "a@b.org" }], subject: "s" }, "text"],
+  ["flat form without subject", { to: [{ email: "a@b.org" }], text: "t" }, "subject"]
+]
+
+describe("POST /v1/mail/send field rules", () => {
+  it.each(cases)("refuses %s with 400 naming the field", async (_name, mutate, param) => {
+    const body: Record<string, any> = valid()
+    mutate(body)
+    const res = await app.request("POST", "/v1/mail/send", { token: sender.token, body })
+    expect(res.status).toBe(400)
+    expect(res.json.error).toMatchObject({ type: "invalid_request_error", code: "validation_failed" })
+    expect(res.json.error.param).toBe(param)
+    expect(res.json.message).toBe(res.json.error.message)
+    expect(res.json.message).toContain(param.split(".")[0]!.replace(/\[.*$/, ""))
+  })
+
+  it.each(flatCases)("refuses the %s with 400 naming the field", async (_name, fields, param) => {
+    const res = await app.request("POST", "/v1/mail/send", { token: sender.token, body: { from: { email: sender.from }, ...fields } })
+    expect(res.status).toBe(400)
+    expect(res.json.error.param).toBe(param)
+  })
+
+  it("answers malformed JSON with 400 invalid_json and a top-level message", async () => {
+    const res = await app.request("POST", "/v1/mail/send", { token: sender.token, rawBody: "{\"personalizations\": [" })
+    expect(res.status).toBe(400)
+    expect(res.json.error.code).toBe("invalid_json")
+    expect(typeof res.json.message).toBe("string")
+  })
+
+  it("leaves no message or delivery behind for any refused body", async () => {
+    const rows = await query(app.databaseUrl, "SELECT count(*)::int AS n FROM messages WHERE account_id = $1", [sender.accountId])
+    expect(rows[0]!.n).toBe(0)
+  })
+
+  it("accepts the same valid body in both forms", async () => {
+    const full = await app.request("POST", "/v1/mail/send", { token: sender.token, body: valid() })
+    expect(full.status).toBe(202)
+    expect(full.json.items[0].status).toBe("queued")
+    const flat = await app.request("POST", "/v1/mail/send", {
+      token: sender.token,
+      body: { from: { email: sender.from }, to: [{ email: "rcpt@example.org" }], subject: "s", text: "t", html: "<p>t</p>" }
+    })
+    expect(flat.status).toBe(202)
+    expect(flat.json.message_id).toBe(flat.json.items[0].message_id)
+  })
+})

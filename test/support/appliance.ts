@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as path from "node:path"
 import { Cause, ConfigProvider, Effect, Exit, Fiber, Layer } from "effect"
-import { ApplianceLive, BaseLive } from "../../src/appliance.ts"
+import { ApplianceLive, BaseLive, ServicesLive } from "../../src/appliance.ts"
 import { freshDatabase } from "./database.ts"
 import { freePort, waitForStatus } from "./net.ts"
 
@@ -146,4 +146,24 @@ export const spawnAppliance = async (
       await exited
     }
   }
+}
+
+/**
+ * Runs `effect` against the services of an appliance's database, in this process (for driving a
+ * chore such as the scheduler at a chosen moment instead of waiting for it).
+ */
+export const withServices = <A, E>(
+  app: Appliance,
+  effect: Effect.Effect<A, E, Layer.Layer.Success<typeof ServicesLive>>,
+  env: Record<string, string> = {}
+): Promise<A> => {
+  const provider = ConfigProvider.fromMap(new Map(Object.entries({
+    DATABASE_URL: app.databaseUrl,
+    HERALD_LOG_LEVEL: "warn",
+    HERALD_HOSTNAME: "herald.test",
+    ...env
+  })))
+  return Effect.runPromise(
+    effect.pipe(Effect.provide(ServicesLive), Effect.provide(BaseLive), Effect.withConfigProvider(provider))
+  )
 }

@@ -1,0 +1,94 @@
+/** GET /v1/mail/audit: one item per recipient delivery, filters, ordering, CSV, and who sees what. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Appliance, startAppliance } from "../support/appliance.ts"
+import { query } from "../support/database.ts"
+import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
+import { newSender, type Sender, sendBody } from "../support/sending.ts"
+
+let app: Appliance
+let dns: DnsServer
+let sender: Sender
+let other: Sender
+
+beforeAll(async () => {
+  dns = await startDnsServer()
+  app = await startAppliance({ env: { HERALD_DNS_SERVERS: dns.address } })
+  sender = await newSender(app, dns, { packageId: "growth" })
+  other = await newSender(app, dns, { packageId: "growth" })
+  for (const [to, subject] of [["alpha@example.org", "Invoice 1"], ["beta@example.org", "Welcome"], ["gamma@example.org", "Invoice 2"]]) {
+    const res = await app.request("POST", "/v1/mail/send", { token: sender.token, body: sendBody(sender, to!, { subject }) })
+    expect(res.status).toBe(202)
+  }
+  await app.request("POST", "/v1/mail/send", { token: other.token, body: sendBody(other, "other@example.org") })
+  // Outcomes as the MTA writes them: one sent, one failed (bounced); the third stays queued.
+  await query(app.databaseUrl, "UPDATE deliveries SET state = 'sent', last_code = 250, last_reply = '250 2.0.0 OK' WHERE recipient = 'alpha@example.org'")
+  await query(app.databaseUrl, "UPDATE deliveries SET state = 'bounced', last_code = 550, last_status = '5.1.1', last_reply = '550 5.1.1 no such user' WHERE recipient = 'beta@example.org'")
+})
+afterAll(async () => {
+  await app.stop()
+  await dns.close()
+})
+
+const audit = (params: string, token = sender.token) => app.request("GET", `/v1/mail/audit${params}`, { token })
+
+describe("GET /v1/mail/audit", () => {
+  it("lists the account's deliveries newest first with the spec's event vocabulary", async () => {
+    const res = await audit("")
+    expect(res.status).toBe(200)
+    expect(res.json).toMatchObject({ total: 3, limit: 100, offset: 0 })
+    expect(res.json.items.map((i: { recipient: string }) => i.recipient)).toEqual(["gamma@example.org", "beta@example.org", "alpha@example.org"])
+    const beta = res.json.items[1]
+    expect(beta).toMatchObject({ event: "failed", subject: "Welcome", smtp_code: 550, smtp_reply: "550 5.1.1 no such user", app: sender.keyId })
+    expect(beta.message_id).toMatch(/^msg_/)
+    expect(beta.request_id).toMatch(/^req_/)
+  })
+
+  it("filters by one event or a comma-separated list, and refuses unknown events", async () => {
+    expect((await audit("?event=sent")).json.items.map((i: { recipient: string }) => i.recipient)).toEqual(["alpha@example.org"])
+    expect((await audit("?event=queued,failed")).json.total).toBe(2)
+    const bad = await audit("?event=sent,opened")
+    expect(bad.status).toBe(400)
+    expect(bad.json.error.param).toBe("event")
+  })
+
+  it("searches recipient or subject without regard to case", async () => {
+    expect((await audit("?search=INVOICE")).json.total).toBe(2)
+    expect((await audit("?search=BETA@")).json.items[0].recipient).toBe("beta@example.org")
+  })
+
+  it("pages with limit and offset and sorts ascending on request", async () => {
+    const page = await audit("?limit=1&offset=1&sort_by=ts&sort_dir=asc")
+    expect(page.json).toMatchObject({ total: 3, limit: 1, offset: 1 })
+    expect(page.json.items.map((i: { recipient: string }) => i.recipient)).toEqual(["beta@example.org"])
+  })
+
+  it("takes from and to as inclusive bounds", async () => {
+    const all = (await audit("?sort_dir=asc")).json.items
+    const first = all[0].ts
+    const res = await audit(`?from=${encodeURIComponent(first)}&to=${encodeURIComponent(first)}`)
+    expect(res.json.items.map((i: { ts: string }) => i.ts)).toContain(first)
+    expect((await audit(`?from=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).json.total).toBe(0)
+  })
+
+  it("exports every filtered row as text/csv, ignoring limit and offset", async () => {
+    const res = await audit("?format=csv&limit=1&event=sent,failed")
+    expect(res.status).toBe(200)
+    expect(res.headers.get("content-type")).toContain("text/csv")
+    const lines = res.text.trim().split("\r\n")
+    expect(lines[0]).toContain("recipient")
+    expect(lines).toHaveLength(3)
+  })
+
+  it("narrows to one key with app, and never shows another account's deliveries", async () => {
+    expect((await audit(`?app=${sender.keyId}`)).json.total).toBe(3)
+    expect((await audit(`?app=${other.keyId}`)).json.total).toBe(0)
+    expect((await audit("", other.token)).json.items.map((i: { recipient: string }) => i.recipient)).toEqual(["other@example.org"])
+  })
+
+  it("allows client_id to admins only, expanding it to that client's keys", async () => {
+    const refused = await audit(`?client_id=${other.accountId}`)
+    expect(refused.status).toBe(403)
+    const admin = await app.request("GET", `/v1/mail/audit?client_id=${other.accountId}`)
+    expect(admin.json.total).toBe(1)
+  })
+})

@@ -13,6 +13,7 @@ import { Accounts } from "./platform/accounts/Accounts.ts"
 import { bootstrap } from "./platform/bootstrap.ts"
 import { ApiKeys } from "./platform/keys/ApiKeys.ts"
 import { Domains } from "./platform/domains/Domains.ts"
+import { RecheckJobLive } from "./platform/domains/RecheckJob.ts"
 import { AccountLimits } from "./platform/usage/AccountLimits.ts"
 import { RateLimiter } from "./platform/usage/RateLimiter.ts"
 import { Usage } from "./platform/usage/Usage.ts"
@@ -56,7 +57,7 @@ export const ServicesLive = Layer.merge(ScheduledSends.Default, Usage.Default).p
 )
 
 /** The actors: long-running loops of every replica. */
-const ActorsLive = Layer.mergeAll(SchedulerLive, ResetJobLive, MxListenerLive.pipe(Layer.provide(InboundStore.Default)))
+const ActorsLive = Layer.mergeAll(SchedulerLive, ResetJobLive, RecheckJobLive, MxListenerLive.pipe(Layer.provide(InboundStore.Default)))
 
 const BootstrapLive = Layer.effectDiscard(bootstrap)
 

@@ -152,6 +152,35 @@ export class Domains extends Effect.Service<Domains>()("herald/Domains", {
         return { state, row }
       })
 
-    return { create, list, get, remove, verify, sendingState } as const
+    /**
+     * Re-checks verified domains not checked since `staleBefore`: a vanished TXT record starts the
+     * grace window (verification_lost_at), a record that is back ends it. A DNS failure changes
+     * nothing (it says nothing about the record). Returns how many domains were looked at.
+     */
+    const recheck = (now: Date, staleBefore: Date, batch = 100) =>
+      Effect.gen(function*() {
+        const due = yield* sql<DomainRow>`
+          SELECT * FROM domains WHERE verified_at IS NOT NULL
+            AND (last_checked_at IS NULL OR last_checked_at < ${staleBefore})
+          ORDER BY last_checked_at NULLS FIRST LIMIT ${batch}`
+        for (const row of due) {
+          const expected = verificationValue(row.verification_token)
+          const found = yield* dns.txt(row.domain).pipe(
+            Effect.map((txt) => Option.some(txt.some((r) => r.trim() === expected))),
+            Effect.catchTags({
+              DnsNoRecord: () => Effect.succeed(Option.some(false)),
+              DnsFailure: () => Effect.succeed(Option.none<boolean>())
+            })
+          )
+          if (Option.isNone(found)) continue
+          yield* found.value
+            ? sql`UPDATE domains SET last_checked_at = ${now}, verification_lost_at = NULL WHERE id = ${row.id}`
+            : sql`UPDATE domains SET last_checked_at = ${now},
+                verification_lost_at = coalesce(verification_lost_at, ${now}) WHERE id = ${row.id}`
+        }
+        return due.length
+      })
+
+    return { create, list, get, remove, verify, sendingState, recheck } as const
   })
 }) {}

@@ -1,0 +1,24 @@
+/**
+ * Re-verifies sending domains every HERALD_DOMAIN_RECHECK_HOURS (default 6): a TXT record that
+ * disappeared starts the domain's grace window (HERALD_DOMAIN_GRACE_HOURS) instead of stopping
+ * its mail at once.
+ */
+import { Clock, Config, Duration, Effect } from "effect"
+import { actorLayer, actorLoop } from "../../lib/actor.ts"
+import { Domains } from "./Domains.ts"
+
+export const RecheckJobLive = actorLayer(
+  "domain-recheck",
+  Effect.gen(function*() {
+    const domains = yield* Domains
+    const hours = yield* Config.number("HERALD_DOMAIN_RECHECK_HOURS").pipe(
+      Config.withDefault(6),
+      Config.validate({ message: "must be more than 0", validation: (n) => n > 0 })
+    )
+    return yield* actorLoop("domain-recheck", Effect.gen(function*() {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const looked = yield* domains.recheck(now, new Date(now.getTime() - hours * 3_600_000))
+      return looked >= 100 ? Duration.zero : Duration.minutes(1)
+    }))
+  })
+)

@@ -1,0 +1,124 @@
+/**
+ * Sending domains against a DNS server on loopback: the records to publish, verification by TXT,
+ * the deprecated alias with its headers, the return path, and the grace of a vanished record.
+ */
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Domains } from "../../src/platform/domains/Domains.ts"
+import { type Appliance, startAppliance, withServices } from "../support/appliance.ts"
+import { query } from "../support/database.ts"
+import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
+import { newSender, type Sender, sendBody } from "../support/sending.ts"
+
+let app: Appliance
+let dns: DnsServer
+let owner: Sender
+
+beforeAll(async () => {
+  dns = await startDnsServer()
+  app = await startAppliance({ env: { HERALD_DNS_SERVERS: dns.address, HERALD_HOSTNAME: "mx.herald.test" } })
+  owner = await newSender(app, dns, { packageId: "growth" })
+})
+afterAll(async () => {
+  await app.stop()
+  await dns.close()
+})
+
+const create = (domain: string, token = owner.token) => app.request("POST", "/v1/client/domains", { token, body: { domain } })
+const recordOf = (res: { json: any }, purpose: string) => res.json.records.filter((r: { purpose: string }) => r.purpose === purpose)
+
+describe("sending domains", () => {
+  it("registers a domain unverified, with every record to publish", async () => {
+    const res = await create("Records.Example")
+    expect(res.status).toBe(201)
+    expect(res.json).toMatchObject({ domain: "records.example", verified: false, verified_at: null })
+    expect(recordOf(res, "verification")[0]).toMatchObject({ type: "TXT", name: "records.example" })
+    const [dkim] = recordOf(res, "dkim")
+    expect(dkim.name).toMatch(/^[a-z0-9]+\._domainkey\.records\.example$/)
+    // The public half of an RSA-2048 key: 294 bytes of SPKI DER.
+    expect(Buffer.from(dkim.value.split("p=")[1], "base64").length).toBe(294)
+    expect(recordOf(res, "spf")[0].value).toBe("v=spf1 include:mx.herald.test ~all")
+    expect(recordOf(res, "dmarc")[0].name).toBe("_dmarc.records.example")
+    expect(recordOf(res, "return_path")[0]).toMatchObject({ type: "MX", name: "herald-bounces.records.example", value: "10 mx.herald.test" })
+    expect((await create("records.example")).status).toBe(409)
+    expect((await create("not a domain")).status).toBe(400)
+  })
+
+  it("lists, reads and deletes the account's domains only", async () => {
+    await create("listed.example")
+    const list = await app.request("GET", "/v1/client/domains", { token: owner.token })
+    expect(list.json.items.map((d: { domain: string }) => d.domain)).toContain("listed.example")
+    const stranger = await newSender(app, dns)
+    expect((await app.request("GET", "/v1/client/domains/listed.example", { token: stranger.token })).status).toBe(404)
+    expect((await app.request("DELETE", "/v1/client/domains/listed.example", { token: stranger.token })).status).toBe(404)
+    expect((await app.request("DELETE", "/v1/client/domains/listed.example", { token: owner.token })).status).toBe(200)
+    expect((await app.request("GET", "/v1/client/domains/listed.example", { token: owner.token })).status).toBe(404)
+  })
+
+  it("verifies once the TXT record is published, naming the missing record before", async () => {
+    const res = await create("verify.example")
+    const before = await app.request("POST", "/v1/client/domains/verify.example/verify", { token: owner.token })
+    expect(before.status).toBe(400)
+    expect(before.json.error.message).toContain(recordOf(res, "verification")[0].value)
+    dns.set("verify.example", { TXT: ["v=spf1 -all", recordOf(res, "verification")[0].value] })
+    const after = await app.request("POST", "/v1/client/domains/verify.example/verify", { token: owner.token })
+    expect(after.status).toBe(200)
+    expect(after.json).toMatchObject({ domain: "verify.example", verified: true })
+    expect(Date.parse(after.json.verified_at)).not.toBeNaN()
+  })
+
+  it("answers 404 for a domain not registered to the account", async () => {
+    const res = await app.request("POST", "/v1/client/domains/nobody.example/verify", { token: owner.token })
+    expect(res.status).toBe(404)
+  })
+
+  it("keeps the deprecated alias working, with Deprecation, Sunset and successor Link headers", async () => {
+    const res = await create("alias.example")
+    dns.set("alias.example", { TXT: [recordOf(res, "verification")[0].value] })
+    const legacy = await app.request("POST", "/v1/domains/alias.example/verify", { token: owner.token })
+    expect(legacy.status).toBe(200)
+    expect(legacy.json.verified).toBe(true)
+    expect(legacy.headers.get("deprecation")).toMatch(/^@\d+$/)
+    expect(legacy.headers.get("sunset")).toContain("2027")
+    expect(legacy.headers.get("link")).toContain('/v1/client/domains/alias.example/verify>; rel="successor-version"')
+    const doc = await app.request("GET", "/openapi/openapi.platform.json", { token: null })
+    expect(doc.json.paths["/v1/domains/{domain}/verify"].post.deprecated).toBe(true)
+  })
+
+  it("verifies the return path when its MX points at the appliance, and accepts bounces there", async () => {
+    const res = await create("rp.example")
+    dns.set("rp.example", { TXT: [recordOf(res, "verification")[0].value] })
+    dns.set("herald-bounces.rp.example", { MX: [{ preference: 10, exchange: "mx.herald.test" }] })
+    await app.request("POST", "/v1/client/domains/rp.example/verify", { token: owner.token })
+    const view = await app.request("GET", "/v1/client/domains/rp.example", { token: owner.token })
+    expect(view.json.return_path_verified).toBe(true)
+  })
+
+  it("starts the grace window when a re-check no longer finds the record, and ends it when the record is back", async () => {
+    const res = await create("recheck.example")
+    const txt = recordOf(res, "verification")[0].value
+    dns.set("recheck.example", { TXT: [txt] })
+    await app.request("POST", "/v1/client/domains/recheck.example/verify", { token: owner.token })
+    const later = new Date(Date.now() + 7 * 3_600_000)
+    dns.set("recheck.example", { TXT: ["something else"] })
+    await withServices(app, Effect.flatMap(Domains, (d) => d.recheck(later, later)), { HERALD_DNS_SERVERS: dns.address })
+    const lost = await query<{ verification_lost_at: Date | null }>(app.databaseUrl, "SELECT verification_lost_at FROM domains WHERE domain = 'recheck.example'")
+    expect(lost[0]!.verification_lost_at?.getTime()).toBe(later.getTime())
+    dns.set("recheck.example", { TXT: [txt] })
+    const evenLater = new Date(later.getTime() + 3_600_000)
+    await withServices(app, Effect.flatMap(Domains, (d) => d.recheck(evenLater, evenLater)), { HERALD_DNS_SERVERS: dns.address })
+    const back = await query<{ verification_lost_at: Date | null }>(app.databaseUrl, "SELECT verification_lost_at FROM domains WHERE domain = 'recheck.example'")
+    expect(back[0]!.verification_lost_at).toBeNull()
+  })
+
+  it("keeps a domain whose record vanished sending during the grace window, then refuses it", async () => {
+    const res = await app.request("POST", "/v1/mail/send", { token: owner.token, body: sendBody(owner, "grace@example.org") })
+    expect(res.status).toBe(202)
+    await query(app.databaseUrl, "UPDATE domains SET verification_lost_at = now() - interval '1 hour' WHERE domain = $1", [owner.domain])
+    expect((await app.request("POST", "/v1/mail/send", { token: owner.token, body: sendBody(owner, "grace@example.org") })).status).toBe(202)
+    await query(app.databaseUrl, "UPDATE domains SET verification_lost_at = now() - interval '73 hours' WHERE domain = $1", [owner.domain])
+    const refused = await app.request("POST", "/v1/mail/send", { token: owner.token, body: sendBody(owner, "grace@example.org") })
+    expect(refused.status).toBe(403)
+    expect(refused.json.error.message).toContain("grace")
+  })
+})

@@ -1,0 +1,110 @@
+/**
+ * The platform area for an account: plans, the usage record, plan changes (upgrade with
+ * proration, pending downgrade applied by the monthly reset), and every change on record.
+ */
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Subscriptions } from "../../src/platform/subscriptions/Subscriptions.ts"
+import { type Appliance, startAppliance, withServices } from "../support/appliance.ts"
+import { query } from "../support/database.ts"
+import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
+import { newSender, sendBody } from "../support/sending.ts"
+
+let app: Appliance
+let dns: DnsServer
+const password = "correct horse battery"
+
+beforeAll(async () => {
+  dns = await startDnsServer()
+  app = await startAppliance({ env: { HERALD_DNS_SERVERS: dns.address } })
+})
+afterAll(async () => {
+  await app.stop()
+  await dns.close()
+})
+
+const changePlan = (token: string, package_id: string, pw = password) =>
+  app.request("POST", "/v1/client/subscriptions/change-plan", { token, body: { package_id, password: pw } })
+
+describe("plans", () => {
+  it("lists every plan with the fields a client chooses by", async () => {
+    const sender = await newSender(app, dns)
+    const res = await app.request("GET", "/v1/client/plans", { token: sender.token })
+    expect(res.status).toBe(200)
+    const ids = res.json.items.map((p: { id: string }) => p.id)
+    expect(ids).toEqual(expect.arrayContaining(["legacy-2019", "free", "starter", "business", "growth", "scale"]))
+    const legacy = res.json.items.find((p: { id: string }) => p.id === "legacy-2019")
+    expect(legacy.selectable).toBe(false)
+    const growth = res.json.items.find((p: { id: string }) => p.id === "growth")
+    expect(growth).toMatchObject({ billing_model: "sends", overage: { offered: true }, features: ["dmarc"] })
+  })
+})
+
+describe("GET /v1/client/usage", () => {
+  it("reports each key's own sends and the account's shared remainder", async () => {
+    const sender = await newSender(app, dns, { packageId: "starter" })
+    const second = await app.request("POST", "/v1/client/keys", { token: sender.token, body: { label: "second" } })
+    await app.request("POST", "/v1/mail/send", { token: sender.token, body: sendBody(sender, ["u1@example.org", "u2@example.org"]) })
+    await app.request("POST", "/v1/mail/send", { token: second.json.token, body: sendBody(sender, "u3@example.org") })
+    const res = await app.request("GET", "/v1/client/usage", { token: sender.token })
+    expect(res.json.subscriptions).toEqual([expect.objectContaining({
+      package_id: "starter", package_name: "Starter", monthly_quota: 50000, rate_per_min: 300, billing_period: "monthly"
+    })])
+    const byLabel = Object.fromEntries(res.json.keys.map((k: { label: string }) => [k.label, k]))
+    expect(byLabel["tests"]).toMatchObject({ sent_this_period: 2, monthly_quota: 50000, quota_remaining: 49997 })
+    expect(byLabel["second"]).toMatchObject({ sent_this_period: 1, quota_remaining: 49997 })
+    expect(Date.parse(res.json.next_reset)).toBeGreaterThan(Date.now())
+  })
+})
+
+describe("POST /v1/client/subscriptions/change-plan", () => {
+  it("refuses a wrong password, the same package, a legacy or unknown one", async () => {
+    const sender = await newSender(app, dns, { packageId: "starter" })
+    expect((await changePlan(sender.token, "growth", "wrong")).json.error.code).toBe("incorrect_password")
+    expect((await changePlan(sender.token, "starter")).json.error.code).toBe("same_package")
+    expect((await changePlan(sender.token, "legacy-2019")).json.error.code).toBe("package_not_selectable")
+    const unknown = await changePlan(sender.token, "platinum")
+    expect(unknown.status).toBe(400)
+    expect(unknown.json.error).toMatchObject({ code: "unknown_package", param: "package_id" })
+  })
+
+  it("applies an upgrade at once with a prorated charge, and records it", async () => {
+    const sender = await newSender(app, dns, { packageId: "starter" })
+    const res = await changePlan(sender.token, "growth")
+    expect(res.status).toBe(200)
+    expect(res.json).toMatchObject({ type: "upgrade", proration: { days_charged: expect.any(Number), cycle_days: expect.any(Number) } })
+    const p = res.json.proration
+    expect(p.amount_usd_cents).toBe(Math.round((4900 * p.days_charged) / p.cycle_days))
+    const usage = await app.request("GET", "/v1/client/usage", { token: sender.token })
+    expect(usage.json.subscriptions[0].package_id).toBe("growth")
+    const rows = await query(app.databaseUrl, "SELECT from_package_id, to_package_id, type, amount_usd_cents FROM plan_changes WHERE account_id = $1", [sender.accountId])
+    expect(rows).toEqual([{ from_package_id: "starter", to_package_id: "growth", type: "upgrade", amount_usd_cents: p.amount_usd_cents }])
+  })
+
+  it("starts a plan for an account without one as an upgrade charging the whole first cycle", async () => {
+    const sender = await newSender(app, dns)
+    const res = await changePlan(sender.token, "starter")
+    expect(res.json.type).toBe("upgrade")
+    expect(res.json.proration.days_charged).toBe(res.json.proration.cycle_days)
+    expect(res.json.proration.amount_usd_cents).toBe(1500)
+  })
+
+  it("schedules a downgrade for the next reset, which applies it", async () => {
+    const sender = await newSender(app, dns, { packageId: "growth" })
+    const res = await changePlan(sender.token, "free")
+    expect(res.json).toMatchObject({ type: "downgrade" })
+    const usage = await app.request("GET", "/v1/client/usage", { token: sender.token })
+    expect(res.json.effective_at).toBe(usage.json.next_reset)
+    expect(usage.json.subscriptions[0].package_id).toBe("growth")
+    // The reset job's step at a moment past the period end, as the actor would run it then.
+    const after = new Date(Date.parse(res.json.effective_at) + 60_000)
+    await withServices(app, Effect.flatMap(Subscriptions, (s) => s.resetPeriods(after)))
+    await withServices(app, Effect.flatMap(Subscriptions, (s) => s.resetPeriods(after)))
+    const rows = await query<{ package_id: string; period_start: Date }>(app.databaseUrl,
+      "SELECT package_id, period_start FROM subscriptions WHERE account_id = $1 AND status = 'active'", [sender.accountId])
+    expect(rows[0]!.package_id).toBe("free")
+    expect(rows[0]!.period_start.toISOString()).toBe(res.json.effective_at)
+    const changes = await query<{ applied_at: Date | null }>(app.databaseUrl, "SELECT applied_at FROM plan_changes WHERE account_id = $1", [sender.accountId])
+    expect(changes[0]!.applied_at).not.toBeNull()
+  })
+})

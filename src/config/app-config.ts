@@ -41,19 +41,28 @@ export interface AppConfigShape {
 
 export class AppConfig extends Context.Tag("herald/AppConfig")<AppConfig, AppConfigShape>() {}
 
+/**
+ * A checked variable. The check runs on the unnamed value and the name is added after, so a
+ * failure reads "Invalid data at MAX_JSON_MB: must be …" (checking a named config loses the name).
+ */
+export const checked = <A>(name: string, config: Config.Config<A>, message: string, validation: (a: A) => boolean, fallback: A) =>
+  config.pipe(Config.validate({ message, validation }), Config.nested(name), Config.withDefault(fallback))
+
 /** MB is 2^20 bytes everywhere (DESIGN.md "Size limits"). */
 const megabytes = (name: string, fallback: number) =>
-  Config.number(name).pipe(
-    Config.withDefault(fallback),
-    Config.validate({ message: "must be a positive number of megabytes", validation: (n) => n > 0 }),
+  checked(name, Config.number(), "must be a positive number of megabytes", (n) => n > 0, fallback).pipe(
     Config.map((mb) => Math.floor(mb * 1024 * 1024))
   )
 
 const port = (name: string, fallback: number) =>
-  Config.integer(name).pipe(
-    Config.withDefault(fallback),
-    Config.validate({ message: "must be a port number from 0 to 65535", validation: (n) => n >= 0 && n <= 65535 })
-  )
+  checked(name, Config.integer(), "must be a port number from 0 to 65535", (n) => n >= 0 && n <= 65535, fallback)
+
+const atLeast = (name: string, min: number, fallback: number) =>
+  checked(name, Config.integer(), `must be a whole number of at least ${min}`, (n) => n >= min, fallback)
+
+/** An optional secret where an empty value (as compose files often leave it) means unset. */
+const optionalSecret = (name: string) =>
+  Config.option(Config.redacted(name)).pipe(Config.map(Option.filter((v) => Redacted.value(v).trim() !== "")))
 
 const commaList = (name: string) =>
   Config.string(name).pipe(
@@ -62,7 +71,7 @@ const commaList = (name: string) =>
   )
 
 const url = (name: string) =>
-  Config.string(name).pipe(
+  Config.string().pipe(
     Config.validate({
       message: "must be an absolute http(s) URL",
       validation: (raw) => {
@@ -74,32 +83,21 @@ const url = (name: string) =>
       }
     }),
     Config.map((raw) => raw.replace(/\/+$/, "")),
+    Config.nested(name),
     Config.option
   )
 
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
-  databaseUrl: Config.option(Config.redacted("DATABASE_URL")).pipe(
-    // An empty DATABASE_URL (as docker-compose files often leave it) means "unset".
-    Config.map(Option.filter((url) => Redacted.value(url).trim() !== ""))
-  ),
-  dbPoolMax: Config.integer("HERALD_DB_POOL_MAX").pipe(
-    Config.withDefault(10),
-    Config.validate({ message: "must be at least 2", validation: (n) => n >= 2 })
-  ),
+  databaseUrl: optionalSecret("DATABASE_URL"),
+  dbPoolMax: atLeast("HERALD_DB_POOL_MAX", 2, 10),
   dataDir: Config.string("HERALD_DATA_DIR").pipe(Config.withDefault("./data")),
   httpHost: Config.string("HERALD_HTTP_HOST").pipe(Config.withDefault("0.0.0.0")),
   httpPort: port("HERALD_HTTP_PORT", 8080),
   smtpPort: port("HERALD_SMTP_PORT", 2525),
   smtpHost: Config.string("HERALD_SMTP_HOST").pipe(Config.withDefault("0.0.0.0")),
   smtpMaxMessageBytes: megabytes("HERALD_SMTP_MAX_MESSAGE_MB", 25),
-  smtpMaxClients: Config.integer("HERALD_SMTP_MAX_CLIENTS").pipe(
-    Config.withDefault(200),
-    Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
-  ),
-  smtpMaxPerIp: Config.integer("HERALD_SMTP_MAX_CONNECTIONS_PER_IP").pipe(
-    Config.withDefault(20),
-    Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
-  ),
+  smtpMaxClients: atLeast("HERALD_SMTP_MAX_CLIENTS", 1, 200),
+  smtpMaxPerIp: atLeast("HERALD_SMTP_MAX_CONNECTIONS_PER_IP", 1, 20),
   smtpTlsCert: Config.option(Config.string("HERALD_SMTP_TLS_CERT")),
   smtpTlsKey: Config.option(Config.string("HERALD_SMTP_TLS_KEY")),
   baseUrl: url("HERALD_BASE_URL"),
@@ -107,13 +105,14 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   hostname: Config.string("HERALD_HOSTNAME").pipe(Config.withDefault(os.hostname())),
   bounceDomain: Config.option(Config.string("HERALD_BOUNCE_DOMAIN")),
   inboundDomains: commaList("HERALD_INBOUND_DOMAINS"),
-  bootstrapKey: Config.option(
-    Config.redacted("HERALD_BOOTSTRAP_KEY").pipe(
-      Config.validate({
-        message: "must be at least 20 characters without spaces",
-        validation: (token) => /^\S{20,}$/.test(Redacted.value(token))
-      })
-    )
+  bootstrapKey: Config.redacted().pipe(
+    Config.validate({
+      message: "must be at least 20 characters without spaces",
+      validation: (token) => Redacted.value(token) === "" || /^\S{20,}$/.test(Redacted.value(token))
+    }),
+    Config.nested("HERALD_BOOTSTRAP_KEY"),
+    Config.option,
+    Config.map(Option.filter((token) => Redacted.value(token) !== ""))
   ),
   env: Config.literal("development", "production")("HERALD_ENV").pipe(Config.withDefault("development" as const)),
   logFormat: Config.literal("json", "pretty", "logfmt")("HERALD_LOG_FORMAT").pipe(
@@ -121,14 +120,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   ),
   logLevel: Config.logLevel("HERALD_LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
   dnsServers: commaList("HERALD_DNS_SERVERS"),
-  domainGraceHours: Config.number("HERALD_DOMAIN_GRACE_HOURS").pipe(
-    Config.withDefault(72),
-    Config.validate({ message: "must be zero or more hours", validation: (n) => n >= 0 })
-  ),
-  maxRecipients: Config.integer("HERALD_MAX_RECIPIENTS").pipe(
-    Config.withDefault(1000),
-    Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
-  ),
+  domainGraceHours: checked("HERALD_DOMAIN_GRACE_HOURS", Config.number(), "must be zero or more hours", (n) => n >= 0, 72),
+  maxRecipients: atLeast("HERALD_MAX_RECIPIENTS", 1, 1000),
   maxJsonBytes: megabytes("MAX_JSON_MB", 15),
   maxAttachmentBytes: megabytes("MAX_ATTACHMENT_MB", 10),
   maxTotalAttachmentsBytes: megabytes("MAX_TOTAL_ATTACHMENTS_MB", 20)

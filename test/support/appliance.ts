@@ -43,7 +43,7 @@ const makeRequest = (baseUrl: string, adminToken: string) =>
 async (method: string, route: string, options: RequestOptions = {}): Promise<ApiResponse> => {
   const headers: Record<string, string> = { ...options.headers }
   const token = options.token === undefined ? adminToken : options.token
-  if (token !== null) headers["authorization"] = `Bearer ${token}`
+  if (token !== null && token !== "") headers["authorization"] = `Bearer ${token}`
   let body: string | undefined
   if (options.rawBody !== undefined) body = options.rawBody
   else if (options.body !== undefined) body = JSON.stringify(options.body)
@@ -63,20 +63,22 @@ export interface StartOptions {
   /** A database URL; omitted → a fresh database; null → no DATABASE_URL (embedded PostgreSQL). */
   readonly databaseUrl?: string | null
   readonly env?: Record<string, string>
+  /** HERALD_BOOTSTRAP_KEY: omitted → a fresh token; null → unset (the first start prints a key). */
+  readonly bootstrapKey?: string | null
 }
 
 const baseEnv = async (options: StartOptions) => {
   const databaseUrl = options.databaseUrl === null ? "" : options.databaseUrl ?? (await freshDatabase())
   const port = await freePort()
   const smtpPort = await freePort()
-  const adminToken = newToken()
+  const adminToken = options.bootstrapKey === undefined ? newToken() : options.bootstrapKey ?? ""
   const env: Record<string, string> = {
     ...(databaseUrl === "" ? {} : { DATABASE_URL: databaseUrl }),
     HERALD_HTTP_PORT: String(port),
     HERALD_HTTP_HOST: "127.0.0.1",
     HERALD_SMTP_PORT: String(smtpPort),
     HERALD_SMTP_HOST: "127.0.0.1",
-    HERALD_BOOTSTRAP_KEY: adminToken,
+    ...(adminToken === "" ? {} : { HERALD_BOOTSTRAP_KEY: adminToken }),
     HERALD_LOG_LEVEL: "warn",
     HERALD_HOSTNAME: "herald.test",
     ...options.env
@@ -112,9 +114,16 @@ export interface ApplianceProcess extends Appliance {
 }
 
 /** Spawns `src/main.ts` as its own process (tsx under Node, or Deno) with `env` over a minimal environment. */
-export const spawnAppliance = async (
-  options: StartOptions & { readonly runtime?: "node" | "deno"; readonly args?: ReadonlyArray<string>; readonly waitMs?: number } = {}
-): Promise<ApplianceProcess> => {
+export interface SpawnOptions extends StartOptions {
+  readonly runtime?: "node" | "deno"
+  readonly args?: ReadonlyArray<string>
+  readonly waitMs?: number
+  /** Run the child as this user (tests of the embedded cluster as an ordinary user). */
+  readonly uid?: number
+  readonly gid?: number
+}
+
+export const spawnAppliance = async (options: SpawnOptions = {}): Promise<ApplianceProcess> => {
   const { adminToken, databaseUrl, env, port } = await baseEnv(options)
   const command = options.runtime === "deno"
     ? [path.join(repoRoot, "node_modules/.bin/deno"), "run", "-A", "src/main.ts"]
@@ -123,7 +132,9 @@ export const spawnAppliance = async (
   const child = spawn(command[0]!, [...command.slice(1), ...(options.args ?? [])], {
     cwd: repoRoot,
     env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...env },
-    stdio: ["ignore", "pipe", "pipe"]
+    stdio: ["ignore", "pipe", "pipe"],
+    ...(options.uid === undefined ? {} : { uid: options.uid }),
+    ...(options.gid === undefined ? {} : { gid: options.gid })
   })
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()))
   child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()))
@@ -167,3 +178,37 @@ export const withServices = <A, E>(
     effect.pipe(Effect.provide(ServicesLive), Effect.provide(BaseLive), Effect.withConfigProvider(provider))
   )
 }
+
+export interface CommandResult {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/**
+ * Runs `src/main.ts <args>` under Node (tsx) to completion with `env` over a minimal environment:
+ * operator commands, and start-ups that must fail. Killed (code null) after `timeoutMs`.
+ */
+export const runMain = (
+  args: ReadonlyArray<string>,
+  env: Record<string, string>,
+  timeoutMs = 60_000
+): Promise<CommandResult> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
+      cwd: repoRoot,
+      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", HERALD_LOG_LEVEL: "warn", ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs)
+    child.once("error", reject)
+    // "close" (not "exit") so that all of stdout has been read.
+    child.once("close", (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })

@@ -4,6 +4,7 @@
  * its mail at once.
  */
 import { Clock, Config, Duration, Effect } from "effect"
+import { checked } from "../../config/app-config.ts"
 import { actorLayer, actorLoop } from "../../lib/actor.ts"
 import { Domains } from "./Domains.ts"
 
@@ -11,10 +12,7 @@ export const RecheckJobLive = actorLayer(
   "domain-recheck",
   Effect.gen(function*() {
     const domains = yield* Domains
-    const hours = yield* Config.number("HERALD_DOMAIN_RECHECK_HOURS").pipe(
-      Config.withDefault(6),
-      Config.validate({ message: "must be more than 0", validation: (n) => n > 0 })
-    )
+    const hours = yield* checked("HERALD_DOMAIN_RECHECK_HOURS", Config.number(), "must be more than 0 hours", (n) => n > 0, 6)
     return yield* actorLoop("domain-recheck", Effect.gen(function*() {
       const now = new Date(yield* Clock.currentTimeMillis)
       const looked = yield* domains.recheck(now, new Date(now.getTime() - hours * 3_600_000))

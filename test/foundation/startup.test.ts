@@ -1,0 +1,103 @@
+/**
+ * Start-up as an operator meets it, with real processes: the bootstrap key (idempotent across
+ * restarts and simultaneous replicas), the printed first key, configuration errors naming the
+ * variable, concurrent migrations, the CLI, and the appliance under Deno.
+ */
+import { spawn } from "node:child_process"
+import { describe, expect, it } from "vitest"
+import { newToken, repoRoot, spawnAppliance } from "../support/appliance.ts"
+import { freshDatabase, query } from "../support/database.ts"
+
+/** Runs `src/main.ts` with arguments to completion. */
+const run = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  new Promise<{ code: number | null; output: string }>((resolve) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
+      cwd: repoRoot,
+      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", HERALD_LOG_LEVEL: "warn", ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let output = ""
+    child.stdout.on("data", (c: Buffer) => (output += c.toString()))
+    child.stderr.on("data", (c: Buffer) => (output += c.toString()))
+    child.once("exit", (code) => resolve({ code, output }))
+  })
+
+describe("bootstrap", () => {
+  it("installs HERALD_BOOTSTRAP_KEY once, however many replicas start at the same moment", async () => {
+    const databaseUrl = await freshDatabase()
+    const token = newToken()
+    const env = { HERALD_BOOTSTRAP_KEY: token }
+    const [a, b] = await Promise.all([spawnAppliance({ databaseUrl, env }), spawnAppliance({ databaseUrl, env })])
+    expect((await a.request("GET", "/v1/client/keys", { token })).status).toBe(200)
+    expect((await b.request("GET", "/v1/client/keys", { token })).status).toBe(200)
+    await Promise.all([a.stop(), b.stop()])
+    const again = await spawnAppliance({ databaseUrl, env })
+    await again.stop()
+    const admins = await query(databaseUrl, "SELECT count(*)::int AS n FROM accounts WHERE is_admin")
+    const keys = await query(databaseUrl, "SELECT count(*)::int AS n FROM api_keys")
+    const migrations = await query(databaseUrl, "SELECT count(*)::int AS n, count(DISTINCT migration_id)::int AS d FROM herald_migrations")
+    expect(admins[0]!.n).toBe(1)
+    expect(keys[0]!.n).toBe(1)
+    expect(migrations[0]!.n).toBe(migrations[0]!.d)
+  }, 120_000)
+
+  it("prints a generated admin key on the first start of an empty database, and never again", async () => {
+    const databaseUrl = await freshDatabase()
+    const first = await spawnAppliance({ databaseUrl, env: { HERALD_BOOTSTRAP_KEY: "" } })
+    await first.stop()
+    const token = /(hrld_[A-Za-z0-9]{43})/.exec(first.output())?.[1]
+    expect(token).toBeDefined()
+    const second = await spawnAppliance({ databaseUrl, env: { HERALD_BOOTSTRAP_KEY: "" } })
+    expect((await second.request("GET", "/v1/client/keys", { token: token! })).status).toBe(200)
+    await second.stop()
+    expect(second.output()).not.toMatch(/hrld_[A-Za-z0-9]{43}/)
+  }, 120_000)
+})
+
+describe("configuration", () => {
+  it.each([
+    ["HERALD_HTTP_PORT", "abc"],
+    ["MAX_JSON_MB", "-1"],
+    ["HERALD_LOG_FORMAT", "xml"],
+    ["HERALD_BOOTSTRAP_KEY", "short"]
+  ])("stops start-up with a message naming %s when it is %s", async (name, value) => {
+    const result = await run([], { DATABASE_URL: "postgres://nobody@127.0.0.1:1/none", [name]: value })
+    expect(result.code).not.toBe(0)
+    expect(result.output).toContain(name)
+  })
+})
+
+describe("operator commands", () => {
+  it("migrates once when two migrate commands run at the same moment", async () => {
+    const databaseUrl = await freshDatabase()
+    const results = await Promise.all([run(["migrate"], { DATABASE_URL: databaseUrl }), run(["migrate"], { DATABASE_URL: databaseUrl })])
+    expect(results.map((r) => r.code)).toEqual([0, 0])
+    const rows = await query(databaseUrl, "SELECT migration_id FROM herald_migrations ORDER BY migration_id")
+    expect(rows.map((r) => r["migration_id"])).toEqual([1, 2, 3, 4].slice(0, rows.length))
+    expect(rows.length).toBeGreaterThanOrEqual(4)
+  }, 60_000)
+
+  it("creates an account and a key from the shell; the key authenticates", async () => {
+    const app = await spawnAppliance()
+    const env = { DATABASE_URL: app.databaseUrl }
+    const account = await run(["accounts", "create", "--name", "Shell", "--email", "shell@example.org", "--password", "long enough pw"], env)
+    expect(account.code).toBe(0)
+    const id = JSON.parse(account.output.slice(account.output.indexOf("{"))).id
+    const key = await run(["keys", "create", "--account", id, "--label", "cli"], env)
+    expect(key.code).toBe(0)
+    const token = JSON.parse(key.output.slice(key.output.indexOf("{"))).token
+    const mine = await app.request("GET", "/v1/client/keys", { token })
+    expect(mine.json.items.map((k: { label: string }) => k.label)).toEqual(["cli"])
+    await app.stop()
+  }, 60_000)
+})
+
+describe("Deno", () => {
+  it("runs the same appliance under deno run -A src/main.ts", async () => {
+    const app = await spawnAppliance({ runtime: "deno" })
+    expect((await app.request("GET", "/health", { token: null })).status).toBe(200)
+    expect((await app.request("GET", "/v1/client/keys")).status).toBe(200)
+    await app.stop()
+    expect(await app.exited).toBe(0)
+  }, 90_000)
+})

@@ -16,7 +16,7 @@ import { KeysGroup } from "../platform/keys/Api.ts"
 import { PlansGroup } from "../platform/plans/Api.ts"
 import { SubscriptionsGroup } from "../platform/subscriptions/Api.ts"
 import { SuppressionsGroup } from "../platform/suppressions/Api.ts"
-import { TicketsGroup } from "../platform/tickets/Api.ts"
+import { AdminTicketsGroup, TicketsGroup } from "../platform/tickets/Api.ts"
 import { UsageGroup } from "../platform/usage/Api.ts"
 import { BadRequest, Internal, NotFound, PayloadTooLarge } from "./errors.ts"
 import { MetaGroup } from "./meta/Api.ts"
@@ -40,7 +40,7 @@ export class PlatformArea extends HttpApi.make("platform")
 {}
 
 /** Operator endpoints under /v1/admin: documented with the platform area, left out of /docs.json. */
-export class AdminArea extends HttpApi.make("admin").add(AdminGroup) {}
+export class AdminArea extends HttpApi.make("admin").add(AdminGroup).add(AdminTicketsGroup) {}
 
 export class HeraldApi extends HttpApi.make("herald")
   .addHttpApi(MetaArea)

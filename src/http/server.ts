@@ -12,7 +12,7 @@ import { DomainsHttpLive } from "../platform/domains/Http.ts"
 import { KeysHttpLive } from "../platform/keys/Http.ts"
 import { PlansHttpLive } from "../platform/plans/Http.ts"
 import { SubscriptionsHttpLive } from "../platform/subscriptions/Http.ts"
-import { TicketsHttpLive } from "../platform/tickets/Http.ts"
+import { AdminTicketsHttpLive, TicketsHttpLive } from "../platform/tickets/Http.ts"
 import { UsageHttpLive } from "../platform/usage/Http.ts"
 import { SuppressionsHttpLive } from "../platform/suppressions/Http.ts"
 import { HeraldApi } from "./api.ts"
@@ -35,7 +35,8 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     PlansHttpLive,
     SubscriptionsHttpLive,
     TicketsHttpLive,
-    AdminHttpLive
+    AdminHttpLive,
+    AdminTicketsHttpLive
   ]),
   Layer.provide(AuthenticationLive)
 )

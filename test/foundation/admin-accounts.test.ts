@@ -44,7 +44,7 @@ describe("POST /v1/admin/accounts", () => {
   })
 
   it("puts the account on the plan named by package_id", async () => {
-    const plans = await app.request("GET", "/v1/plans")
+    const plans = await app.request("GET", "/v1/client/plans")
     const packageId = plans.json.items?.[0]?.id ?? plans.json[0]?.id
     expect(typeof packageId).toBe("string")
     const res = await newAccount({ package_id: packageId })

@@ -44,6 +44,13 @@ const typeOf = (spec: OpenApi.OpenAPISpec, schema: unknown): string => {
 const fields = (spec: OpenApi.OpenAPISpec, schema: unknown, prefix = "", depth = 0): Array<string> => {
   const s = resolve(spec, schema)
   if (depth > 4) return []
+  if (Array.isArray(s["anyOf"]) && prefix === "") {
+    // A body of several forms (the send request): each form's fields under its name.
+    return s["anyOf"].flatMap((form, i) => {
+      const title = resolve(spec, form)["description"]
+      return [`Form ${i + 1}${typeof title === "string" ? ` (${title})` : ""}:`, ...fields(spec, form, prefix, depth + 1)]
+    })
+  }
   if (s["type"] === "array") return fields(spec, s["items"], `${prefix}[]`, depth + 1)
   if (!isObject(s["properties"])) return []
   const required = new Set(Array.isArray(s["required"]) ? s["required"] : [])

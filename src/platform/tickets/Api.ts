@@ -53,6 +53,12 @@ export class TicketsGroup extends HttpApiGroup.make("tickets")
       .addSuccess(Ticket, { status: 201 })
       .addError(NotFound)
   )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Support tickets")
+{}
+
+/** The operator's side of support: every ticket, and answers. */
+export class AdminTicketsGroup extends HttpApiGroup.make("adminTickets")
   .add(
     HttpApiEndpoint.get("adminList", "/v1/admin/tickets")
       .setUrlParams(Schema.Struct({ status: Schema.optional(Status) }))
@@ -70,5 +76,5 @@ export class TicketsGroup extends HttpApiGroup.make("tickets")
       .annotate(OpenApi.Summary, "Answer a ticket (status becomes answered unless given)")
   )
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "Support tickets")
+  .annotate(OpenApi.Title, "Admin: support tickets")
 {}

@@ -23,6 +23,12 @@ export const TicketsHttpLive = HttpApiBuilder.group(HeraldApi, "tickets", (handl
         Effect.flatMap(CurrentKey, (me) => tickets.reply(me.accountId, me.keyId, path.id, payload.body)).pipe(
           Effect.catchTags(errors)
         ))
+  }))
+
+export const AdminTicketsHttpLive = HttpApiBuilder.group(HeraldApi, "adminTickets", (handlers) =>
+  Effect.gen(function*() {
+    const tickets = yield* Tickets
+    return handlers
       .handle("adminList", ({ urlParams }) =>
         requireAdmin.pipe(Effect.zipRight(tickets.list(null, urlParams.status)), Effect.catchTag("SqlError", Effect.die)))
       .handle("adminRead", ({ path }) =>

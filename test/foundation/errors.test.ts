@@ -1,0 +1,134 @@
+/**
+ * The one error envelope for what the HTTP machinery itself refuses: unknown routes (404), bodies
+ * over MAX_JSON_MB whether announced by Content-Length or streamed chunked (413), malformed JSON
+ * (400 invalid_json) and schema failures (400 validation_failed naming the field).
+ */
+import * as http from "node:http"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Appliance, startAppliance } from "../support/appliance.ts"
+
+const MB = 1024 * 1024
+let app: Appliance
+beforeAll(async () => {
+  app = await startAppliance({ env: { MAX_JSON_MB: "1" } })
+})
+afterAll(() => app.stop())
+
+interface RawAnswer {
+  readonly status: number
+  readonly headers: http.IncomingHttpHeaders
+  readonly json: { error: Record<string, string> }
+}
+
+/**
+ * Streams `size` bytes of a JSON body in chunks with Transfer-Encoding: chunked (no
+ * Content-Length), so the server only learns the size while reading. The server may answer and
+ * close before the whole body is written; a write error after the answer is expected.
+ */
+const postChunked = (route: string, token: string, size: number) =>
+  new Promise<RawAnswer>((resolve, reject) => {
+    const url = new URL(route, app.baseUrl)
+    const req = http.request(url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "transfer-encoding": "chunked" }
+    })
+    req.on("response", (res) => {
+      let text = ""
+      res.on("data", (chunk: Buffer) => (text += chunk.toString()))
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, json: JSON.parse(text) }))
+    })
+    req.on("error", (error) => {
+      if (!req.writableEnded) reject(error)
+    })
+    const chunk = "x".repeat(64 * 1024)
+    req.write("{\"label\":\"")
+    let sent = 0
+    const pump = () => {
+      while (sent < size) {
+        sent += chunk.length
+        if (!req.write(chunk)) return req.once("drain", pump)
+      }
+      req.end("\"}")
+    }
+    pump()
+  })
+
+describe("unknown routes", () => {
+  it.each([
+    ["GET", "/v1/nothing/here"],
+    ["POST", "/v1/client/keys/key_x/rotate"],
+    ["GET", "/not-an-api-path"],
+    ["PUT", "/version"]
+  ])("answer %s %s with 404 in the envelope", async (method, route) => {
+    const res = await app.request(method, route)
+    expect(res.status).toBe(404)
+    expect(res.json).toEqual({
+      error: { type: "invalid_request_error", code: "not_found", message: expect.stringContaining("No route") }
+    })
+    expect(res.headers.get("content-type")).toContain("application/json")
+  })
+})
+
+describe("bodies over MAX_JSON_MB", () => {
+  it("answers 413 payload_too_large when Content-Length announces more than the limit", async () => {
+    const res = await app.request("POST", "/v1/client/keys", { rawBody: JSON.stringify({ label: "x".repeat(MB + 10) }) })
+    expect(res.status).toBe(413)
+    expect(res.json).toEqual({
+      error: { type: "invalid_request_error", code: "payload_too_large", message: expect.stringContaining("MAX_JSON_MB") }
+    })
+    expect(res.headers.get("x-request-id")).toMatch(/^req_/)
+  })
+
+  it("answers 413 payload_too_large for a chunked body that grows past the limit", async () => {
+    const res = await postChunked("/v1/client/keys", app.adminToken, 2 * MB)
+    expect(res.status).toBe(413)
+    expect(res.json.error).toMatchObject({ type: "invalid_request_error", code: "payload_too_large" })
+    expect(res.headers["x-request-id"]).toMatch(/^req_/)
+  })
+
+  it("accepts a chunked body under the limit", async () => {
+    const res = await postChunked("/v1/client/keys", app.adminToken, 0)
+    expect(res.status).toBe(400)
+    expect(res.json.error).toMatchObject({ code: "validation_failed", param: "label" })
+  })
+
+  it("still serves the next request after refusing a large body", async () => {
+    await postChunked("/v1/client/keys", app.adminToken, 2 * MB)
+    expect((await app.request("GET", "/v1/client/keys")).status).toBe(200)
+  })
+})
+
+describe("malformed bodies", () => {
+  it.each([
+    ["a truncated object", "{\"label\": "],
+    ["a trailing comma", "{\"label\": \"a\",}"],
+    ["single quotes", "{'label': 'a'}"],
+    ["plain text", "label=a"]
+  ])("answers %s with 400 invalid_json and a message saying what is wrong", async (_, rawBody) => {
+    const res = await app.request("POST", "/v1/client/keys", { rawBody })
+    expect(res.status).toBe(400)
+    expect(res.json).toEqual({
+      error: { type: "invalid_request_error", code: "invalid_json", message: expect.stringContaining("JSON") }
+    })
+  })
+
+  it("answers a JSON value of the wrong shape with 400 validation_failed, not invalid_json", async () => {
+    const res = await app.request("POST", "/v1/client/keys", { rawBody: "[1, 2]" })
+    expect(res.status).toBe(400)
+    expect(res.json.error.code).toBe("validation_failed")
+  })
+})
+
+describe("validation messages", () => {
+  it.each([
+    ["a missing field", "/v1/admin/accounts", { email: "a@example.com", password: "long enough pw" }, "name"],
+    ["a wrong type", "/v1/admin/accounts", { name: "A", email: 5, password: "long enough pw" }, "email"],
+    ["a too-short value", "/v1/admin/accounts", { name: "A", email: "a@example.com", password: "short" }, "password"],
+    ["an empty label", "/v1/client/keys", { label: "" }, "label"]
+  ])("name the field in param for %s", async (_, route, body, param) => {
+    const res = await app.request("POST", route, { body })
+    expect(res.status).toBe(400)
+    expect(res.json.error).toMatchObject({ type: "invalid_request_error", code: "validation_failed", param })
+    expect(res.json.error.message).toContain(param)
+  })
+})

@@ -1,0 +1,63 @@
+/**
+ * The contract documents, derived from the HttpApi definitions: per-area OpenAPI, the client-only
+ * /docs.json, offline reference pages and the llms texts. The committed snapshots under
+ * __snapshots__/ make every contract change a visible diff (regenerate with `npx vitest run -u`).
+ */
+import * as fs from "node:fs"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Appliance, repoRoot, startAppliance } from "../support/appliance.ts"
+
+let app: Appliance
+const version = JSON.parse(fs.readFileSync(`${repoRoot}/package.json`, "utf8")).version
+
+beforeAll(async () => {
+  app = await startAppliance()
+})
+afterAll(() => app.stop())
+
+const get = (path: string) => app.request("GET", path, { token: null })
+
+describe("contract documents", () => {
+  it.each(["transactional", "bulk", "platform"])("serves openapi.%s.json versioned with the package", async (area) => {
+    const res = await get(`/openapi/openapi.${area}.json`)
+    expect(res.status).toBe(200)
+    expect(res.json.openapi).toMatch(/^3\.1/)
+    expect(res.json.info.version).toBe(version)
+    await expect(JSON.stringify(res.json, null, 2)).toMatchFileSnapshot(`./__snapshots__/openapi.${area}.json`)
+  })
+
+  it("keeps admin endpoints out of /docs.json but documents them in the platform document", async () => {
+    const docs = await get("/docs.json")
+    expect(docs.json.info.version).toBe(version)
+    const paths = Object.keys(docs.json.paths)
+    expect(paths).toContain("/v1/mail/send")
+    expect(paths.some((p) => p.startsWith("/v1/admin"))).toBe(false)
+    const platform = await get("/openapi/openapi.platform.json")
+    expect(Object.keys(platform.json.paths).some((p) => p.startsWith("/v1/admin"))).toBe(true)
+    await expect(JSON.stringify(docs.json, null, 2)).toMatchFileSnapshot("./__snapshots__/docs.json")
+  })
+
+  it("documents the error envelope on every endpoint", async () => {
+    const doc = (await get("/openapi/openapi.transactional.json")).json
+    const send = doc.paths["/v1/mail/send"].post
+    expect(Object.keys(send.responses)).toEqual(expect.arrayContaining(["202", "400", "401", "403", "409", "413", "429"]))
+  })
+
+  it.each(["transactional", "bulk", "platform"])("serves /reference/%s/ with its script inlined (works offline)", async (area) => {
+    const res = await get(`/reference/${area}/`)
+    expect(res.status).toBe(200)
+    expect(res.headers.get("content-type")).toContain("text/html")
+    expect(res.text).not.toMatch(/<script[^>]+src="https?:/)
+    expect(res.text.length).toBeGreaterThan(100_000)
+  })
+
+  it("lists endpoints in /llms.txt and their fields in /llms-full.txt", async () => {
+    const index = await get("/llms.txt")
+    expect(index.text).toContain("POST /v1/mail/send")
+    expect(index.text).toContain("/llms-full.txt")
+    const full = await get("/llms-full.txt")
+    expect(full.text).toContain("### POST /v1/client/keys")
+    expect(full.text).toContain("- label: string (required)")
+    expect(full.text).toContain("personalizations")
+  })
+})

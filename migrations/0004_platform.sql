@@ -1,4 +1,7 @@
--- Platform: every plan change on record, and support tickets with their conversation.
+-- Platform: every plan change on record, support tickets with their conversation, and the moment
+-- an admin last lifted a reputation pause (rates are counted from then on).
+
+ALTER TABLE accounts ADD COLUMN reputation_reset_at timestamptz;
 
 CREATE TABLE plan_changes (
   id                      text PRIMARY KEY,

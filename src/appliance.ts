@@ -20,6 +20,8 @@ import { Usage } from "./platform/usage/Usage.ts"
 import { ResetJobLive } from "./platform/subscriptions/ResetJob.ts"
 import { Subscriptions } from "./platform/subscriptions/Subscriptions.ts"
 import { Tickets } from "./platform/tickets/Tickets.ts"
+import { Reputation } from "./platform/reputation/Reputation.ts"
+import { ReputationSweepLive } from "./platform/reputation/SweepJob.ts"
 import { Accept } from "./transactional/accept.ts"
 import { AuditLog } from "./transactional/audit/AuditLog.ts"
 import { Idempotency } from "./transactional/Idempotency.ts"
@@ -47,7 +49,8 @@ const CoreServicesLive = Layer.mergeAll(
   Idempotency.Default,
   RateLimiter.Default,
   Subscriptions.Default,
-  Tickets.Default
+  Tickets.Default,
+  Reputation.Default
 ).pipe(Layer.provideMerge(Dns.Default))
 
 export const ServicesLive = Layer.merge(ScheduledSends.Default, Usage.Default).pipe(
@@ -57,7 +60,7 @@ export const ServicesLive = Layer.merge(ScheduledSends.Default, Usage.Default).p
 )
 
 /** The actors: long-running loops of every replica. */
-const ActorsLive = Layer.mergeAll(SchedulerLive, ResetJobLive, RecheckJobLive, MxListenerLive.pipe(Layer.provide(InboundStore.Default)))
+const ActorsLive = Layer.mergeAll(SchedulerLive, ResetJobLive, RecheckJobLive, ReputationSweepLive, MxListenerLive.pipe(Layer.provide(InboundStore.Default)))
 
 const BootstrapLive = Layer.effectDiscard(bootstrap)
 

@@ -1,12 +1,13 @@
 /**
  * The outermost request wrapper: gives each request an id (`X-Request-Id`, and `request_id` on
- * every log line), refuses bodies over MAX_JSON_MB before reading them, turns anything that
- * escaped the API (a defect) into the 500 envelope with its cause logged, adds the headers
- * handlers asked for, and writes one access log line.
+ * every log line), refuses bodies over MAX_JSON_MB before reading them (chunked ones while
+ * reading them: see chunked-body.ts), turns anything that escaped the API (a defect) into the 500
+ * envelope with its cause logged, adds the headers handlers asked for, and writes one access log line.
  */
 import { HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, Option } from "effect"
 import { randomBase62 } from "../lib/ids.ts"
+import { bufferChunkedBody, isChunked } from "./chunked-body.ts"
 import { currentRequest } from "./request-context.ts"
 
 const envelope = (status: number, type: string, code: string, message: string) =>
@@ -18,10 +19,19 @@ const handle = <E, R>(app: HttpApp.Default<E, R>, requestId: string, maxJsonByte
     const state = { requestId, responseHeaders: {} as Record<string, string> }
     const started = Date.now()
     const declared = Number(request.headers["content-length"] ?? "0")
+    const tooLarge = (message: string) => envelope(413, "invalid_request_error", "payload_too_large", message)
+    const inner = isChunked(request)
+      ? bufferChunkedBody(request, maxJsonBytes).pipe(
+        Effect.orDie,
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.succeed(tooLarge(`The request body is over the limit of ${maxJsonBytes} bytes (MAX_JSON_MB)`)),
+          onSome: (replay) => Effect.provideService(app, HttpServerRequest.HttpServerRequest, replay)
+        }))
+      )
+      : app
     const response = Number.isFinite(declared) && declared > maxJsonBytes
-      ? envelope(413, "invalid_request_error", "payload_too_large",
-        `The request body is ${declared} bytes; the limit is ${maxJsonBytes} bytes (MAX_JSON_MB)`)
-      : yield* app.pipe(
+      ? tooLarge(`The request body is ${declared} bytes; the limit is ${maxJsonBytes} bytes (MAX_JSON_MB)`)
+      : yield* inner.pipe(
         HttpIncomingMessage.withMaxBodySize(Option.some(maxJsonBytes)),
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)

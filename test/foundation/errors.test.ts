@@ -21,14 +21,13 @@ interface RawAnswer {
 }
 
 /**
- * Streams `size` bytes of a JSON body in chunks with Transfer-Encoding: chunked (no
- * Content-Length), so the server only learns the size while reading. The server may answer and
- * close before the whole body is written; a write error after the answer is expected.
+ * POSTs a JSON key request whose label is `labelBytes` long, streamed in 64 KiB chunks with
+ * Transfer-Encoding: chunked (no Content-Length), so the server only learns the size while
+ * reading. The server may answer before the whole body is written; the answer is what counts.
  */
-const postChunked = (route: string, token: string, size: number) =>
+const postChunked = (route: string, token: string, labelBytes: number) =>
   new Promise<RawAnswer>((resolve, reject) => {
-    const url = new URL(route, app.baseUrl)
-    const req = http.request(url, {
+    const req = http.request(new URL(route, app.baseUrl), {
       method: "POST",
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "transfer-encoding": "chunked" }
     })
@@ -37,16 +36,15 @@ const postChunked = (route: string, token: string, size: number) =>
       res.on("data", (chunk: Buffer) => (text += chunk.toString()))
       res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, json: JSON.parse(text) }))
     })
-    req.on("error", (error) => {
-      if (!req.writableEnded) reject(error)
-    })
+    req.on("error", reject)
     const chunk = "x".repeat(64 * 1024)
     req.write("{\"label\":\"")
     let sent = 0
-    const pump = () => {
-      while (sent < size) {
-        sent += chunk.length
-        if (!req.write(chunk)) return req.once("drain", pump)
+    const pump = (): void => {
+      while (sent < labelBytes) {
+        const part = chunk.slice(0, Math.min(chunk.length, labelBytes - sent))
+        sent += part.length
+        if (!req.write(part)) return void req.once("drain", pump)
       }
       req.end("\"}")
     }
@@ -82,14 +80,19 @@ describe("bodies over MAX_JSON_MB", () => {
   it("answers 413 payload_too_large for a chunked body that grows past the limit", async () => {
     const res = await postChunked("/v1/client/keys", app.adminToken, 2 * MB)
     expect(res.status).toBe(413)
-    expect(res.json.error).toMatchObject({ type: "invalid_request_error", code: "payload_too_large" })
+    expect(res.json).toEqual({
+      error: { type: "invalid_request_error", code: "payload_too_large", message: expect.stringContaining("MAX_JSON_MB") }
+    })
     expect(res.headers["x-request-id"]).toMatch(/^req_/)
   })
 
-  it("accepts a chunked body under the limit", async () => {
-    const res = await postChunked("/v1/client/keys", app.adminToken, 0)
-    expect(res.status).toBe(400)
-    expect(res.json.error).toMatchObject({ code: "validation_failed", param: "label" })
+  it("reads a chunked body under the limit like any other", async () => {
+    const created = await postChunked("/v1/client/keys", app.adminToken, 20)
+    expect(created.status).toBe(201)
+    expect(created.json).toMatchObject({ label: "x".repeat(20) })
+    const tooLong = await postChunked("/v1/client/keys", app.adminToken, 200 * 1024)
+    expect(tooLong.status).toBe(400)
+    expect(tooLong.json.error).toMatchObject({ code: "validation_failed", param: "label" })
   })
 
   it("still serves the next request after refusing a large body", async () => {

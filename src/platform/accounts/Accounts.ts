@@ -93,8 +93,12 @@ export class Accounts extends Effect.Service<Accounts>()("herald/Accounts", {
 
     /** Pauses (reputation) or lifts the pause (an admin's decision). */
     const setPaused = (id: string, reason: string | null, now: Date) =>
-      sql`UPDATE accounts SET sending_paused_at = ${reason === null ? null : now}, sending_paused_reason = ${reason}
-        WHERE id = ${id} RETURNING id`.pipe(
+      (reason === null
+        // Lifting a pause also restarts the window the rates are counted over.
+        ? sql`UPDATE accounts SET sending_paused_at = NULL, sending_paused_reason = NULL, reputation_reset_at = ${now}
+            WHERE id = ${id} RETURNING id`
+        : sql`UPDATE accounts SET sending_paused_at = ${now}, sending_paused_reason = ${reason}
+            WHERE id = ${id} RETURNING id`).pipe(
         Effect.flatMap((rows) => (rows.length === 0 ? Effect.fail(new AccountNotFound({ id })) : get(id)))
       )
 

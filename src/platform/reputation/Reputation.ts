@@ -1,0 +1,68 @@
+/**
+ * Evaluates accounts against the reputation policy (rates.ts) and pauses the ones past it. Runs
+ * after bounces and complaints are recorded and as a periodic sweep; lifting a pause is an admin's
+ * decision (POST /v1/admin/accounts/{id}/unpause), and a lifted account is not paused again for
+ * the same window's events until new ones arrive (the window restarts at the unpause).
+ */
+import { SqlClient } from "@effect/sql"
+import { Config, Effect } from "effect"
+import { checked } from "../../config/app-config.ts"
+import { pauseReason, type ReputationPolicy } from "./rates.ts"
+
+export const reputationPolicy: Config.Config<ReputationPolicy> = Config.all({
+  bounceRate: checked("HERALD_PAUSE_BOUNCE_RATE", Config.number(), "must be a fraction from 0 to 1", (n) => n >= 0 && n <= 1, 0.05),
+  complaintRate: checked("HERALD_PAUSE_COMPLAINT_RATE", Config.number(), "must be a fraction from 0 to 1", (n) => n >= 0 && n <= 1, 0.001),
+  windowDays: checked("HERALD_REPUTATION_WINDOW_DAYS", Config.number(), "must be more than 0", (n) => n > 0, 7),
+  minVolume: checked("HERALD_REPUTATION_MIN_VOLUME", Config.integer(), "must be 1 or more", (n) => n >= 1, 200)
+})
+
+export class Reputation extends Effect.Service<Reputation>()("herald/Reputation", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const policy = yield* reputationPolicy
+
+    /** Pauses the account when its rates pass the policy; returns the reason, or null. */
+    const evaluate = (accountId: string, now: Date) =>
+      Effect.gen(function*() {
+        const windowStart = new Date(now.getTime() - policy.windowDays * 86_400_000)
+        const [account] = yield* sql<{ sending_paused_at: Date | null; reputation_reset_at: Date | null }>`
+          SELECT sending_paused_at, reputation_reset_at FROM accounts WHERE id = ${accountId}`
+        if (account === undefined || account.sending_paused_at !== null) return null
+        const since = account.reputation_reset_at !== null && account.reputation_reset_at > windowStart
+          ? account.reputation_reset_at
+          : windowStart
+        const [counts] = yield* sql<{ delivered: number; hard: number; complaints: number }>`
+          SELECT
+            (SELECT count(*)::int FROM deliveries WHERE account_id = ${accountId} AND state IN ('sent', 'bounced')
+               AND completed_at >= ${since}) AS delivered,
+            (SELECT count(*)::int FROM events WHERE account_id = ${accountId} AND event = 'email.bounced'
+               AND payload->>'category' = 'hard' AND created_at >= ${since}) AS hard,
+            (SELECT count(*)::int FROM events WHERE account_id = ${accountId} AND event = 'email.complained'
+               AND created_at >= ${since}) AS complaints`
+        const reason = pauseReason(
+          { completed: counts!.delivered, hardBounces: counts!.hard, complaints: counts!.complaints },
+          policy
+        )
+        if (reason !== null) {
+          yield* sql`UPDATE accounts SET sending_paused_at = ${now}, sending_paused_reason = ${reason}
+            WHERE id = ${accountId} AND sending_paused_at IS NULL`
+          yield* Effect.logWarning("account paused for its reputation").pipe(
+            Effect.annotateLogs({ account_id: accountId, reason })
+          )
+        }
+        return reason
+      })
+
+    /** The sweep: every account with bounce or complaint events since `since`. */
+    const sweep = (now: Date, since: Date) =>
+      Effect.gen(function*() {
+        const accounts = yield* sql<{ account_id: string }>`
+          SELECT DISTINCT account_id FROM events
+          WHERE event IN ('email.bounced', 'email.complained') AND created_at >= ${since}`
+        for (const a of accounts) yield* evaluate(a.account_id, now)
+        return accounts.length
+      })
+
+    return { evaluate, sweep } as const
+  })
+}) {}

@@ -123,8 +123,10 @@ CREATE TABLE idempotency_keys (
 );
 
 -- Per-key request windows of 60 s (a window opens with the first request after the last one
--- closed), shared by every replica through the row lock of the upsert.
-CREATE TABLE rate_windows (
+-- closed), shared by every replica through the row lock of the upsert. UNLOGGED: no WAL, so the
+-- upsert's commit does not wait for a disk flush while it holds the key's row lock (a crash
+-- merely resets the windows).
+CREATE UNLOGGED TABLE rate_windows (
   key_id                  text PRIMARY KEY,
   window_start            timestamptz NOT NULL,
   count                   integer NOT NULL

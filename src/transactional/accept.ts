@@ -11,7 +11,7 @@ import { newId } from "../lib/ids.ts"
 import { Domains } from "../platform/domains/Domains.ts"
 import { Suppressions } from "../platform/suppressions/Suppressions.ts"
 import type { Limits } from "../platform/usage/AccountLimits.ts"
-import { chargeQuota } from "../platform/usage/Quota.ts"
+import { releaseQuota, reserveQuota } from "../platform/usage/Quota.ts"
 import { hashBody, Idempotency } from "./Idempotency.ts"
 import { type PlannedItem, planItems, type Recipient } from "./plan-items.ts"
 import { type QueuedMessage, writeQueue } from "./queue-writer.ts"
@@ -167,6 +167,8 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
           recipients: item.recipients
         }))
 
+        const recipientCount = scheduled ? 0 : messages.reduce((n, m) => n + m.recipients.length, 0)
+        if (recipientCount > 0) yield* reserveQuota(limits, input.keyId, recipientCount)
         yield* sql.withTransaction(Effect.gen(function*() {
           if (scheduled) {
             yield* sql`
@@ -174,8 +176,6 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
               VALUES (${response.id!}, ${input.accountId}, ${input.keyId}, ${input.requestId}, ${messages[0]!.messageId},
                 ${JSON.stringify(input.request)}::jsonb, ${new Date(input.request.send_at!)}, ${input.now})`
           } else if (messages.length > 0) {
-            const recipientCount = messages.reduce((n, m) => n + m.recipients.length, 0)
-            yield* chargeQuota(limits, input.keyId, recipientCount)
             yield* writeQueue({
               accountId: input.accountId,
               keyId: input.keyId,
@@ -190,6 +190,7 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
             if (!stored) return yield* new IdempotencyRace()
           }
         })).pipe(
+          Effect.onError(() => (recipientCount > 0 ? Effect.ignoreLogged(releaseQuota(limits, input.keyId, recipientCount)) : Effect.void)),
           Effect.catchTag("IdempotencyRace", () =>
             Effect.flatMap(replayStored(Option.getOrElse(input.idempotencyKey, () => "")), () =>
               Effect.die(new Error("idempotency record vanished during a race"))))

@@ -60,6 +60,4 @@ export const writeQueue = (ctx: QueueContext, messages: ReadonlyArray<QueuedMess
         }))
       ))
     }`
-    // Wakes the MTA's workers at once (LISTEN/NOTIFY; delivered at commit).
-    yield* sql`SELECT pg_notify('herald_queue', ${String(messages.length)})`
   })

@@ -22,7 +22,6 @@ export class InboundStore extends Effect.Service<InboundStore>()("herald/Inbound
           INSERT INTO inbound_messages (id, received_at, remote_address, helo, mail_from, rcpt_to, size, raw, next_attempt_at)
           VALUES (${id}, ${now}, ${envelope.remoteAddress}, ${envelope.helo}, ${envelope.mailFrom},
             ${JSON.stringify(envelope.rcptTo)}::jsonb, ${raw.length}, ${raw}, ${now})`
-        yield* sql`SELECT pg_notify('herald_inbound', ${id})`
         return id
       })
 

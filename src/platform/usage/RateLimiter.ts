@@ -30,6 +30,7 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("herald/RateLimit
     const hit = (keyId: string, limit: number, now: Date) =>
       Effect.gen(function*() {
         const expired = new Date(now.getTime() - WINDOW_MS)
+        // rate_windows is UNLOGGED: this autocommit upsert never waits for a WAL flush.
         const rows = yield* sql<{ window_start: Date; count: number }>`
           INSERT INTO rate_windows (key_id, window_start, count) VALUES (${keyId}, ${now}, 1)
           ON CONFLICT (key_id) DO UPDATE SET

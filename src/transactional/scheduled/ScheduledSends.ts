@@ -8,7 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { Data, Effect, Option } from "effect"
 import { newId } from "../../lib/ids.ts"
 import { AccountLimits } from "../../platform/usage/AccountLimits.ts"
-import { chargeQuota } from "../../platform/usage/Quota.ts"
+import { reserveQuota } from "../../platform/usage/Quota.ts"
 import { Accept, type CanonicalRequest } from "../accept.ts"
 import { writeQueue } from "../queue-writer.ts"
 
@@ -122,7 +122,7 @@ export class ScheduledSends extends Effect.Service<ScheduledSends>()("herald/Sch
         if (item === undefined || item.status !== "queued") {
           return yield* discard(row, `nothing left to send (${item?.status ?? "empty"}: ${item?.error ?? ""})`, now)
         }
-        const charged = yield* chargeQuota(limits, row.key_id, item.recipients.length).pipe(
+        const charged = yield* reserveQuota(limits, row.key_id, item.recipients.length).pipe(
           Effect.as(true),
           Effect.catchTags({ QuotaExhausted: () => Effect.succeed(false), OverageNotOffered: () => Effect.succeed(false) })
         )

@@ -1,0 +1,58 @@
+/**
+ * npm run bench:accept — single-recipient sends per second through POST /v1/mail/send with 8
+ * concurrent clients (the bench account's rate limit lifted), p50/p99 latency, beside a bare
+ * node:http server that parses the same JSON, commits one row per request to the same PostgreSQL
+ * and answers 202, measured in the same run. Target: Herald at least 50 % of the bare rate.
+ * Each Herald 202 is one committed transaction (message, delivery, quota charge).
+ */
+import { benchPostgres, createDatabase, freePort, load, spawnNode, sql, table, waitFor } from "./lib.ts"
+
+const SECONDS = Number(process.env["BENCH_SECONDS"] ?? 10)
+const CONCURRENCY = 8
+
+const pgRun = await benchPostgres()
+try {
+  const body = (i: number) => JSON.stringify({
+    personalizations: [{ to: [{ email: `rcpt${i}@example.org` }] }],
+    from: { email: "bench@bench.example" },
+    subject: `Bench ${i}`,
+    content: [{ type: "text/plain", value: "A transactional message of a usual size. ".repeat(20) }]
+  })
+
+  // Baseline: the bare server on its own database.
+  const bareUrl = await createDatabase(pgRun.adminUrl, "bench_bare")
+  const barePort = await freePort()
+  const bare = spawnNode("bench/bare-accept-server.ts", { DATABASE_URL: bareUrl, PORT: String(barePort) })
+  await new Promise((r) => setTimeout(r, 1500))
+  const bareResult = await load({ url: `http://127.0.0.1:${barePort}/`, headers: {}, body, concurrency: CONCURRENCY, seconds: SECONDS, expectStatus: 202 })
+  await bare.stop()
+
+  // Herald, on a fresh database, with a verified domain and the rate limit lifted.
+  const heraldUrl = await createDatabase(pgRun.adminUrl, "bench_herald")
+  const port = await freePort()
+  const token = "hrld_bench_token_0123456789abcdef"
+  const herald = spawnNode("src/main.ts", {
+    DATABASE_URL: heraldUrl, HERALD_HTTP_PORT: String(port), HERALD_HTTP_HOST: "127.0.0.1",
+    HERALD_SMTP_PORT: String(await freePort()), HERALD_BOOTSTRAP_KEY: token, HERALD_MTA_ENABLED: "false"
+  })
+  await waitFor(`http://127.0.0.1:${port}/health`)
+  const headers = { authorization: `Bearer ${token}` }
+  await fetch(`http://127.0.0.1:${port}/v1/client/domains`, {
+    method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify({ domain: "bench.example" })
+  })
+  await sql(heraldUrl, "UPDATE domains SET verified_at = now()")
+  await sql(heraldUrl, "UPDATE accounts SET rate_per_min_override = 100000000, monthly_quota_override = 100000000")
+  const heraldResult = await load({ url: `http://127.0.0.1:${port}/v1/mail/send`, headers, body, concurrency: CONCURRENCY, seconds: SECONDS, expectStatus: 202 })
+  const [rows] = await sql(heraldUrl, "SELECT count(*)::int AS n FROM deliveries")
+  await herald.stop()
+
+  console.log(`\naccept benchmark: ${CONCURRENCY} concurrent clients, ${SECONDS} s each, single-recipient sends\n`)
+  table([
+    { server: "bare node:http + 1 INSERT", "req/s": bareResult.perSecond, "p50 ms": bareResult.p50, "p99 ms": bareResult.p99, "202s": bareResult.ok, other: bareResult.requests - bareResult.ok },
+    { server: "Herald POST /v1/mail/send", "req/s": heraldResult.perSecond, "p50 ms": heraldResult.p50, "p99 ms": heraldResult.p99, "202s": heraldResult.ok, other: heraldResult.requests - heraldResult.ok }
+  ])
+  console.log(`\nHerald / bare: ${((heraldResult.perSecond / bareResult.perSecond) * 100).toFixed(1)} % (target ≥ 50 %)`)
+  console.log(`deliveries committed: ${rows?.["n"]} (every 202 counted: ${Number(rows?.["n"]) >= heraldResult.ok})`)
+} finally {
+  await pgRun.stop()
+}

@@ -1,0 +1,184 @@
+/**
+ * Shared pieces of the benchmarks: a PostgreSQL for the run, child processes, a closed-loop HTTP
+ * load generator with latency percentiles, and a table printer. Benchmarks print figures; they
+ * assert nothing (targets are read off the printed ratios).
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as http from "node:http"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Effect, Exit, Scope } from "effect"
+import pg from "pg"
+import { startEmbeddedPostgres } from "../src/db/embedded-postgres.ts"
+
+export const repoRoot = path.resolve(import.meta.dirname, "..")
+
+/** The run's PostgreSQL: DATABASE_URL's server, or an embedded one in a temp dir. */
+export const benchPostgres = async () => {
+  if (process.env["DATABASE_URL"]) return { adminUrl: process.env["DATABASE_URL"], stop: async () => undefined }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-bench-"))
+  fs.chmodSync(dir, 0o755)
+  const scope = Effect.runSync(Scope.make())
+  const cluster = await Effect.runPromise(startEmbeddedPostgres(dir).pipe(Scope.extend(scope)))
+  return {
+    adminUrl: cluster.url.replace(/\/herald$/, "/postgres"),
+    stop: async () => {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
+
+export const createDatabase = async (adminUrl: string, name: string) => {
+  const client = new pg.Client({ connectionString: adminUrl })
+  await client.connect()
+  await client.query(`DROP DATABASE IF EXISTS ${name}`)
+  await client.query(`CREATE DATABASE ${name}`)
+  await client.end()
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+export const sql = async (url: string, text: string, values: ReadonlyArray<unknown> = []) => {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return (await client.query(text, [...values])).rows
+  } finally {
+    await client.end()
+  }
+}
+
+export const freePort = (): Promise<number> =>
+  new Promise((resolve) => {
+    const s = http.createServer().listen(0, "127.0.0.1", () => {
+      const a = s.address()
+      s.close(() => resolve(typeof a === "object" && a !== null ? a.port : 0))
+    })
+  })
+
+export const waitFor = async (url: string, ms = 60_000) => {
+  const end = Date.now() + ms
+  while (Date.now() < end) {
+    try {
+      if ((await fetch(url)).ok) return
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  throw new Error(`${url} not ready`)
+}
+
+export interface Child {
+  readonly process: ChildProcess
+  readonly stop: () => Promise<void>
+  readonly peakRssMb: () => number
+}
+
+/** Spawns `node --import tsx <script>` with env, sampling its RSS from /proc every 200 ms. */
+export const spawnNode = (script: string, env: Record<string, string>, args: ReadonlyArray<string> = []): Child => {
+  const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
+    cwd: repoRoot,
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", HERALD_LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "inherit", "inherit"]
+  })
+  let peak = 0
+  const timer = setInterval(() => {
+    try {
+      const status = fs.readFileSync(`/proc/${child.pid}/status`, "utf8")
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0)
+      peak = Math.max(peak, kb / 1024)
+    } catch {
+      // gone
+    }
+  }, 200)
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  return {
+    process: child,
+    peakRssMb: () => peak,
+    stop: async () => {
+      clearInterval(timer)
+      if (child.exitCode === null) child.kill("SIGTERM")
+      await exited
+    }
+  }
+}
+
+export interface LoadResult {
+  readonly requests: number
+  readonly ok: number
+  readonly seconds: number
+  readonly perSecond: number
+  readonly p50: number
+  readonly p99: number
+}
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+
+/** `concurrency` closed loops POSTing `body()` for `seconds` (after `warmup` seconds not counted). */
+export const load = async (options: {
+  readonly url: string
+  readonly headers: Record<string, string>
+  readonly body: (i: number) => string
+  readonly concurrency: number
+  readonly seconds: number
+  readonly warmup?: number
+  readonly expectStatus: number
+}): Promise<LoadResult> => {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency })
+  const target = new URL(options.url)
+  let counter = 0
+  const post = (payload: string) =>
+    new Promise<number>((resolve) => {
+      const req = http.request({
+        agent, host: target.hostname, port: target.port, path: target.pathname, method: "POST",
+        headers: { ...options.headers, "content-type": "application/json", "content-length": Buffer.byteLength(payload) }
+      }, (res) => {
+        res.resume()
+        res.on("end", () => resolve(res.statusCode ?? 0))
+      })
+      req.on("error", () => resolve(0))
+      req.end(payload)
+    })
+  const run = async (until: number, record: boolean, latencies: Array<number>, tally: { ok: number; total: number }) => {
+    while (Date.now() < until) {
+      const start = performance.now()
+      const status = await post(options.body(counter++))
+      if (record) {
+        latencies.push(performance.now() - start)
+        tally.total += 1
+        if (status === options.expectStatus) tally.ok += 1
+      }
+    }
+  }
+  const scratch = { ok: 0, total: 0 }
+  await Promise.all(Array.from({ length: options.concurrency }, () => run(Date.now() + (options.warmup ?? 2) * 1000, false, [], scratch)))
+  const latencies: Array<number> = []
+  const tally = { ok: 0, total: 0 }
+  const started = performance.now()
+  await Promise.all(Array.from({ length: options.concurrency }, () => run(Date.now() + options.seconds * 1000, true, latencies, tally)))
+  const seconds = (performance.now() - started) / 1000
+  agent.destroy()
+  latencies.sort((a, b) => a - b)
+  return {
+    requests: tally.total,
+    ok: tally.ok,
+    seconds,
+    perSecond: tally.ok / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99)
+  }
+}
+
+export const table = (rows: ReadonlyArray<Record<string, string | number>>) => {
+  const columns = Object.keys(rows[0] ?? {})
+  const fmt = (v: string | number) => (typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toFixed(1)) : v)
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => fmt(r[c]!).length)))
+  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ")
+  console.log(line(columns))
+  for (const r of rows) console.log(line(columns.map((c) => fmt(r[c]!))))
+}

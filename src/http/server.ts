@@ -54,13 +54,37 @@ const ServeLive = Layer.unwrapEffect(
   })
 ).pipe(Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]))
 
-export const HttpLive = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) =>
-    ServeLive.pipe(
-      Layer.provide(DocsRoutesLive),
-      Layer.provide(ErrorMappingLive),
-      Layer.provide(ApiLive),
-      HttpServer.withLogAddress,
-      Layer.provide(NodeHttpServer.layer(createServer, { port: config.httpPort, host: config.httpHost }))
-    ))
+/** How long shutdown waits for open connections before cutting them (stalled clients, keep-alive). */
+const SHUTDOWN_GRACE_MS = 5_000
+
+/**
+ * The Node server, owned here so shutdown can end connections: `server.close()` alone waits for
+ * every open socket, and a client that stalls mid-request would hold the appliance up forever.
+ * The cutting layer is built after the server, so its finalizer runs before the server's close:
+ * idle sockets go at once, the rest after the grace period.
+ */
+const NodeServerLive = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const server = createServer()
+    const cutConnections = Layer.scopedDiscard(
+      Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          server.closeIdleConnections()
+          setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref()
+        })
+      )
+    )
+    return cutConnections.pipe(
+      Layer.provideMerge(NodeHttpServer.layer(() => server, { port: config.httpPort, host: config.httpHost }))
+    )
+  })
+)
+
+export const HttpLive = ServeLive.pipe(
+  Layer.provide(DocsRoutesLive),
+  Layer.provide(ErrorMappingLive),
+  Layer.provide(ApiLive),
+  HttpServer.withLogAddress,
+  Layer.provide(NodeServerLive)
 )

@@ -1,0 +1,70 @@
+/**
+ * The monthly reset as the appliance runs it: the billing-reset actor, driven by TestClock (no
+ * waiting), applies a pending downgrade once the period ends, and survives a restart between.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Duration, Effect, Layer, TestClock } from "effect"
+import { BaseLive, ServicesLive } from "../../src/appliance.ts"
+import { Accounts } from "../../src/platform/accounts/Accounts.ts"
+import { ResetJobLive } from "../../src/platform/subscriptions/ResetJob.ts"
+import { loadPlanCatalog } from "../../src/platform/plans/plan-catalog.ts"
+import { seedPlans } from "../../src/platform/plans/Plans.ts"
+import { Subscriptions } from "../../src/platform/subscriptions/Subscriptions.ts"
+import { freshDatabase, query } from "../support/database.ts"
+
+const START = Date.parse("2026-01-15T10:00:00Z")
+
+/** The actor's iteration does real database I/O after the clock moves: give it real time to finish. */
+const settle = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 1_000)))
+
+const servicesOn = (databaseUrl: string) =>
+  ServicesLive.pipe(
+    Layer.provideMerge(BaseLive),
+    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([
+      ["DATABASE_URL", databaseUrl],
+      ["HERALD_LOG_LEVEL", "warn"],
+      ["HERALD_HOSTNAME", "herald.test"]
+    ]))))
+  )
+
+describe("the billing-reset actor", () => {
+  it.effect("applies a pending downgrade when the period ends, across a restart", () =>
+    Effect.gen(function*() {
+      const databaseUrl = yield* Effect.promise(freshDatabase)
+      const services = servicesOn(databaseUrl)
+
+      // Day 0: an account on growth asks for a downgrade to free.
+      const accountId = yield* Effect.gen(function*() {
+        yield* TestClock.setTime(START)
+        yield* Effect.flatMap(loadPlanCatalog, seedPlans)
+        const accounts = yield* Accounts
+        const account = yield* accounts.create({ name: "Clock", email: "clock@example.org", password: "long enough pw", packageId: "growth" })
+        const change = yield* (yield* Subscriptions).changePlan(account.id, "test", "free", "long enough pw", new Date(START))
+        expect(change.type).toBe("downgrade")
+        expect(change.effective_at).toBe("2026-02-15T10:00:00.000Z")
+        return account.id
+      }).pipe(Effect.provide(services), Effect.scoped)
+
+      const packageOf = () =>
+        Effect.promise(() => query<{ package_id: string }>(databaseUrl, "SELECT package_id FROM subscriptions WHERE account_id = $1 AND status = 'active'", [accountId]))
+
+      // A replica starts mid-period: the actor runs, nothing changes yet.
+      yield* Effect.gen(function*() {
+        yield* TestClock.setTime(START + 20 * 86_400_000)
+        yield* TestClock.adjust(Duration.minutes(2))
+        yield* settle
+      }).pipe(Effect.provide(ResetJobLive.pipe(Layer.provideMerge(services))), Effect.scoped)
+      expect((yield* packageOf())[0]!.package_id).toBe("growth")
+
+      // Another start after the period's end: the actor's next iteration applies the downgrade.
+      yield* Effect.gen(function*() {
+        yield* TestClock.setTime(Date.parse("2026-02-15T10:00:30Z"))
+        yield* TestClock.adjust(Duration.minutes(2))
+        yield* settle
+      }).pipe(Effect.provide(ResetJobLive.pipe(Layer.provideMerge(services))), Effect.scoped)
+      expect((yield* packageOf())[0]!.package_id).toBe("free")
+      const periods = yield* Effect.promise(() =>
+        query<{ period_start: Date }>(databaseUrl, "SELECT period_start FROM subscriptions WHERE account_id = $1", [accountId]))
+      expect(periods[0]!.period_start.toISOString()).toBe("2026-02-15T10:00:00.000Z")
+    }), 60_000)
+})

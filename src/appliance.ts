@@ -29,6 +29,12 @@ import { ScheduledSends } from "./transactional/scheduled/ScheduledSends.ts"
 import { SchedulerLive } from "./transactional/scheduled/Scheduler.ts"
 import { Suppressions } from "./platform/suppressions/Suppressions.ts"
 import { Dns } from "./lib/dns.ts"
+import { Delivery } from "./mta/Delivery.ts"
+import { Destinations } from "./mta/Destinations.ts"
+import { MtaLive } from "./mta/Mta.ts"
+import { MtaConfigLive } from "./mta/MtaConfig.ts"
+import { DeliveryQueue } from "./mta/queue/DeliveryQueue.ts"
+import { QueueSignal } from "./mta/queue/QueueSignal.ts"
 import { InboundStore } from "./inbound/listener/InboundStore.ts"
 import { MxListenerLive } from "./inbound/listener/MxListener.ts"
 
@@ -50,7 +56,9 @@ const CoreServicesLive = Layer.mergeAll(
   RateLimiter.Default,
   Subscriptions.Default,
   Tickets.Default,
-  Reputation.Default
+  Reputation.Default,
+  QueueSignal.Default,
+  DeliveryQueue.Default
 ).pipe(Layer.provideMerge(Dns.Default))
 
 export const ServicesLive = Layer.merge(ScheduledSends.Default, Usage.Default).pipe(
@@ -59,8 +67,18 @@ export const ServicesLive = Layer.merge(ScheduledSends.Default, Usage.Default).p
   Layer.provideMerge(DatabaseReadyLive)
 )
 
+/** The outbound MTA: its configuration, destination limits and the delivery step. */
+const MtaServicesLive = Delivery.Default.pipe(Layer.provideMerge(Destinations.Default), Layer.provideMerge(MtaConfigLive))
+
 /** The actors: long-running loops of every replica. */
-const ActorsLive = Layer.mergeAll(SchedulerLive, ResetJobLive, RecheckJobLive, ReputationSweepLive, MxListenerLive.pipe(Layer.provide(InboundStore.Default)))
+const ActorsLive = Layer.mergeAll(
+  SchedulerLive,
+  ResetJobLive,
+  RecheckJobLive,
+  ReputationSweepLive,
+  MtaLive.pipe(Layer.provide(MtaServicesLive)),
+  MxListenerLive.pipe(Layer.provide(InboundStore.Default))
+)
 
 const BootstrapLive = Layer.effectDiscard(bootstrap)
 

@@ -17,7 +17,8 @@ export const migrationFiles = [
   "0001_foundation.sql",
   "0002_sending.sql",
   "0003_inbound.sql",
-  "0004_platform.sql"
+  "0004_platform.sql",
+  "0005_mta.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

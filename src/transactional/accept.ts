@@ -12,6 +12,7 @@ import { Domains } from "../platform/domains/Domains.ts"
 import { Suppressions } from "../platform/suppressions/Suppressions.ts"
 import type { Limits } from "../platform/usage/AccountLimits.ts"
 import { releaseQuota, reserveQuota } from "../platform/usage/Quota.ts"
+import { QueueSignal } from "../mta/queue/QueueSignal.ts"
 import { hashBody, Idempotency } from "./Idempotency.ts"
 import { type PlannedItem, planItems, type Recipient } from "./plan-items.ts"
 import { type QueuedMessage, writeQueue } from "./queue-writer.ts"
@@ -99,6 +100,7 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
     const domains = yield* Domains
     const suppressions = yield* Suppressions
     const idempotency = yield* Idempotency
+    const signal = yield* QueueSignal
 
     /** Account status and sender domain: both refuse the whole request. */
     const checkSender = (input: AcceptInput, limits: Limits) =>
@@ -195,6 +197,7 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
             Effect.flatMap(replayStored(Option.getOrElse(input.idempotencyKey, () => "")), () =>
               Effect.die(new Error("idempotency record vanished during a race"))))
         )
+        if (!scheduled && messages.length > 0) yield* signal.wake("herald_queue")
         return response
       })
 

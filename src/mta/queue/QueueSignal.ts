@@ -7,7 +7,11 @@
  * a lost signal only delays work.
  */
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Layer, PubSub, Queue, Ref, Schedule } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Duration, Effect, PubSub, type Queue, Ref, Schedule, Stream } from "effect"
+
+/** The channels replicas wake each other on. */
+export const CHANNELS = ["herald_queue", "herald_inbound", "herald_events"] as const
 
 export interface Signal {
   /** Call after committing new work for `channel`. */
@@ -19,7 +23,17 @@ export interface Signal {
 export class QueueSignal extends Effect.Service<QueueSignal>()("herald/QueueSignal", {
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const pg = yield* PgClient.PgClient
     const hub = yield* PubSub.sliding<string>(1024)
+    // Other replicas' NOTIFYs wake this replica's workers (only locally: no echo back).
+    for (const channel of CHANNELS) {
+      yield* Effect.forkScoped(
+        pg.listen(channel).pipe(
+          Stream.runForEach(() => PubSub.publish(hub, channel)),
+          Effect.catchAllCause((cause) => Effect.logWarning("LISTEN stopped; workers fall back to polling", cause))
+        )
+      )
+    }
     const pending = yield* Ref.make(new Set<string>())
 
     const flush = Effect.gen(function*() {
@@ -35,4 +49,3 @@ export class QueueSignal extends Effect.Service<QueueSignal>()("herald/QueueSign
   })
 }) {}
 
-export const QueueSignalLive: Layer.Layer<QueueSignal, never, SqlClient.SqlClient> = QueueSignal.Default

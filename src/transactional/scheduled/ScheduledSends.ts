@@ -11,6 +11,7 @@ import { AccountLimits } from "../../platform/usage/AccountLimits.ts"
 import { reserveQuota } from "../../platform/usage/Quota.ts"
 import { Accept, type CanonicalRequest } from "../accept.ts"
 import { writeQueue } from "../queue-writer.ts"
+import { QueueSignal } from "../../mta/queue/QueueSignal.ts"
 
 export interface ScheduledView {
   readonly id: string
@@ -57,6 +58,7 @@ export class ScheduledSends extends Effect.Service<ScheduledSends>()("herald/Sch
     const sql = yield* SqlClient.SqlClient
     const accept = yield* Accept
     const limitsOf = yield* AccountLimits
+    const signal = yield* QueueSignal
 
     const find = (accountId: string, id: string) =>
       Effect.gen(function*() {
@@ -160,6 +162,7 @@ export class ScheduledSends extends Effect.Service<ScheduledSends>()("herald/Sch
             if (current?.state === "scheduled") yield* release(current, now)
           }))
         }
+        if (claimed.length > 0) yield* signal.wake("herald_queue")
         return claimed.length
       })
 

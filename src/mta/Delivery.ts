@@ -1,0 +1,155 @@
+/**
+ * One delivery attempt, as a short story: the message (composed and DKIM-signed once per message),
+ * the route (MX hosts, or the smarthost), the VERP return path, the SMTP transaction under the
+ * destination's limits, the classification of the reply, and the outcome written with its event.
+ */
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Option } from "effect"
+import { AppConfig } from "../config/app-config.ts"
+import { randomBase62 } from "../lib/ids.ts"
+import { returnPathDomain } from "../platform/domains/records.ts"
+import { Reputation } from "../platform/reputation/Reputation.ts"
+import { composeMessage } from "../transactional/compose.ts"
+import type { FullRequest } from "../transactional/request.ts"
+import { classifyReply } from "./classify.ts"
+import { prepareKey, signMessage, type SigningKey } from "./dkim.ts"
+import { Destinations } from "./Destinations.ts"
+import { MtaConfig } from "./MtaConfig.ts"
+import { resolveRoute, resolveTargets } from "./mx.ts"
+import { type ClaimedDelivery, DeliveryQueue, type MessageForDelivery, type Outcome } from "./queue/DeliveryQueue.ts"
+import { isExpired, retryDelayMs } from "./retry-schedule.ts"
+import { SmtpClient } from "./smtp-client.ts"
+import { encodeVerp } from "./verp.ts"
+
+/** A small map that forgets its oldest entries: caches must not grow with the queue. */
+class Bounded<V> extends Map<string, V> {
+  constructor(private readonly max: number) {
+    super()
+  }
+  override set(key: string, value: V) {
+    if (this.size >= this.max) this.delete(this.keys().next().value!)
+    return super.set(key, value)
+  }
+}
+
+interface Sender {
+  readonly key: SigningKey
+  readonly returnPath: string
+}
+
+export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
+  scoped: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const config = yield* AppConfig
+    const mta = yield* MtaConfig
+    const queue = yield* DeliveryQueue
+    const destinations = yield* Destinations
+    const reputation = yield* Reputation
+    const smtp = new SmtpClient()
+    yield* Effect.addFinalizer(() => Effect.sync(() => smtp.close()))
+
+    yield* sql`INSERT INTO appliance_settings (name, value) VALUES ('verp_secret', ${randomBase62(40)}) ON CONFLICT DO NOTHING`
+    const [secretRow] = yield* sql<{ value: string }>`SELECT value FROM appliance_settings WHERE name = 'verp_secret'`
+    const verpSecret = secretRow!.value
+
+    const senders = new Bounded<Sender>(1_000)
+    const signed = new Bounded<Buffer>(200)
+    const messages = new Bounded<MessageForDelivery>(2_000)
+
+    const senderOf = (accountId: string, domain: string) =>
+      Effect.gen(function*() {
+        const cached = senders.get(`${accountId}/${domain}`)
+        if (cached !== undefined) return Option.some(cached)
+        const [row] = yield* sql<{ dkim_selector: string; dkim_private_key: string; return_path_verified_at: Date | null }>`
+          SELECT dkim_selector, dkim_private_key, return_path_verified_at FROM domains
+          WHERE account_id = ${accountId} AND domain = ${domain}`
+        if (row === undefined) return Option.none<Sender>()
+        const sender: Sender = {
+          key: prepareKey(domain, row.dkim_selector, row.dkim_private_key),
+          returnPath: row.return_path_verified_at === null ? config.bounceDomain : returnPathDomain(domain)
+        }
+        senders.set(`${accountId}/${domain}`, sender)
+        return Option.some(sender)
+      })
+
+    const messageOf = (id: string) =>
+      Effect.gen(function*() {
+        const cached = messages.get(id)
+        if (cached !== undefined) return cached
+        const [row] = yield* queue.messages([id])
+        if (row === undefined) return yield* Effect.die(new Error(`delivery without message ${id}`))
+        messages.set(id, row)
+        return row
+      })
+
+    const signedRaw = (m: MessageForDelivery, key: SigningKey) =>
+      Effect.gen(function*() {
+        const cached = signed.get(m.id)
+        if (cached !== undefined) return cached
+        const raw = yield* Effect.promise(() =>
+          composeMessage(m.content as FullRequest, 0, { messageId: m.id, sendingDomain: m.from_domain, date: m.created_at })
+        )
+        const result = yield* Effect.promise(() => signMessage(raw, key))
+        signed.set(m.id, result)
+        return result
+      })
+
+    const retryOrFail = (d: ClaimedDelivery, code: number | null, status: string, reply: string, now: Date): Outcome =>
+      isExpired(d.created_at, now, mta.maxAgeMs)
+        ? { _tag: "failed", code, status, reply: `gave up after ${d.attempts + 1} attempts: ${reply}` }
+        : { _tag: "deferred", code, status, reply, retryAt: new Date(now.getTime() + retryDelayMs(d.attempts + 1)) }
+
+    /** One attempt for one claimed delivery; always ends with the outcome written. */
+    const attempt = (owner: string, d: ClaimedDelivery) =>
+      Effect.gen(function*() {
+        const m = yield* messageOf(d.message_id)
+        const sender = yield* senderOf(d.account_id, m.from_domain)
+        const now = () => Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+        if (Option.isNone(sender)) {
+          return yield* queue.complete(owner, d, m, {
+            _tag: "failed", code: null, status: "5.7.0", reply: `the sending domain ${m.from_domain} was removed`
+          }, yield* now())
+        }
+        const raw = yield* signedRaw(m, sender.value.key)
+        const route = Option.isSome(mta.smarthost)
+          ? { _tag: "hosts" as const, hosts: [mta.smarthost.value.host] }
+          : yield* resolveRoute(d.recipient_domain)
+        if (route._tag !== "hosts") {
+          const at = yield* now()
+          const outcome: Outcome = route._tag === "undeliverable"
+            ? { _tag: "failed", code: null, status: "5.1.2", reply: route.reason }
+            : retryOrFail(d, null, "4.4.3", route.reason, at)
+          return yield* queue.complete(owner, d, m, outcome, at)
+        }
+        const hops = Option.isSome(mta.smarthost)
+          ? [mta.smarthost.value]
+          : (yield* resolveTargets(route.hosts)).map((t) => ({ host: t.address, servername: t.name, port: mta.mxPort }))
+        if (hops.length === 0) {
+          const at = yield* now()
+          return yield* queue.complete(owner, d, m, retryOrFail(d, null, "4.4.4", `no address for the MX hosts of ${d.recipient_domain}`, at), at)
+        }
+        const reply = yield* destinations.run(d.recipient_domain, route.hosts, (shaping) =>
+          Effect.promise(() =>
+            smtp.send(hops, { from: encodeVerp(d.id, sender.value.returnPath, verpSecret), to: d.recipient }, raw, {
+              heloName: config.hostname,
+              maxConnections: shaping.maxConnections,
+              messagesPerConnection: shaping.messagesPerConnection
+            })
+          ))
+        const c = classifyReply(reply)
+        if (c.throttle) yield* destinations.throttle(d.recipient_domain)
+        const at = yield* now()
+        const text = reply.text.trim()
+        const outcome: Outcome = c.outcome === "sent"
+          ? { _tag: "sent", code: reply.code ?? 250, status: c.status, reply: text }
+          : c.outcome === "bounced"
+          ? { _tag: "bounced", code: reply.code, status: c.status, category: c.category, reply: text, suppress: c.suppress }
+          : retryOrFail(d, reply.code, c.status, text, at)
+        const written = yield* queue.complete(owner, d, m, outcome, at)
+        if (written && outcome._tag === "bounced") yield* reputation.evaluate(d.account_id, at)
+        return written
+      })
+
+    return { attempt, verpSecret: Effect.succeed(verpSecret) } as const
+  })
+}) {}

@@ -1,0 +1,49 @@
+/** Configuration of the outbound MTA (every variable in the README and config/example.env). */
+import { Config, ConfigError, Context, Effect, Layer, Option } from "effect"
+import { checked } from "../config/app-config.ts"
+import type { Hop } from "./smtp-client.ts"
+
+export interface MtaSettings {
+  readonly enabled: boolean
+  readonly mxPort: number
+  readonly smarthost: Option.Option<Hop>
+  readonly maxAgeMs: number
+  readonly concurrency: number
+  readonly shapingFile: string | undefined
+}
+
+export class MtaConfig extends Context.Tag("herald/MtaConfig")<MtaConfig, MtaSettings>() {}
+
+/** smtp://user:pass@host:587 (STARTTLS when offered) or smtps://…:465 (TLS from the start). */
+export const parseSmarthost = (raw: string): Hop | string => {
+  try {
+    const url = new URL(raw)
+    if (url.protocol !== "smtp:" && url.protocol !== "smtps:") return "must be an smtp:// or smtps:// URL"
+    const secure = url.protocol === "smtps:"
+    return {
+      host: url.hostname,
+      port: url.port === "" ? (secure ? 465 : 587) : Number(url.port),
+      secure,
+      auth: url.username === "" ? undefined : { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) }
+    }
+  } catch {
+    return "must be a URL such as smtp://user:password@relay.example:587"
+  }
+}
+
+export const MtaConfigLive = Layer.effect(MtaConfig, Effect.gen(function*() {
+  const rawSmarthost = yield* Config.option(Config.string("HERALD_SMARTHOST"))
+  const parsed = Option.map(rawSmarthost, parseSmarthost)
+  if (Option.isSome(parsed) && typeof parsed.value === "string") {
+    return yield* Effect.fail(ConfigError.InvalidData(["HERALD_SMARTHOST"], parsed.value))
+  }
+  const smarthost = Option.filterMap(parsed, (hop) => (typeof hop === "string" ? Option.none() : Option.some(hop)))
+  return {
+    enabled: yield* Config.boolean("HERALD_MTA_ENABLED").pipe(Config.withDefault(true)),
+    mxPort: yield* checked("HERALD_MX_PORT", Config.integer(), "must be a port number", (n) => n > 0 && n < 65536, 25),
+    smarthost,
+    maxAgeMs: (yield* checked("HERALD_QUEUE_MAX_AGE_HOURS", Config.number(), "must be more than 0", (n) => n > 0, 120)) * 3_600_000,
+    concurrency: yield* checked("HERALD_MTA_CONCURRENCY", Config.integer(), "must be at least 1", (n) => n >= 1, 100),
+    shapingFile: Option.getOrUndefined(yield* Config.option(Config.string("HERALD_SHAPING_FILE")))
+  }
+}))

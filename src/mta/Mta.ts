@@ -15,8 +15,6 @@ import { DeliveryQueue } from "./queue/DeliveryQueue.ts"
 import { QueueSignal } from "./queue/QueueSignal.ts"
 
 export const QUEUE_CHANNEL = "herald_queue"
-const LEASE_MS = 120_000
-const REFRESH_EVERY = Duration.seconds(30)
 const POLL = Duration.seconds(1)
 
 export const MtaLive = actorLayer("mta", Effect.gen(function*() {
@@ -36,9 +34,10 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
 
   const refresh = Effect.gen(function*() {
     const at = yield* Clock.currentTimeMillis
-    yield* queue.extend(owner, [...inFlight], new Date(at + LEASE_MS))
+    yield* queue.extend(owner, [...inFlight], new Date(at + mta.leaseMs))
   }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("lease refresh failed", cause)))
-  yield* Effect.forkScoped(Effect.repeat(refresh, Schedule.spaced(REFRESH_EVERY)))
+  // Refreshed at a quarter of the lease, so a slow GC or DB blip never lets a live lease lapse.
+  yield* Effect.forkScoped(Effect.repeat(refresh, Schedule.spaced(Duration.millis(mta.leaseMs / 4))))
 
   const wakeups = yield* signal.subscribe
 
@@ -46,7 +45,7 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
     const free = mta.concurrency - inFlight.size
     if (free <= 0) return false
     const at = yield* now
-    const claimed = yield* queue.claim(owner, at, new Date(at.getTime() + LEASE_MS), free, destinations.paused(at.getTime()))
+    const claimed = yield* queue.claim(owner, at, new Date(at.getTime() + mta.leaseMs), free, destinations.paused(at.getTime()))
     for (const d of claimed) {
       inFlight.add(d.id)
       yield* Effect.forkScoped(

@@ -9,6 +9,7 @@ export interface MtaSettings {
   readonly smarthost: Option.Option<Hop>
   readonly maxAgeMs: number
   readonly concurrency: number
+  readonly leaseMs: number
   readonly shapingFile: string | undefined
 }
 
@@ -44,6 +45,7 @@ export const MtaConfigLive = Layer.effect(MtaConfig, Effect.gen(function*() {
     smarthost,
     maxAgeMs: (yield* checked("HERALD_QUEUE_MAX_AGE_HOURS", Config.number(), "must be more than 0", (n) => n > 0, 120)) * 3_600_000,
     concurrency: yield* checked("HERALD_MTA_CONCURRENCY", Config.integer(), "must be at least 1", (n) => n >= 1, 100),
+    leaseMs: (yield* checked("HERALD_QUEUE_LEASE_SECONDS", Config.integer(), "must be at least 5", (n) => n >= 5, 120)) * 1000,
     shapingFile: Option.getOrUndefined(yield* Config.option(Config.string("HERALD_SHAPING_FILE")))
   }
 }))

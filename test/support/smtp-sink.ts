@@ -67,6 +67,8 @@ export const startSmtpSink = async (options: { readonly delayMs?: number } = {})
       })
     }
   })
+  // A client that vanishes mid-session (a SIGKILLed appliance) is normal here, not an error.
+  server.on("error", () => undefined)
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()))
   const address = server.server.address()
   const port = typeof address === "object" && address !== null ? address.port : 0

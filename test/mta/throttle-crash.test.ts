@@ -1,0 +1,110 @@
+/**
+ * The queue's discipline under stress, with real processes and a real sink: a destination's
+ * connection limit holds, a SIGKILL in the middle of a 1,000-message queue loses nothing, and two
+ * appliance processes on one database deliver every message exactly once.
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type ApplianceProcess, spawnAppliance, startAppliance } from "../support/appliance.ts"
+import { freshDatabase, query } from "../support/database.ts"
+import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
+import { newSender, sendBody } from "../support/sending.ts"
+import { type SmtpSink, startSmtpSink } from "../support/smtp-sink.ts"
+
+let dns: DnsServer
+let shapingFile: string
+
+beforeAll(async () => {
+  dns = await startDnsServer({ "mx.sink.test": { A: ["127.0.0.1"] } })
+  dns.set("many.example", { MX: [{ preference: 10, exchange: "mx.sink.test" }] })
+  shapingFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "herald-shaping-")), "shaping.json")
+  fs.writeFileSync(shapingFile, JSON.stringify({
+    default: { max_connections: 2, messages_per_connection: 1000, max_messages_per_minute: null },
+    providers: []
+  }))
+})
+afterAll(() => dns.close())
+
+const envFor = (sink: SmtpSink) => ({
+  HERALD_DNS_SERVERS: dns.address,
+  HERALD_MX_PORT: String(sink.port),
+  HERALD_HOSTNAME: "mta.herald.test",
+  HERALD_SHAPING_FILE: shapingFile,
+  HERALD_QUEUE_LEASE_SECONDS: "5"
+})
+
+/** Queues `count` one-recipient messages through the API, 100 personalizations a request. */
+const queueMessages = async (app: { request: ApplianceProcess["request"] }, token: string, from: string, count: number) => {
+  for (let start = 0; start < count; start += 100) {
+    const personalizations = Array.from({ length: Math.min(100, count - start) }, (_, i) => ({ to: [{ email: `r${start + i}@many.example` }] }))
+    const res = await app.request("POST", "/v1/mail/send", {
+      token,
+      body: { personalizations, from: { email: from }, subject: "Load", content: [{ type: "text/plain", value: "x" }] }
+    })
+    expect(res.status).toBe(202)
+  }
+}
+
+const distinctRecipients = (sink: SmtpSink) => new Set(sink.received.map((m) => m.rcptTo[0]))
+
+describe("the outbound queue under stress", () => {
+  it("never opens more than a destination's connection limit", async () => {
+    const sink = await startSmtpSink({ delayMs: 20 })
+    const app = await startAppliance({ env: envFor(sink) })
+    try {
+      const sender = await newSender(app, dns, { packageId: "scale" })
+      await queueMessages(app, sender.token, sender.from, 60)
+      await sink.waitFor(60)
+      expect(sink.peakConnections()).toBeLessThanOrEqual(2)
+      expect(sink.peakConnections()).toBeGreaterThanOrEqual(1)
+    } finally {
+      await app.stop()
+      await sink.close()
+    }
+  }, 60_000)
+
+  it("loses nothing when the appliance is SIGKILLed in the middle of a 1,000-message queue", async () => {
+    const sink = await startSmtpSink({ delayMs: 5 })
+    const databaseUrl = await freshDatabase()
+    const first = await spawnAppliance({ databaseUrl, env: envFor(sink) })
+    const sender = await newSender(first, dns, { packageId: "scale" })
+    await queueMessages(first, sender.token, sender.from, 1000)
+    await sink.waitFor(50)
+    first.child.kill("SIGKILL")
+    await first.exited
+    const delivered = sink.received.length
+    expect(delivered).toBeLessThan(1000)
+    // The killed process's claims come back when their leases (5 s here) run out.
+    const second = await spawnAppliance({ databaseUrl, env: envFor(sink), bootstrapKey: first.adminToken })
+    try {
+      await sink.waitFor(1000, 90_000)
+      await new Promise((r) => setTimeout(r, 500))
+      expect(distinctRecipients(sink).size).toBe(1000)
+      const [left] = await query<{ n: number }>(databaseUrl, "SELECT count(*)::int AS n FROM deliveries WHERE state <> 'sent'")
+      expect(left!.n).toBe(0)
+    } finally {
+      await second.stop()
+      await sink.close()
+    }
+  }, 180_000)
+
+  it("has two appliance processes on one database deliver 1,000 messages, each exactly once", async () => {
+    const sink = await startSmtpSink({ delayMs: 2 })
+    const databaseUrl = await freshDatabase()
+    const a = await spawnAppliance({ databaseUrl, env: envFor(sink) })
+    const b = await spawnAppliance({ databaseUrl, env: envFor(sink), bootstrapKey: a.adminToken })
+    try {
+      const sender = await newSender(a, dns, { packageId: "scale" })
+      await queueMessages(b, sender.token, sender.from, 1000)
+      await sink.waitFor(1000, 90_000)
+      await new Promise((r) => setTimeout(r, 1000))
+      expect(sink.received.length).toBe(1000)
+      expect(distinctRecipients(sink).size).toBe(1000)
+    } finally {
+      await Promise.all([a.stop(), b.stop()])
+      await sink.close()
+    }
+  }, 180_000)
+})

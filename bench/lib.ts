@@ -128,6 +128,8 @@ export const load = async (options: {
   readonly seconds: number
   readonly warmup?: number
   readonly expectStatus: number
+  /** Stops the loops early, e.g. after a number of requests. */
+  readonly until?: () => boolean
 }): Promise<LoadResult> => {
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency })
   const target = new URL(options.url)
@@ -145,7 +147,7 @@ export const load = async (options: {
       req.end(payload)
     })
   const run = async (until: number, record: boolean, latencies: Array<number>, tally: { ok: number; total: number }) => {
-    while (Date.now() < until) {
+    while (Date.now() < until && !(record && options.until?.())) {
       const start = performance.now()
       const status = await post(options.body(counter++))
       if (record) {

@@ -1,0 +1,115 @@
+/** The webhook building blocks: signatures, masking, the retry ladder, the SSRF guard, one attempt. */
+import * as http from "node:http"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { MAX_ATTEMPTS, nextStep } from "../../src/webhooks/ladder.ts"
+import { ATTEMPT_TIMEOUT_MS, postWebhook } from "../../src/webhooks/post.ts"
+import { generateWebhookSecret, maskSecret } from "../../src/webhooks/secret.ts"
+import { signPayload, verifySignature } from "../../src/webhooks/signature.ts"
+import { checkWebhookUrl, forbiddenAddress } from "../../src/webhooks/ssrf.ts"
+
+describe("signatures", () => {
+  const ts = "2026-11-22T10:00:00.000Z"
+  it("is sha256=<hex HMAC-SHA256(secret, timestamp.body)>", () => {
+    // Known answer: printf '2026-11-22T10:00:00.000Z.{"a":1}' | openssl dgst -sha256 -hmac whsec_test
+    expect(signPayload("whsec_test", ts, "{\"a\":1}")).toBe("sha256=0952cd0cbd3b3d2858af8047a66dfb07b72c724b36c3345c73327602c678945c")
+  })
+  it("verifies its own signature, and refuses a changed body, another secret or a stale timestamp", () => {
+    const sig = signPayload("s1", ts, "body")
+    expect(verifySignature("s1", ts, "body", sig, new Date(ts))).toBe(true)
+    expect(verifySignature("s1", ts, "body!", sig, new Date(ts))).toBe(false)
+    expect(verifySignature("s2", ts, "body", sig, new Date(ts))).toBe(false)
+    expect(verifySignature("s1", ts, "body", sig, new Date(Date.parse(ts) + 6 * 60_000))).toBe(false)
+  })
+})
+
+describe("secrets", () => {
+  it("are random and masked as a fixed prefix, eight dots and the last four", () => {
+    const secret = generateWebhookSecret()
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/)
+    expect(generateWebhookSecret()).not.toBe(secret)
+    expect(maskSecret(secret)).toBe(`whsec_••••••••${secret.slice(-4)}`)
+  })
+})
+
+describe("the retry ladder", () => {
+  it.each([
+    [1, { _tag: "burst", delayMs: 1_000 }],
+    [2, { _tag: "burst", delayMs: 4_000 }],
+    [3, { _tag: "burst", delayMs: 20_000 }],
+    [4, { _tag: "queued", delayMs: 300_000 }],
+    [5, { _tag: "queued", delayMs: 1_800_000 }],
+    [6, { _tag: "queued", delayMs: 7_200_000 }],
+    [7, { _tag: "queued", delayMs: 21_600_000 }],
+    [8, { _tag: "queued", delayMs: 86_400_000 }],
+    [10, { _tag: "queued", delayMs: 86_400_000 }],
+    [11, { _tag: "dead" }]
+  ])("after %i failed attempts: %o", (attempts, step) => {
+    expect(nextStep(attempts)).toEqual(step)
+  })
+  it("has eleven attempts in all", () => expect(MAX_ATTEMPTS).toBe(11))
+})
+
+describe("the SSRF guard", () => {
+  it.each(["127.0.0.1", "10.0.0.1", "172.16.5.4", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "224.0.0.1", "::1", "fe80::1", "fd00::1", "::ffff:127.0.0.1", "::ffff:7f00:1", "64:ff9b::a9fe:a9fe"])(
+    "refuses %s",
+    (ip) => expect(forbiddenAddress(ip)).not.toBeNull()
+  )
+  it.each(["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946", "8.8.8.8"])("allows %s", (ip) => expect(forbiddenAddress(ip)).toBeNull())
+
+  const production = { production: true, allowPrivate: false }
+  it("refuses http in production, a name resolving to a private address, and literal private hosts", async () => {
+    expect((await checkWebhookUrl("http://93.184.216.34/hook", production, async () => [])).ok).toBe(false)
+    expect((await checkWebhookUrl("https://internal.example/hook", production, async () => ["10.1.2.3"])).ok).toBe(false)
+    expect((await checkWebhookUrl("https://[::1]/hook", production, async () => [])).ok).toBe(false)
+    const ok = await checkWebhookUrl("https://hooks.example/in", production, async () => ["93.184.216.34"])
+    expect(ok).toMatchObject({ ok: true, address: "93.184.216.34" })
+  })
+  it("lets development allow private receivers only when told to", async () => {
+    expect((await checkWebhookUrl("http://127.0.0.1:9/h", { production: false, allowPrivate: false }, async () => [])).ok).toBe(false)
+    expect((await checkWebhookUrl("http://127.0.0.1:9/h", { production: false, allowPrivate: true }, async () => [])).ok).toBe(true)
+  })
+})
+
+describe("one attempt against a real receiver", () => {
+  let server: http.Server
+  let port = 0
+  const seen: Array<{ headers: http.IncomingHttpHeaders; body: string }> = []
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      let body = ""
+      req.on("data", (c) => (body += c))
+      req.on("end", () => {
+        seen.push({ headers: req.headers, body })
+        if (req.url === "/ok") res.writeHead(204).end()
+        else if (req.url === "/fail") res.writeHead(500).end("x".repeat(5000))
+        // /hang: never answers
+      })
+    })
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()))
+    port = (server.address() as { port: number }).port
+  })
+  afterAll(() => {
+    server.closeAllConnections()
+    server.close()
+  })
+
+  it("succeeds on a 2xx, connecting to the checked address", async () => {
+    const result = await postWebhook({ url: new URL(`http://receiver.example:${port}/ok`), address: "127.0.0.1", body: "{}", headers: { "x-test": "1" } })
+    expect(result).toMatchObject({ ok: true, httpCode: 204, error: null })
+    expect(seen.at(-1)!.headers.host).toBe(`receiver.example:${port}`)
+  })
+
+  it("fails on a 500 and keeps at most 2 KB of the answer", async () => {
+    const result = await postWebhook({ url: new URL(`http://127.0.0.1:${port}/fail`), address: "127.0.0.1", body: "{}", headers: {} })
+    expect(result).toMatchObject({ ok: false, httpCode: 500 })
+    expect(result.responseBody.length).toBe(2048)
+  })
+
+  it("cuts a receiver that hangs at the timeout (10 s by default)", async () => {
+    expect(ATTEMPT_TIMEOUT_MS).toBe(10_000)
+    const result = await postWebhook({ url: new URL(`http://127.0.0.1:${port}/hang`), address: "127.0.0.1", body: "{}", headers: {}, timeoutMs: 300 })
+    expect(result.ok).toBe(false)
+    expect(result.error).toContain("timed out")
+    expect(result.durationMs).toBeLessThan(2_000)
+  })
+})

@@ -35,6 +35,9 @@ import { MtaLive } from "./mta/Mta.ts"
 import { MtaConfigLive } from "./mta/MtaConfig.ts"
 import { DeliveryQueue } from "./mta/queue/DeliveryQueue.ts"
 import { QueueSignal } from "./mta/queue/QueueSignal.ts"
+import { DispatcherLive } from "./webhooks/Dispatcher.ts"
+import { WebhookSender } from "./webhooks/WebhookSender.ts"
+import { WebhookStore } from "./webhooks/WebhookStore.ts"
 import { InboundStore } from "./inbound/listener/InboundStore.ts"
 import { MxListenerLive } from "./inbound/listener/MxListener.ts"
 
@@ -61,7 +64,8 @@ const CoreServicesLive = Layer.mergeAll(
   DeliveryQueue.Default
 ).pipe(Layer.provideMerge(Dns.Default))
 
-export const ServicesLive = Layer.merge(ScheduledSends.Default, Usage.Default).pipe(
+export const ServicesLive = Layer.mergeAll(ScheduledSends.Default, Usage.Default, WebhookSender.Default).pipe(
+  Layer.provideMerge(WebhookStore.Default),
   Layer.provideMerge(Accept.Default),
   Layer.provideMerge(CoreServicesLive),
   Layer.provideMerge(DatabaseReadyLive)
@@ -77,6 +81,7 @@ const ActorsLive = Layer.mergeAll(
   RecheckJobLive,
   ReputationSweepLive,
   MtaLive.pipe(Layer.provide(MtaServicesLive)),
+  DispatcherLive,
   MxListenerLive.pipe(Layer.provide(InboundStore.Default))
 )
 

@@ -18,7 +18,8 @@ export const migrationFiles = [
   "0002_sending.sql",
   "0003_inbound.sql",
   "0004_platform.sql",
-  "0005_mta.sql"
+  "0005_mta.sql",
+  "0006_webhooks.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

@@ -8,6 +8,7 @@
  */
 import { HttpApi } from "@effect/platform"
 import { AuditGroup } from "../transactional/audit/Api.ts"
+import { WebhooksGroup } from "../webhooks/Api.ts"
 import { ScheduledGroup } from "../transactional/scheduled/Api.ts"
 import { SendGroup } from "../transactional/send/Api.ts"
 import { AdminGroup } from "../platform/admin/Api.ts"
@@ -37,6 +38,7 @@ export class PlatformArea extends HttpApi.make("platform")
   .add(PlansGroup)
   .add(SubscriptionsGroup)
   .add(TicketsGroup)
+  .add(WebhooksGroup)
 {}
 
 /** Operator endpoints under /v1/admin: documented with the platform area, left out of /docs.json. */

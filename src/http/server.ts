@@ -5,6 +5,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { AppConfig } from "../config/app-config.ts"
 import { AuditHttpLive } from "../transactional/audit/Http.ts"
+import { WebhooksHttpLive } from "../webhooks/Http.ts"
 import { ScheduledHttpLive } from "../transactional/scheduled/Http.ts"
 import { SendHttpLive } from "../transactional/send/Http.ts"
 import { AdminHttpLive } from "../platform/admin/Http.ts"
@@ -35,6 +36,7 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     PlansHttpLive,
     SubscriptionsHttpLive,
     TicketsHttpLive,
+    WebhooksHttpLive,
     AdminHttpLive,
     AdminTicketsHttpLive
   ]),

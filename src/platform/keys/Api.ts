@@ -37,7 +37,10 @@ export const UpdateKeyRequest = Schema.Struct({
 
 export const UpdatedKey = Schema.Struct({
   id: Schema.String,
-  label: Schema.String
+  label: Schema.String,
+  webhook_secret: Schema.optional(Schema.String).annotations({
+    description: "Only when this call set a webhook_url and generated its secret: shown here once"
+  })
 }).annotations({ identifier: "UpdatedKey" })
 
 export const RevokedKey = Schema.Struct({ id: Schema.String, revoked: Schema.Literal(true) })

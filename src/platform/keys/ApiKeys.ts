@@ -117,6 +117,11 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
         yield* sql`UPDATE api_keys SET revoked_at = ${now} WHERE id = ${id} AND revoked_at IS NULL`
       })
 
-    return { authenticate, create, list, get, rename, setWebhook, revoke } as const
+    const webhookSecret = (id: string) =>
+      sql<{ webhook_secret: string | null }>`SELECT webhook_secret FROM api_keys WHERE id = ${id}`.pipe(
+        Effect.map((rows) => rows[0]?.webhook_secret ?? null)
+      )
+
+    return { authenticate, create, list, get, rename, setWebhook, webhookSecret, revoke } as const
   })
 }) {}

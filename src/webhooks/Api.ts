@@ -1,0 +1,92 @@
+/**
+ * A key's webhook (/v1/client/keys/{id}/webhook…) and its delivery history, also reachable as
+ * /v1/client/webhook-endpoints/{id}/… — a webhook endpoint's id is its key's id.
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../http/auth.ts"
+import { Forbidden, NotFound } from "../http/errors.ts"
+
+export const WebhookConfig = Schema.Struct({
+  webhook_url: Schema.NullOr(Schema.String),
+  secret_set: Schema.Boolean,
+  secret_masked: Schema.NullOr(Schema.String).annotations({ description: "whsec_•••••••• and the last four characters" })
+}).annotations({ identifier: "WebhookConfig" })
+
+export const RotatedSecret = Schema.Struct({
+  webhook_secret: Schema.String.annotations({ description: "The new secret, shown only here" }),
+  secret_masked: Schema.String
+})
+
+export const FireResult = Schema.Struct({
+  delivery_id: Schema.String,
+  status: Schema.Literal("pending", "delivered", "failed"),
+  http_code: Schema.NullOr(Schema.Int),
+  error: Schema.NullOr(Schema.String),
+  duration_ms: Schema.Int
+}).annotations({ identifier: "WebhookFireResult" })
+
+export const DeliveryItem = Schema.Struct({
+  id: Schema.String,
+  event: Schema.String,
+  event_id: Schema.String,
+  status: Schema.Literal("pending", "delivered", "failed"),
+  http_code: Schema.NullOr(Schema.Int),
+  attempts: Schema.Int,
+  error: Schema.NullOr(Schema.String),
+  next_attempt_at: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String
+}).annotations({ identifier: "WebhookDelivery" })
+
+export const DeliveryDetail = Schema.Struct({
+  ...DeliveryItem.fields,
+  payload: Schema.Unknown,
+  response_body: Schema.NullOr(Schema.String).annotations({ description: "The last answer, at most 2 KB" }),
+  attempt_history: Schema.Array(Schema.Struct({
+    attempted_at: Schema.String,
+    duration_ms: Schema.Int,
+    http_code: Schema.NullOr(Schema.Int),
+    error: Schema.NullOr(Schema.String),
+    response_body: Schema.NullOr(Schema.String)
+  }))
+}).annotations({ identifier: "WebhookDeliveryDetail" })
+
+const DeliveryList = Schema.Struct({ total: Schema.Int, items: Schema.Array(DeliveryItem) })
+const ListParams = Schema.Struct({
+  status: Schema.optional(Schema.Literal("pending", "delivered", "failed")),
+  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)), { default: () => 50 }),
+  offset: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), { default: () => 0 })
+})
+const KeyPath = Schema.Struct({ id: Schema.String })
+const DeliveryPath = Schema.Struct({ id: Schema.String, dId: Schema.String })
+
+const history = <const P extends string>(prefix: P) => ({
+  list: HttpApiEndpoint.get(`${prefix}List`, `/v1/client/${prefix === "key" ? "keys" : "webhook-endpoints"}/:id${prefix === "key" ? "/webhook" : ""}/deliveries`)
+    .setPath(KeyPath).setUrlParams(ListParams).addSuccess(DeliveryList).addError(NotFound).addError(Forbidden),
+  get: HttpApiEndpoint.get(`${prefix}Get`, `/v1/client/${prefix === "key" ? "keys" : "webhook-endpoints"}/:id${prefix === "key" ? "/webhook" : ""}/deliveries/:dId`)
+    .setPath(DeliveryPath).addSuccess(DeliveryDetail).addError(NotFound).addError(Forbidden),
+  retry: HttpApiEndpoint.post(`${prefix}Retry`, `/v1/client/${prefix === "key" ? "keys" : "webhook-endpoints"}/:id${prefix === "key" ? "/webhook" : ""}/deliveries/:dId/retry`)
+    .setPath(DeliveryPath).addSuccess(FireResult).addError(NotFound).addError(Forbidden)
+    .annotate(OpenApi.Summary, "Re-fire with the key's current URL and secret; waits for the attempt (≤ 10 s)")
+})
+
+const byKey = history("key")
+const byEndpoint = history("endpoint")
+
+export class WebhooksGroup extends HttpApiGroup.make("webhooks")
+  .add(HttpApiEndpoint.get("get", "/v1/client/keys/:id/webhook").setPath(KeyPath).addSuccess(WebhookConfig).addError(NotFound).addError(Forbidden))
+  .add(HttpApiEndpoint.del("remove", "/v1/client/keys/:id/webhook").setPath(KeyPath).addSuccess(WebhookConfig).addError(NotFound).addError(Forbidden))
+  .add(
+    HttpApiEndpoint.post("rotate", "/v1/client/keys/:id/webhook/rotate-secret").setPath(KeyPath).addSuccess(RotatedSecret)
+      .addError(NotFound).addError(Forbidden).annotate(OpenApi.Summary, "New secret at once; the old one stops signing")
+  )
+  .add(
+    HttpApiEndpoint.post("test", "/v1/client/keys/:id/webhook/test").setPath(KeyPath).addSuccess(FireResult)
+      .addError(NotFound).addError(Forbidden).annotate(OpenApi.Summary, "Fire a webhook.test event now and return the attempt")
+  )
+  .add(byKey.list).add(byKey.get).add(byKey.retry)
+  .add(byEndpoint.list).add(byEndpoint.get).add(byEndpoint.retry)
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Webhooks")
+{}

@@ -1,0 +1,95 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect } from "effect"
+import { CurrentKey } from "../http/auth.ts"
+import { HeraldApi } from "../http/api.ts"
+import { forbidden, notFound } from "../http/errors.ts"
+import { ApiKeys } from "../platform/keys/ApiKeys.ts"
+import { generateWebhookSecret, maskSecret } from "./secret.ts"
+import { WebhookSender } from "./WebhookSender.ts"
+import { deliveryView, WebhookStore } from "./WebhookStore.ts"
+
+const ownership = {
+  KeyNotFound: (e: { id: string }) => Effect.fail(notFound(`No key ${e.id}`)),
+  KeyNotYours: (e: { id: string }) => Effect.fail(forbidden(`Key ${e.id} is not linked to this account`)),
+  SqlError: Effect.die
+}
+
+const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+export const WebhooksHttpLive = HttpApiBuilder.group(HeraldApi, "webhooks", (handlers) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const keys = yield* ApiKeys
+    const store = yield* WebhookStore
+    const sender = yield* WebhookSender
+
+    /** The caller's own key (404 unknown, 403 another account's). */
+    const ownKey = (id: string) => Effect.flatMap(CurrentKey, (me) => keys.get(me.accountId, id))
+
+    const config = (id: string) =>
+      sql<{ webhook_url: string | null; webhook_secret: string | null }>`SELECT webhook_url, webhook_secret FROM api_keys WHERE id = ${id}`.pipe(
+        Effect.map(([k]) => ({
+          webhook_url: k?.webhook_url ?? null,
+          secret_set: k?.webhook_secret != null,
+          secret_masked: k?.webhook_secret == null ? null : maskSecret(k.webhook_secret)
+        }))
+      )
+
+    const list = (id: string, params: { status?: "pending" | "delivered" | "failed" | undefined; limit: number; offset: number }) =>
+      ownKey(id).pipe(Effect.zipRight(store.list(id, params)), Effect.catchTags(ownership))
+
+    const detail = (id: string, dId: string) =>
+      Effect.gen(function*() {
+        yield* ownKey(id)
+        const d = yield* store.find(id, dId)
+        if (d === undefined) return yield* Effect.fail(notFound(`No webhook delivery ${dId}`))
+        const attempts = yield* store.attempts(dId)
+        return {
+          ...deliveryView(d),
+          payload: d.payload,
+          response_body: d.response_body,
+          attempt_history: attempts.map((a) => ({ ...a, attempted_at: a.attempted_at.toISOString() }))
+        }
+      }).pipe(Effect.catchTags(ownership))
+
+    const retry = (id: string, dId: string) =>
+      Effect.gen(function*() {
+        yield* ownKey(id)
+        const d = yield* store.find(id, dId)
+        if (d === undefined) return yield* Effect.fail(notFound(`No webhook delivery ${dId}`))
+        const at = yield* now
+        const reopened = yield* store.reopen(dId, at, new Date(at.getTime() + 60_000))
+        return yield* sender.fireNow(reopened)
+      }).pipe(Effect.catchTags(ownership))
+
+    return handlers
+      .handle("get", ({ path }) => ownKey(path.id).pipe(Effect.zipRight(config(path.id)), Effect.catchTags(ownership)))
+      .handle("remove", ({ path }) =>
+        ownKey(path.id).pipe(
+          Effect.zipRight(keys.setWebhook(path.id, null, null)),
+          Effect.zipRight(config(path.id)),
+          Effect.catchTags(ownership)
+        ))
+      .handle("rotate", ({ path }) =>
+        Effect.gen(function*() {
+          const key = yield* ownKey(path.id)
+          const secret = generateWebhookSecret()
+          yield* keys.setWebhook(path.id, key.webhook_url, secret)
+          return { webhook_secret: secret, secret_masked: maskSecret(secret) }
+        }).pipe(Effect.catchTags(ownership)))
+      .handle("test", ({ path }) =>
+        Effect.gen(function*() {
+          const me = yield* CurrentKey
+          yield* ownKey(path.id)
+          const at = yield* now
+          const d = yield* store.create(path.id, me.accountId, "webhook.test", { message: "Test event from Herald" }, at, new Date(at.getTime() + 60_000))
+          return yield* sender.fireNow(d)
+        }).pipe(Effect.catchTags(ownership)))
+      .handle("keyList", ({ path, urlParams }) => list(path.id, urlParams))
+      .handle("keyGet", ({ path }) => detail(path.id, path.dId))
+      .handle("keyRetry", ({ path }) => retry(path.id, path.dId))
+      .handle("endpointList", ({ path, urlParams }) => list(path.id, urlParams))
+      .handle("endpointGet", ({ path }) => detail(path.id, path.dId))
+      .handle("endpointRetry", ({ path }) => retry(path.id, path.dId))
+  }))

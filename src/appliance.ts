@@ -34,7 +34,8 @@ import { Destinations } from "./mta/Destinations.ts"
 import { MtaLive } from "./mta/Mta.ts"
 import { MtaConfigLive } from "./mta/MtaConfig.ts"
 import { DeliveryQueue } from "./mta/queue/DeliveryQueue.ts"
-import { QueueSignal } from "./mta/queue/QueueSignal.ts"
+import { VerpSecret } from "./mta/VerpSecret.ts"
+import { QueueSignal, RemoteWakeupsLive } from "./mta/queue/QueueSignal.ts"
 import { DispatcherLive } from "./webhooks/Dispatcher.ts"
 import { WebhookSender } from "./webhooks/WebhookSender.ts"
 import { WebhookStore } from "./webhooks/WebhookStore.ts"
@@ -61,7 +62,8 @@ const CoreServicesLive = Layer.mergeAll(
   Tickets.Default,
   Reputation.Default,
   QueueSignal.Default,
-  DeliveryQueue.Default
+  DeliveryQueue.Default,
+  VerpSecret.Default
 ).pipe(Layer.provideMerge(Dns.Default))
 
 export const ServicesLive = Layer.mergeAll(ScheduledSends.Default, Usage.Default, WebhookSender.Default).pipe(
@@ -82,6 +84,7 @@ const ActorsLive = Layer.mergeAll(
   ReputationSweepLive,
   MtaLive.pipe(Layer.provide(MtaServicesLive)),
   DispatcherLive,
+  RemoteWakeupsLive,
   MxListenerLive.pipe(Layer.provide(InboundStore.Default))
 )
 

@@ -6,6 +6,7 @@
 import { spawn } from "node:child_process"
 import { describe, expect, it } from "vitest"
 import { newToken, repoRoot, spawnAppliance } from "../support/appliance.ts"
+import { migrationFiles } from "../../src/db/migrator.ts"
 import { freshDatabase, query } from "../support/database.ts"
 
 /** Runs `src/main.ts` with arguments to completion. */
@@ -73,8 +74,7 @@ describe("operator commands", () => {
     const results = await Promise.all([run(["migrate"], { DATABASE_URL: databaseUrl }), run(["migrate"], { DATABASE_URL: databaseUrl })])
     expect(results.map((r) => r.code)).toEqual([0, 0])
     const rows = await query(databaseUrl, "SELECT migration_id FROM herald_migrations ORDER BY migration_id")
-    expect(rows.map((r) => r["migration_id"])).toEqual([1, 2, 3, 4].slice(0, rows.length))
-    expect(rows.length).toBeGreaterThanOrEqual(4)
+    expect(rows.map((r) => r["migration_id"])).toEqual(migrationFiles.map((_, i) => i + 1))
   }, 60_000)
 
   it("creates an account and a key from the shell; the key authenticates", async () => {

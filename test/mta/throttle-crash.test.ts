@@ -32,7 +32,8 @@ const envFor = (sink: SmtpSink) => ({
   HERALD_MX_PORT: String(sink.port),
   HERALD_HOSTNAME: "mta.herald.test",
   HERALD_SHAPING_FILE: shapingFile,
-  HERALD_QUEUE_LEASE_SECONDS: "5"
+  HERALD_QUEUE_LEASE_SECONDS: "5",
+  HERALD_MTA_ENABLED: "true"
 })
 
 /** Queues `count` one-recipient messages through the API, 100 personalizations a request. */

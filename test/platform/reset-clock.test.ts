@@ -14,8 +14,22 @@ import { freshDatabase, query } from "../support/database.ts"
 
 const START = Date.parse("2026-01-15T10:00:00Z")
 
-/** The actor's iteration does real database I/O after the clock moves: give it real time to finish. */
-const settle = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 1_000)))
+const realPause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
+
+/**
+ * Moves the clock a minute at a time (the actor's pace) and gives each iteration real time for
+ * its database I/O, until `done` holds or `minutes` have passed. Repeated small steps, not one
+ * jump: an iteration still busy when the clock moves only starts its sleep afterwards.
+ */
+const runMinutes = (minutes: number, done: Effect.Effect<boolean>) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < minutes; i++) {
+      yield* TestClock.adjust(Duration.minutes(1))
+      yield* realPause(250)
+      if (yield* done) return true
+    }
+    return false
+  })
 
 const servicesOn = (databaseUrl: string) =>
   ServicesLive.pipe(
@@ -48,21 +62,25 @@ describe("the billing-reset actor", () => {
       const packageOf = () =>
         Effect.promise(() => query<{ package_id: string }>(databaseUrl, "SELECT package_id FROM subscriptions WHERE account_id = $1 AND status = 'active'", [accountId]))
 
-      // A replica starts mid-period: the actor runs, nothing changes yet.
-      yield* Effect.gen(function*() {
-        yield* TestClock.setTime(START + 20 * 86_400_000)
-        yield* TestClock.adjust(Duration.minutes(2))
-        yield* settle
-      }).pipe(Effect.provide(ResetJobLive.pipe(Layer.provideMerge(services))), Effect.scoped)
+      const downgraded = packageOf().pipe(Effect.map((rows) => rows[0]!.package_id === "free"))
+
+      // A replica runs for five minutes mid-period: nothing changes.
+      yield* TestClock.setTime(START + 20 * 86_400_000)
+      const early = yield* runMinutes(5, downgraded).pipe(
+        Effect.provide(ResetJobLive.pipe(Layer.provideMerge(services))),
+        Effect.scoped
+      )
+      expect(early).toBe(false)
       expect((yield* packageOf())[0]!.package_id).toBe("growth")
 
-      // Another start after the period's end: the actor's next iteration applies the downgrade.
-      yield* Effect.gen(function*() {
-        yield* TestClock.setTime(Date.parse("2026-02-15T10:00:30Z"))
-        yield* TestClock.adjust(Duration.minutes(2))
-        yield* settle
-      }).pipe(Effect.provide(ResetJobLive.pipe(Layer.provideMerge(services))), Effect.scoped)
-      expect((yield* packageOf())[0]!.package_id).toBe("free")
+      // Another replica starts two minutes before the period ends: once the clock passes the end,
+      // one of its iterations applies the downgrade.
+      yield* TestClock.setTime(Date.parse("2026-02-15T09:58:00Z"))
+      const applied = yield* runMinutes(10, downgraded).pipe(
+        Effect.provide(ResetJobLive.pipe(Layer.provideMerge(services))),
+        Effect.scoped
+      )
+      expect(applied).toBe(true)
       const periods = yield* Effect.promise(() =>
         query<{ period_start: Date }>(databaseUrl, "SELECT period_start FROM subscriptions WHERE account_id = $1", [accountId]))
       expect(periods[0]!.period_start.toISOString()).toBe("2026-02-15T10:00:00.000Z")

@@ -81,6 +81,8 @@ const baseEnv = async (options: StartOptions) => {
     ...(adminToken === "" ? {} : { HERALD_BOOTSTRAP_KEY: adminToken }),
     HERALD_LOG_LEVEL: "warn",
     HERALD_HOSTNAME: "herald.test",
+    // Tests that are not about delivery keep the queue as they left it (test/support/mta.ts turns it on).
+    HERALD_MTA_ENABLED: "false",
     ...options.env
   }
   return { databaseUrl, port, smtpPort, adminToken, env }

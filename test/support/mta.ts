@@ -20,7 +20,7 @@ export const startDeliveryRig = async (env: Record<string, string> = {}, sinkOpt
   const sink = await startSmtpSink(sinkOptions)
   const dns = await startDnsServer({ "mx.sink.test": { A: ["127.0.0.1"] } })
   const app = await startAppliance({
-    env: { HERALD_DNS_SERVERS: dns.address, HERALD_MX_PORT: String(sink.port), HERALD_HOSTNAME: "mta.herald.test", ...env }
+    env: { HERALD_DNS_SERVERS: dns.address, HERALD_MX_PORT: String(sink.port), HERALD_HOSTNAME: "mta.herald.test", HERALD_MTA_ENABLED: "true", ...env }
   })
   return {
     app,

@@ -8,7 +8,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, PubSub, type Queue, Ref, Schedule, Stream } from "effect"
+import { Duration, Effect, Layer, PubSub, type Queue, Ref, Stream } from "effect"
 
 /** The channels replicas wake each other on. */
 export const CHANNELS = ["herald_queue", "herald_inbound", "herald_events"] as const
@@ -16,6 +16,7 @@ export const CHANNELS = ["herald_queue", "herald_inbound", "herald_events"] as c
 export interface Signal {
   /** Call after committing new work for `channel`. */
   readonly wake: (channel: string) => Effect.Effect<void>
+  readonly wakeLocal: (channel: string) => Effect.Effect<void>
   /** A subscription that receives the channel name on every wake-up (local or remote). */
   readonly subscribe: Effect.Effect<Queue.Dequeue<string>, never, import("effect").Scope.Scope>
 }
@@ -23,29 +24,49 @@ export interface Signal {
 export class QueueSignal extends Effect.Service<QueueSignal>()("herald/QueueSignal", {
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const pg = yield* PgClient.PgClient
     const hub = yield* PubSub.sliding<string>(1024)
-    // Other replicas' NOTIFYs wake this replica's workers (only locally: no echo back).
+    const pending = yield* Ref.make(new Set<string>())
+    const scheduled = yield* Ref.make(false)
+    const scope = yield* Effect.scope
+
+    const flush = Effect.gen(function*() {
+      yield* Ref.set(scheduled, false)
+      const channels = yield* Ref.getAndSet(pending, new Set<string>())
+      for (const channel of channels) yield* sql`SELECT pg_notify(${channel}, '')`
+    }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("queue notify failed", cause)))
+
+    /** The first wake-up of a quiet period schedules one NOTIFY 25 ms later for all that follow. */
+    const wake = (channel: string) =>
+      Effect.gen(function*() {
+        yield* PubSub.publish(hub, channel)
+        yield* Ref.update(pending, (s) => new Set(s).add(channel))
+        if (!(yield* Ref.getAndSet(scheduled, true))) {
+          yield* Effect.forkIn(Effect.delay(flush, Duration.millis(25)), scope)
+        }
+      })
+
+    /** A wake-up that came from another replica: local workers only, no NOTIFY echoed back. */
+    const wakeLocal = (channel: string) => PubSub.publish(hub, channel).pipe(Effect.asVoid)
+
+    return { wake, wakeLocal, subscribe: PubSub.subscribe(hub) } satisfies Signal
+  })
+}) {}
+
+/**
+ * Other replicas' NOTIFYs wake this replica's workers. Part of the running appliance only (its
+ * LISTEN connections are held for the process's life; a short CLI command needs none).
+ */
+export const RemoteWakeupsLive = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const pg = yield* PgClient.PgClient
+    const signal = yield* QueueSignal
     for (const channel of CHANNELS) {
       yield* Effect.forkScoped(
         pg.listen(channel).pipe(
-          Stream.runForEach(() => PubSub.publish(hub, channel)),
+          Stream.runForEach(() => signal.wakeLocal(channel)),
           Effect.catchAllCause((cause) => Effect.logWarning("LISTEN stopped; workers fall back to polling", cause))
         )
       )
     }
-    const pending = yield* Ref.make(new Set<string>())
-
-    const flush = Effect.gen(function*() {
-      const channels = yield* Ref.getAndSet(pending, new Set<string>())
-      for (const channel of channels) yield* sql`SELECT pg_notify(${channel}, '')`
-    }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("queue notify failed", cause)))
-    yield* Effect.forkScoped(Effect.repeat(flush, Schedule.spaced(Duration.millis(25))))
-
-    const wake = (channel: string) =>
-      PubSub.publish(hub, channel).pipe(Effect.zipRight(Ref.update(pending, (s) => new Set(s).add(channel))))
-
-    return { wake, subscribe: PubSub.subscribe(hub) } satisfies Signal
   })
-}) {}
-
+)

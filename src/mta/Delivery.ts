@@ -6,7 +6,6 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { AppConfig } from "../config/app-config.ts"
-import { randomBase62 } from "../lib/ids.ts"
 import { returnPathDomain } from "../platform/domains/records.ts"
 import { Reputation } from "../platform/reputation/Reputation.ts"
 import { composeMessage } from "../transactional/compose.ts"
@@ -20,6 +19,7 @@ import { type ClaimedDelivery, DeliveryQueue, type MessageForDelivery, type Outc
 import { isExpired, retryDelayMs } from "./retry-schedule.ts"
 import { SmtpClient } from "./smtp-client.ts"
 import { encodeVerp } from "./verp.ts"
+import { VerpSecret } from "./VerpSecret.ts"
 
 /** A small map that forgets its oldest entries: caches must not grow with the queue. */
 class Bounded<V> extends Map<string, V> {
@@ -48,9 +48,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
     const smtp = new SmtpClient()
     yield* Effect.addFinalizer(() => Effect.sync(() => smtp.close()))
 
-    yield* sql`INSERT INTO appliance_settings (name, value) VALUES ('verp_secret', ${randomBase62(40)}) ON CONFLICT DO NOTHING`
-    const [secretRow] = yield* sql<{ value: string }>`SELECT value FROM appliance_settings WHERE name = 'verp_secret'`
-    const verpSecret = secretRow!.value
+    const verpSecret = (yield* VerpSecret).value
 
     const senders = new Bounded<Sender>(1_000)
     const signed = new Bounded<Buffer>(200)
@@ -150,6 +148,6 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
         return written
       })
 
-    return { attempt, verpSecret: Effect.succeed(verpSecret) } as const
+    return { attempt } as const
   })
 }) {}

@@ -9,7 +9,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { newId } from "../../lib/ids.ts"
+import { emitEvent } from "../../lib/outbox.ts"
+import { suppressAutomatically } from "../../platform/suppressions/suppress.ts"
 
 export interface ClaimedDelivery {
   readonly id: string
@@ -86,8 +87,7 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
             SELECT id, request_id, from_domain, subject, content, created_at FROM messages WHERE id IN ${sql.in(ids)}`
 
     const event = (d: ClaimedDelivery, name: string, payload: Record<string, unknown>, now: Date) =>
-      sql`INSERT INTO events (id, account_id, key_id, event, payload, created_at)
-        VALUES (${newId("evt")}, ${d.account_id}, ${d.key_id}, ${name}, ${JSON.stringify(payload)}::jsonb, ${now})`
+      emitEvent({ accountId: d.account_id, keyId: d.key_id, event: name, payload, at: now })
 
     /**
      * Writes an attempt's outcome with its event in one transaction (the outbox rule). Only the
@@ -122,10 +122,7 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
               message_id: m.id
             }, now)
             if (outcome.suppress) {
-              yield* sql`
-                INSERT INTO suppressions (account_id, email, reason, source, created_at)
-                VALUES (${d.account_id}, ${d.recipient.toLowerCase()}, 'bounce', ${`smtp ${outcome.status}`}, ${now})
-                ON CONFLICT (coalesce(account_id, ''), email) DO NOTHING`
+              yield* suppressAutomatically(d.account_id, d.recipient, "bounce", `smtp ${outcome.status}`, now)
             }
             break
           case "deferred":

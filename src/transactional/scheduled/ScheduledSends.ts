@@ -6,7 +6,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Option } from "effect"
-import { newId } from "../../lib/ids.ts"
+import { emitEvent } from "../../lib/outbox.ts"
 import { AccountLimits } from "../../platform/usage/AccountLimits.ts"
 import { reserveQuota } from "../../platform/usage/Quota.ts"
 import { Accept, type CanonicalRequest } from "../accept.ts"
@@ -84,14 +84,19 @@ export class ScheduledSends extends Effect.Service<ScheduledSends>()("herald/Sch
         yield* sql`UPDATE scheduled_sends SET state = 'discarded', reason = ${reason}, finished_at = ${now}
           WHERE id = ${row.id}`
         const p = row.request.personalizations[0]
-        yield* sql`INSERT INTO events (id, account_id, key_id, event, payload, created_at) VALUES (
-          ${newId("evt")}, ${row.account_id}, ${row.key_id}, 'email.failed', ${JSON.stringify({
+        yield* emitEvent({
+          accountId: row.account_id,
+          keyId: row.key_id,
+          event: "email.failed",
+          payload: {
             request_id: row.request_id,
             to: (p?.to ?? []).map((a) => a.email),
             subject: p?.subject ?? row.request.subject,
             message_id: row.message_id,
             error: `scheduled send discarded: ${reason}`
-          })}::jsonb, ${now})`
+          },
+          at: now
+        })
         yield* Effect.logInfo("scheduled send discarded").pipe(Effect.annotateLogs({ scheduled_id: row.id, reason }))
       })
 

@@ -35,12 +35,16 @@ import { MtaLive } from "./mta/Mta.ts"
 import { MtaConfigLive } from "./mta/MtaConfig.ts"
 import { DeliveryQueue } from "./mta/queue/DeliveryQueue.ts"
 import { VerpSecret } from "./mta/VerpSecret.ts"
+import { DmarcReports } from "./platform/dmarc/DmarcReports.ts"
 import { QueueSignal, RemoteWakeupsLive } from "./mta/queue/QueueSignal.ts"
 import { DispatcherLive } from "./webhooks/Dispatcher.ts"
 import { WebhookSender } from "./webhooks/WebhookSender.ts"
 import { WebhookStore } from "./webhooks/WebhookStore.ts"
 import { InboundStore } from "./inbound/listener/InboundStore.ts"
 import { MxListenerLive } from "./inbound/listener/MxListener.ts"
+import { InboundConfigLive } from "./inbound/InboundConfig.ts"
+import { InboundQueue } from "./inbound/processor/InboundQueue.ts"
+import { InboundProcessorLive } from "./inbound/processor/Processor.ts"
 
 /** Configuration and logging: everything else runs inside these. */
 export const BaseLive = Layer.merge(AppConfigLive, Layer.provide(LoggingLive, AppConfigLive))
@@ -63,7 +67,8 @@ const CoreServicesLive = Layer.mergeAll(
   Reputation.Default,
   QueueSignal.Default,
   DeliveryQueue.Default,
-  VerpSecret.Default
+  VerpSecret.Default,
+  DmarcReports.Default
 ).pipe(Layer.provideMerge(Dns.Default))
 
 export const ServicesLive = Layer.mergeAll(ScheduledSends.Default, Usage.Default, WebhookSender.Default).pipe(
@@ -85,7 +90,8 @@ const ActorsLive = Layer.mergeAll(
   MtaLive.pipe(Layer.provide(MtaServicesLive)),
   DispatcherLive,
   RemoteWakeupsLive,
-  MxListenerLive.pipe(Layer.provide(InboundStore.Default))
+  MxListenerLive.pipe(Layer.provide(InboundStore.Default)),
+  InboundProcessorLive.pipe(Layer.provide(Layer.merge(InboundQueue.Default, InboundConfigLive)))
 )
 
 const BootstrapLive = Layer.effectDiscard(bootstrap)

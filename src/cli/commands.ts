@@ -2,9 +2,12 @@
  * Operator commands of the single entry point (`npm run herald -- <command>`): what an operator
  * needs to drive a fresh appliance from a shell. `serve` (the default) runs the appliance.
  */
-import { Command, Options } from "@effect/cli"
+import * as fs from "node:fs"
+import { Args, Command, Options } from "@effect/cli"
 import { Console, Effect, Layer, Option } from "effect"
 import { ApplianceLive, DatabaseReadyLive, ServicesLive } from "../appliance.ts"
+import { toParseOutput } from "../inbound/parse-output.ts"
+import { understandFile } from "../inbound/understand.ts"
 import { Accounts } from "../platform/accounts/Accounts.ts"
 import { ApiKeys } from "../platform/keys/ApiKeys.ts"
 import { loadPlanCatalog } from "../platform/plans/plan-catalog.ts"
@@ -56,10 +59,19 @@ const keysCreate = Command.make("create", {
     Command.withDescription("Create an API key for an account; prints its token once")
   )
 
+/** What Herald understands of one message or bare DMARC attachment; touches no database. */
+const parse = Command.make("parse", { file: Args.file({ name: "FILE", exists: "yes" }) }, ({ file }) =>
+  Effect.gen(function*() {
+    const bytes = yield* Effect.sync(() => fs.readFileSync(file))
+    const understood = yield* Effect.promise(() => understandFile(bytes))
+    yield* json(toParseOutput(understood))
+  })).pipe(Command.withDescription("Print, as JSON, what Herald understands of a bounce, complaint or DMARC report file"))
+
 export const herald = Command.make("herald", {}, () => Layer.launch(ApplianceLive)).pipe(
   Command.withSubcommands([
     serve,
     migrate,
+    parse,
     Command.make("accounts").pipe(Command.withSubcommands([accountsCreate])),
     Command.make("keys").pipe(Command.withSubcommands([keysCreate]))
   ])

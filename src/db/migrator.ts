@@ -19,7 +19,8 @@ export const migrationFiles = [
   "0003_inbound.sql",
   "0004_platform.sql",
   "0005_mta.sql",
-  "0006_webhooks.sql"
+  "0006_webhooks.sql",
+  "0007_inbound_effects.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

@@ -12,6 +12,7 @@ import { WebhooksGroup } from "../webhooks/Api.ts"
 import { ScheduledGroup } from "../transactional/scheduled/Api.ts"
 import { SendGroup } from "../transactional/send/Api.ts"
 import { AdminGroup } from "../platform/admin/Api.ts"
+import { DmarcGroup } from "../platform/dmarc/Api.ts"
 import { DomainsGroup } from "../platform/domains/Api.ts"
 import { KeysGroup } from "../platform/keys/Api.ts"
 import { PlansGroup } from "../platform/plans/Api.ts"
@@ -39,6 +40,7 @@ export class PlatformArea extends HttpApi.make("platform")
   .add(SubscriptionsGroup)
   .add(TicketsGroup)
   .add(WebhooksGroup)
+  .add(DmarcGroup)
 {}
 
 /** Operator endpoints under /v1/admin: documented with the platform area, left out of /docs.json. */

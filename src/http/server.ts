@@ -9,6 +9,7 @@ import { WebhooksHttpLive } from "../webhooks/Http.ts"
 import { ScheduledHttpLive } from "../transactional/scheduled/Http.ts"
 import { SendHttpLive } from "../transactional/send/Http.ts"
 import { AdminHttpLive } from "../platform/admin/Http.ts"
+import { DmarcHttpLive } from "../platform/dmarc/Http.ts"
 import { DomainsHttpLive } from "../platform/domains/Http.ts"
 import { KeysHttpLive } from "../platform/keys/Http.ts"
 import { PlansHttpLive } from "../platform/plans/Http.ts"
@@ -37,6 +38,7 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     SubscriptionsHttpLive,
     TicketsHttpLive,
     WebhooksHttpLive,
+    DmarcHttpLive,
     AdminHttpLive,
     AdminTicketsHttpLive
   ]),

@@ -100,3 +100,13 @@ export const classifyReply = (reply: Reply, rules: ReplyRules = defaultReplyRule
     throttle: reply.code === 421 || /^4\.7\./.test(status)
   }
 }
+
+/**
+ * Whether a hard bounce puts the address on the suppression list (DESIGN "Bounces"): the statuses
+ * in `suppress_statuses`, or a code-less 5.0.0 whose text a suppressing rule recognises (a "user
+ * unknown" bounce that carries no enhanced code). Used for SMTP-time replies and DSNs alike.
+ */
+export const suppressesAddress = (status: string, text: string, rules: ReplyRules = defaultReplyRules): boolean =>
+  status.startsWith("5.") &&
+  (rules.suppressStatuses.some((re) => re.test(status)) ||
+    (status === "5.0.0" && rules.rules.some((rule) => rule.suppress && rule.pattern.test(text))))

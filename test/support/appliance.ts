@@ -15,6 +15,8 @@ export const repoRoot = path.resolve(import.meta.dirname, "../..")
 export interface Appliance {
   readonly baseUrl: string
   readonly databaseUrl: string
+  /** The MX listener's port on 127.0.0.1. */
+  readonly smtpPort: number
   /** The bootstrap admin key's token. */
   readonly adminToken: string
   readonly request: (method: string, route: string, options?: RequestOptions) => Promise<ApiResponse>
@@ -90,7 +92,7 @@ const baseEnv = async (options: StartOptions) => {
 
 /** Runs the appliance layer in this process, configured only by `env` (not the real environment). */
 export const startAppliance = async (options: StartOptions = {}): Promise<Appliance> => {
-  const { adminToken, databaseUrl, env, port } = await baseEnv(options)
+  const { adminToken, databaseUrl, env, port, smtpPort } = await baseEnv(options)
   const provider = ConfigProvider.fromMap(new Map(Object.entries(env)))
   const fiber = Effect.runFork(
     Layer.launch(ApplianceLive).pipe(Effect.provide(BaseLive), Effect.withConfigProvider(provider))
@@ -103,6 +105,7 @@ export const startAppliance = async (options: StartOptions = {}): Promise<Applia
   return {
     baseUrl,
     databaseUrl,
+    smtpPort,
     adminToken,
     request: makeRequest(baseUrl, adminToken),
     stop: () => Effect.runPromise(Fiber.interrupt(fiber)).then(() => undefined)
@@ -126,7 +129,7 @@ export interface SpawnOptions extends StartOptions {
 }
 
 export const spawnAppliance = async (options: SpawnOptions = {}): Promise<ApplianceProcess> => {
-  const { adminToken, databaseUrl, env, port } = await baseEnv(options)
+  const { adminToken, databaseUrl, env, port, smtpPort } = await baseEnv(options)
   const command = options.runtime === "deno"
     ? [path.join(repoRoot, "node_modules/.bin/deno"), "run", "-A", "src/main.ts"]
     : [process.execPath, "--import", "tsx", "src/main.ts"]
@@ -149,6 +152,7 @@ export const spawnAppliance = async (options: SpawnOptions = {}): Promise<Applia
   return {
     baseUrl,
     databaseUrl,
+    smtpPort,
     adminToken,
     child,
     exited,

@@ -2,6 +2,8 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { newId } from "../../lib/ids.ts"
+import { QueueSignal } from "../../mta/queue/QueueSignal.ts"
+import { INBOUND_CHANNEL } from "../processor/Processor.ts"
 
 export interface ReceivedEnvelope {
   readonly remoteAddress: string
@@ -13,6 +15,7 @@ export interface ReceivedEnvelope {
 export class InboundStore extends Effect.Service<InboundStore>()("herald/InboundStore", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const signal = yield* QueueSignal
 
     const store = (envelope: ReceivedEnvelope, raw: Buffer) =>
       Effect.gen(function*() {
@@ -22,6 +25,7 @@ export class InboundStore extends Effect.Service<InboundStore>()("herald/Inbound
           INSERT INTO inbound_messages (id, received_at, remote_address, helo, mail_from, rcpt_to, size, raw, next_attempt_at)
           VALUES (${id}, ${now}, ${envelope.remoteAddress}, ${envelope.helo}, ${envelope.mailFrom},
             ${JSON.stringify(envelope.rcptTo)}::jsonb, ${raw.length}, ${raw}, ${now})`
+        yield* signal.wake(INBOUND_CHANNEL)
         return id
       })
 

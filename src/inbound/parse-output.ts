@@ -1,0 +1,49 @@
+/**
+ * The operator's view of what Herald understood (the `parse` command's JSON, and the `result`
+ * kept on each inbound message): only the key that matches `kind`, DMARC reports without their
+ * record rows (a large report has thousands).
+ */
+import type { Understood } from "./parse/types.ts"
+
+export const toParseOutput = (understood: Understood): Record<string, unknown> => {
+  const error = "error" in understood && understood.error !== undefined ? { error: understood.error } : {}
+  switch (understood.kind) {
+    case "bounce":
+      return {
+        kind: "bounce",
+        bounce: {
+          recipients: understood.bounce.recipients.map((r) => ({
+            email: r.email,
+            status: r.status,
+            action: r.action,
+            class: r.class,
+            diagnostic: r.diagnostic
+          }))
+        }
+      }
+    case "complaint": {
+      const c = understood.complaint
+      return {
+        kind: "complaint",
+        complaint: { feedback_type: c.feedback_type, isp: c.isp, recipients: c.recipients, original_message_id: c.original_message_id }
+      }
+    }
+    case "dmarc":
+      return {
+        kind: "dmarc",
+        dmarc: understood.dmarc.map((d) => ({
+          org_name: d.org_name,
+          report_id: d.report_id,
+          domain: d.domain,
+          policy_p: d.policy_p,
+          date_begin: d.date_begin,
+          date_end: d.date_end,
+          records: d.records,
+          messages: d.messages
+        })),
+        ...error
+      }
+    case "other":
+      return { kind: "other", ...error }
+  }
+}

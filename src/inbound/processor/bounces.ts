@@ -1,0 +1,87 @@
+/**
+ * What a bounce changes, per recipient, inside the transaction that marks the inbound message
+ * processed (DESIGN "Bounces"):
+ * - `failed` (or any final action): the delivery turns `bounced` (audit `failed`) even when it was
+ *   `sent` — the far side accepted it and gave up later — and `email.bounced` is emitted once;
+ *   a DSN for a delivery already bounced changes nothing (remote MTAs do send duplicates).
+ * - `delayed`: the far side is still trying: recorded and reported as a soft `email.bounced`,
+ *   the delivery's state stays as it is.
+ * - hard bounces with a suppressing status (5.1.x, 5.2.1, code-less "user unknown") suppress the
+ *   address for the account; soft bounces escalate: `softBounceLimit` of them for one address
+ *   within `softBounceWindowDays` suppress it too (reason bounce, source says why).
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { emitEvent } from "../../lib/outbox.ts"
+import { suppressesAddress } from "../../mta/classify.ts"
+import { suppressAutomatically } from "../../platform/suppressions/suppress.ts"
+import type { InboundSettings } from "../InboundConfig.ts"
+import type { BounceReport, BouncedRecipient } from "../parse/types.ts"
+import { deliveriesByOriginal, type DeliveryRef, deliveryByVerp } from "./mapping.ts"
+
+export interface BounceContext {
+  readonly inboundId: string
+  readonly rcptTo: ReadonlyArray<string>
+  readonly verpSecret: string
+  readonly settings: InboundSettings
+  readonly now: Date
+}
+
+/** Pairs each bounced recipient with its delivery; returns the accounts touched. */
+export const applyBounce = (report: BounceReport, ctx: BounceContext) =>
+  Effect.gen(function*() {
+    const pairs: Array<[DeliveryRef, BouncedRecipient]> = []
+    const byVerp = yield* deliveryByVerp(ctx.rcptTo, ctx.verpSecret)
+    if (byVerp !== null) {
+      // The VERP address names exactly one delivery; a forwarding hop may report another address.
+      const match = report.recipients.find((r) => r.email === byVerp.recipient.toLowerCase()) ?? report.recipients[0]
+      if (match !== undefined) pairs.push([byVerp, match])
+    } else {
+      const deliveries = yield* deliveriesByOriginal(report.original, report.recipients.map((r) => r.email))
+      for (const d of deliveries) {
+        const match = report.recipients.find((r) => r.email === d.recipient.toLowerCase())
+        if (match !== undefined) pairs.push([d, match])
+      }
+    }
+    for (const [delivery, recipient] of pairs) yield* applyOne(delivery, recipient, ctx)
+    return { matched: pairs.length, accounts: [...new Set(pairs.map(([d]) => d.account_id))] }
+  })
+
+const applyOne = (d: DeliveryRef, r: BouncedRecipient, ctx: BounceContext) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const final = r.action !== "delayed"
+    if (final) {
+      const changed = yield* sql`
+        UPDATE deliveries SET state = 'bounced', last_status = ${r.status},
+          last_reply = ${(r.diagnostic ?? "").slice(0, 1000)}, updated_at = ${ctx.now},
+          completed_at = coalesce(completed_at, ${ctx.now}), lease_owner = NULL
+        WHERE id = ${d.id} AND state <> 'bounced'
+        RETURNING id`
+      if (changed.length === 0) return
+    }
+    yield* sql`
+      INSERT INTO inbound_bounces (inbound_message_id, account_id, key_id, delivery_id, message_id, email, status,
+        category, action, diagnostic, created_at)
+      VALUES (${ctx.inboundId}, ${d.account_id}, ${d.key_id}, ${d.id}, ${d.message_id}, ${r.email}, ${r.status},
+        ${r.class}, ${r.action}, ${r.diagnostic}, ${ctx.now})`
+    yield* emitEvent({
+      accountId: d.account_id,
+      keyId: d.key_id,
+      event: "email.bounced",
+      payload: { recipient: d.recipient, status: r.status, category: r.class, diagnostic: r.diagnostic, message_id: d.message_id },
+      at: ctx.now
+    })
+    if (r.class === "hard" && suppressesAddress(r.status, r.diagnostic ?? "")) {
+      yield* suppressAutomatically(d.account_id, d.recipient, "bounce", `dsn ${r.status}`, ctx.now)
+    } else if (r.class === "soft") {
+      const since = new Date(ctx.now.getTime() - ctx.settings.softBounceWindowDays * 86_400_000)
+      const [row] = yield* sql<{ soft: number }>`
+        SELECT count(*)::int AS soft FROM inbound_bounces
+        WHERE account_id = ${d.account_id} AND email = ${r.email} AND category = 'soft' AND created_at >= ${since}`
+      if (row!.soft >= ctx.settings.softBounceLimit) {
+        const source = `${row!.soft} soft bounces within ${ctx.settings.softBounceWindowDays} days`
+        yield* suppressAutomatically(d.account_id, d.recipient, "bounce", source, ctx.now)
+      }
+    }
+  })

@@ -1,0 +1,34 @@
+/**
+ * Sends raw messages to a listener on loopback the way a remote MTA would (nodemailer's SMTP
+ * client, no TLS), and reports the listener's final reply — or its refusal — as data.
+ */
+import nodemailer from "nodemailer"
+
+export interface SmtpReply {
+  readonly code: number
+  readonly text: string
+}
+
+export const sendRaw = async (port: number, envelope: { from: string; to: ReadonlyArray<string> }, raw: string | Buffer): Promise<SmtpReply> => {
+  const transport = nodemailer.createTransport({ host: "127.0.0.1", port, secure: false, ignoreTLS: true, name: "remote.test" })
+  try {
+    const info = await transport.sendMail({ envelope: { from: envelope.from, to: [...envelope.to] }, raw })
+    return { code: Number(String(info.response).slice(0, 3)), text: String(info.response) }
+  } catch (error) {
+    const e = error as { responseCode?: number; response?: string; message: string }
+    return { code: e.responseCode ?? 0, text: e.response ?? e.message }
+  } finally {
+    transport.close()
+  }
+}
+
+/** Polls `check` every 100 ms until it returns a value other than undefined. */
+export const eventually = async <A>(check: () => Promise<A | undefined>, timeoutMs = 20_000, what = "condition"): Promise<A> => {
+  const end = Date.now() + timeoutMs
+  for (;;) {
+    const value = await check()
+    if (value !== undefined) return value
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}

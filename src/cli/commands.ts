@@ -63,7 +63,7 @@ const keysCreate = Command.make("create", {
 const parse = Command.make("parse", { file: Args.file({ name: "FILE", exists: "yes" }) }, ({ file }) =>
   Effect.gen(function*() {
     const bytes = yield* Effect.sync(() => fs.readFileSync(file))
-    const understood = yield* Effect.promise(() => understandFile(bytes))
+    const understood = yield* Effect.promise(() => understandFile(bytes, file))
     yield* json(toParseOutput(understood))
   })).pipe(Command.withDescription("Print, as JSON, what Herald understands of a bounce, complaint or DMARC report file"))
 

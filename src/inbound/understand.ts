@@ -33,9 +33,13 @@ const looksLikeBareReport = (bytes: Uint8Array) => {
   return head.startsWith("<?xml") || head.startsWith("<feedback")
 }
 
-/** A file as an operator hands it to `herald parse`: an e-mail, or a bare DMARC attachment. */
-export const understandFile = async (bytes: Buffer): Promise<Understood> => {
-  if (bytes.length > 0 && looksLikeBareReport(bytes)) {
+/**
+ * A file as an operator hands it to `herald parse`: an e-mail, or a bare DMARC attachment — known
+ * by its first bytes, or by its name when it has none to judge by (an empty `.xml` is a broken
+ * report, not an empty e-mail).
+ */
+export const understandFile = async (bytes: Buffer, name = ""): Promise<Understood> => {
+  if (looksLikeBareReport(bytes) || (bytes.length === 0 && /\.(xml|gz|zip)$/i.test(name))) {
     const parsed = parseDmarcBytes(bytes)
     return dmarcResult(parsed.reports, parsed.errors)
   }

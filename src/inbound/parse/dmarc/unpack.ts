@@ -185,6 +185,15 @@ const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => 
  * start another member are ignored: some reporters (the corpus's Mimecast report) append a CRLF,
  * and the deflate data before it is complete, so refusing would discard a good report.
  */
+/** Pushes `bytes` into a decompressor STEP bytes at a time, stopping as soon as a limit breaks. */
+const feed = (stream: { push: (chunk: Uint8Array, final?: boolean) => void }, bytes: Uint8Array, meter: Meter) => {
+  for (let i = 0; i < bytes.length && meter.broken === null; i += STEP) {
+    const piece = bytes.subarray(i, i + STEP)
+    meter.fed += piece.length
+    stream.push(piece, i + STEP >= bytes.length)
+  }
+}
+
 const gunzip = (bytes: Uint8Array, limits: DmarcLimits, budget: Budget): Inflated => {
   const meter = new Meter(limits, budget)
   const chunks: Array<Uint8Array> = []
@@ -193,11 +202,7 @@ const gunzip = (bytes: Uint8Array, limits: DmarcLimits, budget: Budget): Inflate
     if (meter.take(chunk.length)) chunks.push(chunk), (kept += chunk.length)
   })
   try {
-    for (let i = 0; i < bytes.length && meter.broken === null; i += STEP) {
-      const piece = bytes.subarray(i, i + STEP)
-      meter.fed += piece.length
-      stream.push(piece, i + STEP >= bytes.length)
-    }
+    feed(stream, bytes, meter)
   } catch (e) {
     // InvalidHeader after output means a member finished and what follows is not a gzip header.
     const trailingJunk = isFlateError(e) && e.code === 6 && meter.out > 0
@@ -261,11 +266,7 @@ const unzip = (bytes: Uint8Array, limits: DmarcLimits, budget: Budget): Unzipped
   })
   stream.register(UnzipInflate)
   try {
-    for (let i = 0; i < bytes.length && meter.broken === null; i += STEP) {
-      const piece = bytes.subarray(i, i + STEP)
-      meter.fed += piece.length
-      stream.push(piece, i + STEP >= bytes.length)
-    }
+    feed(stream, bytes, meter)
   } catch (e) {
     // A stream error after complete members (e.g. a damaged central directory) spares them.
     if (meter.broken === null && !members.some((m) => m.done && !m.name.endsWith("/"))) {

@@ -1,6 +1,7 @@
 /** parseBounce on small hand-made messages: the rules the corpus does not pin down on its own. */
 import { describe, expect, it } from "vitest"
 import { parseBounce } from "../../src/inbound/parse/bounce.ts"
+import { decodeWords } from "../../src/inbound/parse/fields.ts"
 import { readMail } from "../../src/inbound/parse/mail.ts"
 import type { BounceReport } from "../../src/inbound/parse/types.ts"
 
@@ -170,5 +171,13 @@ describe("parseBounce", () => {
       "I am out of the office until Monday; bob@example.org can help meanwhile."
     ])
     expect(report).toBeNull()
+  })
+})
+
+describe("encoded words in the returned original's subject", () => {
+  it("decodes RFC 2047 base64 and quoted-printable words, joining adjacent ones", () => {
+    expect(decodeWords("=?UTF-8?B?SGVsbG8gV8O2cmxk?= =?UTF-8?Q?_und_mehr?= plain")).toBe("Hello Wörld und mehr plain")
+    expect(decodeWords("=?iso-8859-1?Q?Caf=E9?=")).toBe("Café")
+    expect(decodeWords("=?x-unknown-charset?B?SGk=?=")).toBe("=?x-unknown-charset?B?SGk=?=")
   })
 })

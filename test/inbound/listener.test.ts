@@ -98,6 +98,22 @@ describe("the MX listener", () => {
     expect(await suppression("slow@rcpt.test")).toEqual([])
   })
 
+  it("maps a DSN that reached postmaster@ by the returned headers, and escalates repeated soft bounces", async () => {
+    const { received } = await deliver("full@rcpt.test")
+    const to = `postmaster@${BOUNCE_DOMAIN}`
+    for (let i = 0; i < 3; i++) {
+      const reply = await sendRaw(rig.app.smtpPort, { from: "", to: [to] },
+        dsn(to, "full@rcpt.test", "4.2.2", headersOf(received.raw), "delayed"))
+      expect(reply.code).toBe(250)
+    }
+    const rows = await eventually(async () => {
+      const found = (await eventsOf("email.bounced")).filter((e) => e.payload["recipient"] === "full@rcpt.test")
+      return found.length === 3 ? found : undefined
+    }, 20_000, "three soft bounces")
+    expect(rows.every((e) => e.payload["category"] === "soft" && e.key_id === sender.keyId)).toBe(true)
+    expect(await suppression("full@rcpt.test")).toEqual([{ reason: "bounce", source: "3 soft bounces within 7 days" }])
+  })
+
   it("emits email.complained and suppresses on an ARF report sent to the feedback address", async () => {
     const { received } = await deliver("angry@rcpt.test")
     const reply = await sendRaw(rig.app.smtpPort, { from: "feedback@fbl.isp.test", to: [`fbl@${BOUNCE_DOMAIN}`] },

@@ -35,7 +35,10 @@ if ! docker image inspect herald-base:bookworm >/dev/null 2>&1; then
   say "debootstrap bookworm from this machine's mirror"
   rm -rf "$build/rootfs"
   debootstrap --variant=minbase bookworm "$build/rootfs" "$mirror" >"$build/debootstrap.log" 2>&1 || fail "debootstrap (see $build/debootstrap.log)"
-  tar -C "$build/rootfs" -c . | docker import - herald-base:bookworm >/dev/null
+  # debootstrap can leave the new root's /proc (or /sys) mounted when its own umount loses a race:
+  # unmount whatever is still mounted there, and archive one file system only, never the host's.
+  grep -o " $build/rootfs/[^ ]*" /proc/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
+  tar --one-file-system -C "$build/rootfs" -c . | docker import - herald-base:bookworm >/dev/null
   rm -rf "$build/rootfs"
 fi
 

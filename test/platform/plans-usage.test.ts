@@ -55,6 +55,37 @@ describe("GET /v1/client/usage", () => {
     expect(byLabel["second"]).toMatchObject({ sent_this_period: 1, quota_remaining: 49997 })
     expect(Date.parse(res.json.next_reset)).toBeGreaterThan(Date.now())
   })
+
+  it("restarts the counters when the period rolls over", async () => {
+    const sender = await newSender(app, dns, { packageId: "starter" })
+    await app.request("POST", "/v1/mail/send", { token: sender.token, body: sendBody(sender, ["r1@example.org", "r2@example.org"]) })
+    const before = await app.request("GET", "/v1/client/usage", { token: sender.token })
+    expect(before.json.keys[0]).toMatchObject({ sent_this_period: 2, quota_remaining: 49998 })
+
+    // Roll the period over: the subscription, and the usage charged in it, move 35 days into the
+    // past (longer than any month), so the period those sends were counted in has ended; then the
+    // reset job's step runs now, as the actor would.
+    const shift = "- interval '35 days'"
+    await query(app.databaseUrl, `UPDATE subscriptions SET started_at = started_at ${shift}, period_start = period_start ${shift} WHERE account_id = $1`, [sender.accountId])
+    await query(app.databaseUrl, `UPDATE account_usage SET period_start = period_start ${shift} WHERE account_id = $1`, [sender.accountId])
+    await query(app.databaseUrl, `UPDATE key_usage SET period_start = period_start ${shift} WHERE key_id = $1`, [sender.keyId])
+    expect(await withServices(app, Effect.flatMap(Subscriptions, (s) => s.resetPeriods(new Date())))).toBeGreaterThanOrEqual(1)
+    const [sub] = await query<{ started_at: Date; period_start: Date }>(app.databaseUrl,
+      "SELECT started_at, period_start FROM subscriptions WHERE account_id = $1 AND status = 'active'", [sender.accountId])
+    expect(sub!.period_start.getTime()).toBeGreaterThan(sub!.started_at.getTime())
+
+    const after = await app.request("GET", "/v1/client/usage", { token: sender.token })
+    expect(after.json.keys[0]).toMatchObject({ sent_this_period: 0, monthly_quota: 50000, quota_remaining: 50000 })
+    expect(after.json.next_reset).not.toBe(before.json.next_reset)
+    expect(Date.parse(after.json.next_reset)).toBeGreaterThan(Date.now())
+    // The new period counts from zero, with the send path's own counters.
+    await app.request("POST", "/v1/mail/send", { token: sender.token, body: sendBody(sender, "r3@example.org") })
+    const next = await app.request("GET", "/v1/client/usage", { token: sender.token })
+    expect(next.json.keys[0]).toMatchObject({ sent_this_period: 1, quota_remaining: 49999 })
+    // The ended period's counters are kept, under its own start.
+    const kept = await query<{ sent: number }>(app.databaseUrl, "SELECT sent FROM account_usage WHERE account_id = $1 ORDER BY period_start", [sender.accountId])
+    expect(kept.map((r) => r.sent)).toEqual([2, 1])
+  })
 })
 
 describe("POST /v1/client/subscriptions/change-plan", () => {

@@ -1,9 +1,11 @@
 /**
- * Support tickets, the admin's account controls, and tenant isolation: one account never sees or
- * touches another's keys, usage, tickets, domains, suppressions, deliveries or scheduled sends.
+ * Support tickets (the account's side and the operator's) and the admin's account controls:
+ * listing and reading accounts, suspension, plan assignment (on record as a plan change) and
+ * PATCH-style overrides of rate and quota. Tenant isolation is in isolation.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Appliance, startAppliance } from "../support/appliance.ts"
+import { query } from "../support/database.ts"
 import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
 import { newSender, type Sender, sendBody } from "../support/sending.ts"
 
@@ -40,6 +42,37 @@ describe("support tickets", () => {
     expect(all.json.items.map((t: { id: string }) => t.id)).toContain(id)
   })
 
+  it("lets an admin list every account's tickets, read one and answer it with a status", async () => {
+    const mine = await app.request("POST", "/v1/tickets", { token: alice.token, body: { subject: "DKIM", body: "Help", category: "dns" } })
+    const theirs = await app.request("POST", "/v1/tickets", { token: bob.token, body: { subject: "Quota", body: "More", priority: "urgent" } })
+    const all = await app.request("GET", "/v1/admin/tickets")
+    expect(all.status).toBe(200)
+    const listed = all.json.items.filter((t: { id: string }) => t.id === mine.json.id || t.id === theirs.json.id)
+    expect(listed).toEqual(expect.arrayContaining([
+      expect.objectContaining({ id: mine.json.id, account_id: alice.accountId, subject: "DKIM", category: "dns", status: "open" }),
+      expect.objectContaining({ id: theirs.json.id, account_id: bob.accountId, priority: "urgent", status: "open" })
+    ]))
+    expect(listed).toHaveLength(2)
+
+    const read = await app.request("GET", `/v1/admin/tickets/${theirs.json.id}`)
+    expect(read.status).toBe(200)
+    expect(read.json).toMatchObject({ id: theirs.json.id, account_id: bob.accountId, subject: "Quota" })
+    expect(read.json.messages).toEqual([expect.objectContaining({ author: "customer", body: "More" })])
+
+    const closed = await app.request("POST", `/v1/admin/tickets/${theirs.json.id}/messages`, { body: { body: "Raised.", status: "closed" } })
+    expect(closed.status).toBe(201)
+    expect(closed.json.status).toBe("closed")
+    expect(closed.json.messages.map((m: { author: string; body: string }) => [m.author, m.body])).toEqual([["customer", "More"], ["support", "Raised."]])
+    // Bob sees the answer; the status filter of the admin list follows it.
+    expect((await app.request("GET", `/v1/tickets/${theirs.json.id}`, { token: bob.token })).json.status).toBe("closed")
+    const closedOnes = (await app.request("GET", "/v1/admin/tickets?status=closed")).json.items.map((t: { id: string }) => t.id)
+    expect(closedOnes).toContain(theirs.json.id)
+    expect(closedOnes).not.toContain(mine.json.id)
+
+    expect((await app.request("GET", "/v1/admin/tickets/tkt_missing")).status).toBe(404)
+    expect((await app.request("POST", "/v1/admin/tickets/tkt_missing/messages", { body: { body: "x" } })).status).toBe(404)
+  })
+
   it("refuses a ticket without subject or body", async () => {
     const res = await app.request("POST", "/v1/tickets", { token: alice.token, body: { subject: "", body: "x" } })
     expect(res.status).toBe(400)
@@ -49,12 +82,38 @@ describe("support tickets", () => {
 
 describe("admin controls", () => {
   it("refuses non-admin keys on every admin endpoint", async () => {
-    for (const [method, path] of [
-      ["GET", "/v1/admin/accounts"], ["GET", `/v1/admin/accounts/${bob.accountId}`], ["POST", `/v1/admin/accounts/${bob.accountId}/suspend`],
-      ["GET", "/v1/admin/tickets"]
+    const ticket = await app.request("POST", "/v1/tickets", { token: bob.token, body: { subject: "Mine", body: "x" } })
+    const a = `/v1/admin/accounts/${bob.accountId}`
+    for (const [method, path, body] of [
+      ["POST", "/v1/admin/accounts", { name: "X", email: "x@example.org", password: "long enough pw" }],
+      ["GET", "/v1/admin/accounts"], ["GET", a], ["POST", `${a}/keys`, { label: "x" }],
+      ["POST", `${a}/suspend`], ["POST", `${a}/unsuspend`], ["POST", `${a}/unpause`],
+      ["PUT", `${a}/plan`, { package_id: "scale" }], ["PATCH", `${a}/limits`, { rate_per_min: 1 }],
+      ["GET", "/v1/admin/tickets"], ["GET", `/v1/admin/tickets/${ticket.json.id}`],
+      ["POST", `/v1/admin/tickets/${ticket.json.id}/messages`, { body: "x" }]
     ] as const) {
-      expect((await app.request(method, path, { token: alice.token })).status).toBe(403)
+      const res = await app.request(method, path, { token: alice.token, ...(body === undefined ? {} : { body }) })
+      expect([method, path, res.status]).toEqual([method, path, 403])
     }
+    expect((await app.request("GET", a)).json).toMatchObject({ status: "active", package_id: "growth", rate_per_min_override: null })
+  })
+
+  it("lists and reads accounts", async () => {
+    const list = await app.request("GET", "/v1/admin/accounts")
+    expect(list.status).toBe(200)
+    const byId = new Map(list.json.items.map((a: { id: string }) => [a.id, a]))
+    expect(byId.get(alice.accountId)).toMatchObject({ is_admin: false, status: "active", package_id: "growth", sending_paused_reason: null })
+    expect(byId.get(bob.accountId)).toBeDefined()
+    expect(list.json.items.some((a: { is_admin: boolean }) => a.is_admin)).toBe(true)
+    const read = await app.request("GET", `/v1/admin/accounts/${alice.accountId}`)
+    expect(read.status).toBe(200)
+    expect(read.json).toEqual(byId.get(alice.accountId))
+    expect(read.json).toMatchObject({
+      id: alice.accountId, email: expect.stringContaining("@customers.test"), rate_per_min_override: null, monthly_quota_override: null
+    })
+    expect(Date.parse(read.json.created_at)).not.toBeNaN()
+    const missing = await app.request("GET", "/v1/admin/accounts/acc_missing")
+    expect(missing.status).toBe(404)
   })
 
   it("suspends an account (its sends are refused) and lifts the suspension", async () => {
@@ -67,45 +126,54 @@ describe("admin controls", () => {
     expect((await app.request("POST", "/v1/mail/send", { token: carol.token, body: sendBody(carol, "x@example.org") })).status).toBe(202)
   })
 
-  it("assigns a plan and overrides its rate and quota", async () => {
-    const dave = await newSender(app, dns)
+  it("assigns a plan and records the assignment as a plan change by the admin", async () => {
+    const dave = await newSender(app, dns, { packageId: "starter" })
     const assigned = await app.request("PUT", `/v1/admin/accounts/${dave.accountId}/plan`, { body: { package_id: "business" } })
+    expect(assigned.status).toBe(200)
     expect(assigned.json.package_id).toBe("business")
-    await app.request("PATCH", `/v1/admin/accounts/${dave.accountId}/limits`, { body: { rate_per_min: 7, monthly_quota: 70 } })
+    const [admin] = await query<{ id: string }>(app.databaseUrl,
+      "SELECT k.id FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE a.is_admin ORDER BY k.created_at LIMIT 1")
+    const changes = await query(app.databaseUrl, `
+      SELECT c.from_package_id, c.to_package_id, c.type, c.amount_usd_cents, c.actor, c.applied_at IS NOT NULL AS applied,
+        c.subscription_id = s.id AS on_new_subscription
+      FROM plan_changes c JOIN subscriptions s ON s.account_id = c.account_id AND s.status = 'active'
+      WHERE c.account_id = $1`, [dave.accountId])
+    expect(changes).toEqual([{
+      from_package_id: "starter", to_package_id: "business", type: "assignment", amount_usd_cents: 0,
+      actor: `admin:${admin!.id}`, applied: true, on_new_subscription: true
+    }])
     const usage = await app.request("GET", "/v1/client/usage", { token: dave.token })
-    expect(usage.json.subscriptions[0]).toMatchObject({ package_id: "business", rate_per_min: 7, monthly_quota: 70 })
+    expect(usage.json.subscriptions[0]).toMatchObject({ package_id: "business" })
+    // An account without a plan: "from" is null. An unknown package changes nothing.
+    const erin = await newSender(app, dns)
+    await app.request("PUT", `/v1/admin/accounts/${erin.accountId}/plan`, { body: { package_id: "free" } })
+    const unknown = await app.request("PUT", `/v1/admin/accounts/${erin.accountId}/plan`, { body: { package_id: "platinum" } })
+    expect(unknown.status).toBe(400)
+    expect(await query(app.databaseUrl, "SELECT from_package_id, to_package_id FROM plan_changes WHERE account_id = $1", [erin.accountId]))
+      .toEqual([{ from_package_id: null, to_package_id: "free" }])
+    expect((await app.request("PUT", "/v1/admin/accounts/acc_missing/plan", { body: { package_id: "free" } })).status).toBe(404)
+  })
+
+  it("overrides rate and quota PATCH-style: a field left out is kept, null clears it", async () => {
+    const dave = await newSender(app, dns, { packageId: "business" })
+    const limits = (body: Record<string, unknown>) => app.request("PATCH", `/v1/admin/accounts/${dave.accountId}/limits`, { body })
+    const usage = async () => (await app.request("GET", "/v1/client/usage", { token: dave.token })).json.subscriptions[0]
+    const plan = await usage()
+
+    expect((await limits({ rate_per_min: 7, monthly_quota: 70 })).json).toMatchObject({ rate_per_min_override: 7, monthly_quota_override: 70 })
+    expect(await usage()).toMatchObject({ package_id: "business", rate_per_min: 7, monthly_quota: 70 })
     const send = await app.request("POST", "/v1/mail/send", { token: dave.token, body: sendBody(dave, "x@example.org") })
     expect(send.headers.get("ratelimit-limit")).toBe("7")
-  })
-})
 
-describe("tenant isolation", () => {
-  it("never shows or lets Bob touch what belongs to Alice", async () => {
-    const key = await app.request("POST", "/v1/client/keys", { token: alice.token, body: { label: "alice-2" } })
-    const ticket = await app.request("POST", "/v1/tickets", { token: alice.token, body: { subject: "Private", body: "x" } })
-    await app.request("POST", "/v1/client/suppressions", { token: alice.token, body: { email: "secret@example.org" } })
-    const sent = await app.request("POST", "/v1/mail/send", { token: alice.token, body: sendBody(alice, "alice-rcpt@example.org") })
-    const scheduled = await app.request("POST", "/v1/mail/send", {
-      token: alice.token, body: sendBody(alice, "later@example.org", { send_at: new Date(Date.now() + 3_600_000).toISOString() })
-    })
-    expect(sent.status).toBe(202)
+    expect((await limits({ rate_per_min: 9 })).json).toMatchObject({ rate_per_min_override: 9, monthly_quota_override: 70 })
+    expect((await limits({})).json).toMatchObject({ rate_per_min_override: 9, monthly_quota_override: 70 })
+    expect((await limits({ monthly_quota: null })).json).toMatchObject({ rate_per_min_override: 9, monthly_quota_override: null })
+    expect(await usage()).toMatchObject({ rate_per_min: 9, monthly_quota: plan.monthly_quota })
+    expect((await limits({ rate_per_min: null })).json).toMatchObject({ rate_per_min_override: null, monthly_quota_override: null })
+    expect(await usage()).toMatchObject({ rate_per_min: plan.rate_per_min, monthly_quota: plan.monthly_quota })
 
-    expect((await app.request("GET", `/v1/client/keys/${key.json.id}`, { token: bob.token })).status).toBe(403)
-    expect((await app.request("PATCH", `/v1/client/keys/${key.json.id}`, { token: bob.token, body: { label: "mine" } })).status).toBe(403)
-    expect((await app.request("DELETE", `/v1/client/keys/${key.json.id}`, { token: bob.token })).status).toBe(403)
-    expect((await app.request("GET", "/v1/client/keys", { token: bob.token })).json.items.map((k: { id: string }) => k.id)).not.toContain(key.json.id)
-    expect((await app.request("GET", `/v1/tickets/${ticket.json.id}`, { token: bob.token })).status).toBe(404)
-    expect((await app.request("POST", `/v1/tickets/${ticket.json.id}/messages`, { token: bob.token, body: { body: "hi" } })).status).toBe(404)
-    expect((await app.request("GET", `/v1/client/domains/${alice.domain}`, { token: bob.token })).status).toBe(404)
-    expect((await app.request("GET", "/v1/client/suppressions?email=secret", { token: bob.token })).json.total).toBe(0)
-    expect((await app.request("DELETE", "/v1/client/suppressions/secret@example.org", { token: bob.token })).status).toBe(404)
-    expect((await app.request("GET", "/v1/mail/audit?search=alice-rcpt", { token: bob.token })).json.total).toBe(0)
-    expect((await app.request("GET", `/v1/mail/audit?app=${alice.keyId}`, { token: bob.token })).json.total).toBe(0)
-    expect((await app.request("GET", `/v1/mail/scheduled/${scheduled.json.id}`, { token: bob.token })).status).toBe(404)
-    expect((await app.request("DELETE", `/v1/mail/scheduled/${scheduled.json.id}`, { token: bob.token })).status).toBe(404)
-    const usage = await app.request("GET", "/v1/client/usage", { token: bob.token })
-    expect(usage.json.keys.map((k: { id: string }) => k.id)).not.toContain(alice.keyId)
-    // Bob cannot send from Alice's domain either.
-    expect((await app.request("POST", "/v1/mail/send", { token: bob.token, body: sendBody(alice, "x@example.org") })).status).toBe(403)
+    expect((await limits({ rate_per_min: 0 })).status).toBe(400)
+    expect((await limits({ monthly_quota: -1 })).status).toBe(400)
+    expect((await app.request("PATCH", "/v1/admin/accounts/acc_missing/limits", { body: { rate_per_min: 5 } })).status).toBe(404)
   })
 })

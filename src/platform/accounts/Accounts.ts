@@ -36,10 +36,10 @@ export class Accounts extends Effect.Service<Accounts>()("herald/Accounts", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const subscribe = (accountId: string, packageId: string, now: Date) =>
+    const subscribe = (accountId: string, packageId: string, now: Date, subId: string = newId("sub")) =>
       sql`
         INSERT INTO subscriptions (id, account_id, package_id, started_at, period_start)
-        VALUES (${newId("sub")}, ${accountId}, ${packageId}, ${now}, ${now})`
+        VALUES (${subId}, ${accountId}, ${packageId}, ${now}, ${now})`
 
     const create = (input: NewAccount) =>
       Effect.gen(function*() {
@@ -102,21 +102,41 @@ export class Accounts extends Effect.Service<Accounts>()("herald/Accounts", {
         Effect.flatMap((rows) => (rows.length === 0 ? Effect.fail(new AccountNotFound({ id })) : get(id)))
       )
 
-    /** Per-account overrides of the plan's rate and quota; null clears one. */
-    const setOverrides = (id: string, ratePerMin: number | null, monthlyQuota: number | null) =>
-      sql`UPDATE accounts SET rate_per_min_override = ${ratePerMin}, monthly_quota_override = ${monthlyQuota}
+    /**
+     * Per-account overrides of the plan's rate and quota, PATCH-style: a field left out keeps its
+     * override, null clears it (the plan's value, or the no-plan default, applies again).
+     */
+    const setOverrides = (id: string, patch: { readonly ratePerMin?: number | null; readonly monthlyQuota?: number | null }) =>
+      sql`UPDATE accounts SET
+          rate_per_min_override = CASE WHEN ${patch.ratePerMin !== undefined}
+            THEN ${patch.ratePerMin ?? null}::integer ELSE rate_per_min_override END,
+          monthly_quota_override = CASE WHEN ${patch.monthlyQuota !== undefined}
+            THEN ${patch.monthlyQuota ?? null}::integer ELSE monthly_quota_override END
         WHERE id = ${id} RETURNING id`.pipe(
         Effect.flatMap((rows) => (rows.length === 0 ? Effect.fail(new AccountNotFound({ id })) : get(id)))
       )
 
-    /** An admin's plan assignment: no proration, a new cycle starts now (ends the old subscription). */
-    const assignPlan = (id: string, packageId: string, now: Date) =>
+    /**
+     * An admin's plan assignment: no proration, a new cycle starts now (the old subscription ends,
+     * with any pending downgrade). Recorded in plan_changes as type `assignment` with the admin as
+     * actor and amount 0: Herald charges nothing for it (README "Domains, suppressions, plans, support").
+     */
+    const assignPlan = (id: string, packageId: string, actor: string, now: Date) =>
       sql.withTransaction(Effect.gen(function*() {
-        yield* get(id)
+        // The account row lock orders this against a concurrent change-plan of the same account.
+        const locked = yield* sql`SELECT id FROM accounts WHERE id = ${id} FOR UPDATE`
+        if (locked.length === 0) return yield* new AccountNotFound({ id })
         const plans = yield* sql`SELECT id FROM plans WHERE id = ${packageId}`
         if (plans.length === 0) return yield* new UnknownPackage({ packageId })
-        yield* sql`UPDATE subscriptions SET status = 'ended', ended_at = ${now} WHERE account_id = ${id} AND status = 'active'`
-        yield* subscribe(id, packageId, now)
+        const ended = yield* sql<{ package_id: string }>`
+          UPDATE subscriptions SET status = 'ended', ended_at = ${now}
+          WHERE account_id = ${id} AND status = 'active' RETURNING package_id`
+        const subId = newId("sub")
+        yield* subscribe(id, packageId, now, subId)
+        yield* sql`INSERT INTO plan_changes (id, account_id, subscription_id, from_package_id, to_package_id, type,
+            amount_usd_cents, effective_at, applied_at, actor, created_at)
+          VALUES (${newId("chg")}, ${id}, ${subId}, ${ended[0]?.package_id ?? null}, ${packageId}, 'assignment',
+            0, ${now}, ${now}, ${actor}, ${now})`
         return yield* get(id)
       }))
 

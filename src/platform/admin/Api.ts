@@ -61,19 +61,22 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       .addSuccess(Account)
       .addError(Forbidden)
       .addError(NotFound)
-      .annotate(OpenApi.Summary, "Put the account on a plan now (no proration; a new cycle starts)")
+      .annotate(OpenApi.Summary, "Put the account on a plan now (no proration, not charged; a new cycle starts; recorded as a plan change)")
   )
   .add(
     HttpApiEndpoint.patch("setLimits", "/v1/admin/accounts/:id/limits")
       .setPath(AccountId)
       .setPayload(Schema.Struct({
-        rate_per_min: Schema.NullOr(Schema.Int.pipe(Schema.positive())),
-        monthly_quota: Schema.NullOr(Schema.Int.pipe(Schema.nonNegative()))
+        rate_per_min: Schema.optional(Schema.NullOr(Schema.Int.pipe(Schema.positive()))),
+        monthly_quota: Schema.optional(Schema.NullOr(Schema.Int.pipe(Schema.nonNegative())))
       }))
       .addSuccess(Account)
       .addError(Forbidden)
       .addError(NotFound)
-      .annotate(OpenApi.Summary, "Per-account overrides of the plan's rate_per_min and monthly_quota (null clears)")
+      .annotate(
+        OpenApi.Summary,
+        "Per-account overrides of the plan's rate_per_min and monthly_quota: a field left out is kept, null clears it"
+      )
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Admin")

@@ -56,14 +56,16 @@ export const AdminHttpLive = HttpApiBuilder.group(HeraldApi, "admin", (handlers)
           Effect.catchTags(accountErrors)
         ))
       .handle("assignPlan", ({ path, payload }) =>
-        requireAdmin.pipe(
-          Effect.zipRight(now),
-          Effect.flatMap((at) => accounts.assignPlan(path.id, payload.package_id, at)),
-          Effect.catchTags(planErrors)
-        ))
+        Effect.gen(function*() {
+          const admin = yield* requireAdmin
+          return yield* accounts.assignPlan(path.id, payload.package_id, `admin:${admin.keyId}`, yield* now)
+        }).pipe(Effect.catchTags(planErrors)))
       .handle("setLimits", ({ path, payload }) =>
         requireAdmin.pipe(
-          Effect.zipRight(accounts.setOverrides(path.id, payload.rate_per_min, payload.monthly_quota)),
+          Effect.zipRight(accounts.setOverrides(path.id, {
+            ...(payload.rate_per_min === undefined ? {} : { ratePerMin: payload.rate_per_min }),
+            ...(payload.monthly_quota === undefined ? {} : { monthlyQuota: payload.monthly_quota })
+          })),
           Effect.catchTags(accountErrors)
         ))
   }))

@@ -39,7 +39,7 @@ interface PlanRow {
 interface SubscriptionRow {
   readonly id: string
   readonly package_id: string
-  readonly period_start: Date
+  readonly started_at: Date
   readonly price_usd_cents: number
 }
 
@@ -72,7 +72,7 @@ export class Subscriptions extends Effect.Service<Subscriptions>()("herald/Subsc
         }
         const plan = yield* target(packageId)
         const [current] = yield* sql<SubscriptionRow>`
-          SELECT s.id, s.package_id, s.period_start, p.price_usd_cents
+          SELECT s.id, s.package_id, s.started_at, p.price_usd_cents
           FROM subscriptions s JOIN plans p ON p.id = s.package_id
           WHERE s.account_id = ${accountId} AND s.status = 'active'`
         if (current?.package_id === plan.id) {
@@ -93,7 +93,7 @@ export class Subscriptions extends Effect.Service<Subscriptions>()("herald/Subsc
           yield* record(subId, "upgrade", proration, now)
           return { sub_id: subId, type: "upgrade", proration } satisfies PlanChangeResult
         }
-        const period = currentPeriod(current.period_start, now)
+        const period = currentPeriod(current.started_at, now)
         if (plan.price_usd_cents > current.price_usd_cents) {
           const proration = prorate(plan.price_usd_cents, period, now)
           yield* sql`UPDATE subscriptions SET package_id = ${plan.id}, pending_package_id = NULL WHERE id = ${current.id}`
@@ -107,17 +107,20 @@ export class Subscriptions extends Effect.Service<Subscriptions>()("herald/Subsc
 
     /**
      * The monthly reset: every subscription whose period has ended moves to its current period and
-     * takes its pending package. Idempotent (it only moves period_start forward to the period that
-     * contains `now`), so running it twice, or on two replicas, changes nothing more.
-     * Usage counters are keyed by period_start, so they restart by themselves.
+     * takes its pending package. Periods are always derived from the original anchor (started_at);
+     * period_start only records how far the reset has got, so a clamped start (Feb 28 for an anchor
+     * of Jan 31) never becomes the next anchor. Idempotent (period_start only moves forward to the
+     * period that contains `now`, guarded by its previous value), so running it twice, or on two
+     * replicas, changes nothing more. Usage counters are keyed by the period's start, so they
+     * restart by themselves.
      */
     const resetPeriods = (now: Date) =>
       Effect.gen(function*() {
-        const due = yield* sql<{ id: string; period_start: Date; pending_package_id: string | null }>`
-          SELECT id, period_start, pending_package_id FROM subscriptions WHERE status = 'active'`
+        const due = yield* sql<{ id: string; started_at: Date; period_start: Date; pending_package_id: string | null }>`
+          SELECT id, started_at, period_start, pending_package_id FROM subscriptions WHERE status = 'active'`
         let moved = 0
         for (const sub of due) {
-          const period = currentPeriod(sub.period_start, now)
+          const period = currentPeriod(sub.started_at, now)
           if (period.start.getTime() <= sub.period_start.getTime()) continue
           yield* sql.withTransaction(Effect.gen(function*() {
             const rows = yield* sql`

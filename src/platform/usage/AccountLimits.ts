@@ -29,7 +29,7 @@ interface Row {
   readonly monthly_quota_override: number | null
   readonly created_at: Date
   readonly package_id: string | null
-  readonly period_start: Date | null
+  readonly started_at: Date | null
   readonly rate_per_min: number | null
   readonly monthly_quota: number | null
   readonly overage_offered: boolean | null
@@ -45,7 +45,7 @@ export class AccountLimits extends Effect.Service<AccountLimits>()("herald/Accou
       Effect.gen(function*() {
         const rows = yield* sql<Row>`
           SELECT a.status, a.sending_paused_at, a.sending_paused_reason, a.rate_per_min_override,
-            a.monthly_quota_override, a.created_at, s.package_id, s.period_start,
+            a.monthly_quota_override, a.created_at, s.package_id, s.started_at,
             p.rate_per_min, p.monthly_quota, p.overage_offered, p.features
           FROM accounts a
           LEFT JOIN subscriptions s ON s.account_id = a.id AND s.status = 'active'
@@ -62,7 +62,9 @@ export class AccountLimits extends Effect.Service<AccountLimits>()("herald/Accou
           monthlyQuota: row.monthly_quota_override ?? row.monthly_quota ?? catalog.no_plan.monthly_quota,
           overageOffered: row.overage_offered ?? false,
           features: row.features ?? [],
-          period: currentPeriod(row.period_start ?? row.created_at, now)
+          // Anchored on the day the subscription started, never on a stored (possibly clamped)
+          // period start: an anchor of the 31st keeps its 31st after a 28-day February.
+          period: currentPeriod(row.started_at ?? row.created_at, now)
         }
         return limits
       })

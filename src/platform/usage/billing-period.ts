@@ -2,6 +2,8 @@
  * Monthly billing periods, anchored on the day the subscription (or, without a plan, the account)
  * started: a period runs from the anchor's day-of-month to the same day next month. A day the
  * month lacks (31st, 29 February) clamps to the month's last day, as card billing does.
+ * Always pass the original anchor, never a period's start: a clamped start (Feb 28 for an anchor
+ * of Jan 31) would move every later period to the 28th.
  */
 export interface Period {
   readonly start: Date

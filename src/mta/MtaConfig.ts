@@ -7,6 +7,8 @@ export interface MtaSettings {
   readonly enabled: boolean
   readonly mxPort: number
   readonly smarthost: Option.Option<Hop>
+  /** HERALD_SMARTHOST_TLS_VERIFY: check the smarthost's certificate (false only for a self-signed relay). */
+  readonly smarthostTlsVerify: boolean
   readonly maxAgeMs: number
   readonly concurrency: number
   readonly leaseMs: number
@@ -15,8 +17,11 @@ export interface MtaSettings {
 
 export class MtaConfig extends Context.Tag("herald/MtaConfig")<MtaConfig, MtaSettings>() {}
 
-/** smtp://user:pass@host:587 (STARTTLS when offered) or smtps://…:465 (TLS from the start). */
-export const parseSmarthost = (raw: string): Hop | string => {
+/**
+ * smtp://user:pass@host:587 (STARTTLS; required when credentials are given) or smtps://…:465 (TLS
+ * from the start). The relay's certificate is verified unless `verifyCertificate` is false.
+ */
+export const parseSmarthost = (raw: string, verifyCertificate = true): Hop | string => {
   try {
     const url = new URL(raw)
     if (url.protocol !== "smtp:" && url.protocol !== "smtps:") return "must be an smtp:// or smtps:// URL"
@@ -25,6 +30,7 @@ export const parseSmarthost = (raw: string): Hop | string => {
       host: url.hostname,
       port: url.port === "" ? (secure ? 465 : 587) : Number(url.port),
       secure,
+      verifyCertificate,
       auth: url.username === "" ? undefined : { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) }
     }
   } catch {
@@ -34,7 +40,8 @@ export const parseSmarthost = (raw: string): Hop | string => {
 
 export const MtaConfigLive = Layer.effect(MtaConfig, Effect.gen(function*() {
   const rawSmarthost = yield* Config.option(Config.string("HERALD_SMARTHOST"))
-  const parsed = Option.map(rawSmarthost, parseSmarthost)
+  const smarthostTlsVerify = yield* Config.boolean("HERALD_SMARTHOST_TLS_VERIFY").pipe(Config.withDefault(true))
+  const parsed = Option.map(rawSmarthost, (raw) => parseSmarthost(raw, smarthostTlsVerify))
   if (Option.isSome(parsed) && typeof parsed.value === "string") {
     return yield* Effect.fail(ConfigError.InvalidData(["HERALD_SMARTHOST"], parsed.value))
   }
@@ -43,6 +50,7 @@ export const MtaConfigLive = Layer.effect(MtaConfig, Effect.gen(function*() {
     enabled: yield* Config.boolean("HERALD_MTA_ENABLED").pipe(Config.withDefault(true)),
     mxPort: yield* checked("HERALD_MX_PORT", Config.integer(), "must be a port number", (n) => n > 0 && n < 65536, 25),
     smarthost,
+    smarthostTlsVerify,
     maxAgeMs: (yield* checked("HERALD_QUEUE_MAX_AGE_HOURS", Config.number(), "must be more than 0", (n) => n > 0, 120)) * 3_600_000,
     concurrency: yield* checked("HERALD_MTA_CONCURRENCY", Config.integer(), "must be at least 1", (n) => n >= 1, 100),
     leaseMs: (yield* checked("HERALD_QUEUE_LEASE_SECONDS", Config.integer(), "must be at least 5", (n) => n >= 5, 120)) * 1000,

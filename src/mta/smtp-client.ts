@@ -1,9 +1,13 @@
 /**
  * Hands a signed message to the next hop over SMTP (nodemailer's pooled transport, one pool per
  * host and port, so connections are reused up to the destination's messages-per-connection).
- * Opportunistic STARTTLS: upgraded when offered, certificates not required (RFC 7435 — an MX's
- * certificate rarely matches). MX hosts are tried in order while they cannot be reached; the first
- * SMTP reply decides the attempt.
+ * Recipients' MX: opportunistic STARTTLS, upgraded when offered, certificates not required
+ * (RFC 7435 — an MX's certificate rarely matches, and unauthenticated encryption beats plaintext).
+ * The smarthost carries our credentials, so its certificate is verified (unless the operator opts
+ * out for a self-signed relay) and, when credentials are set on an smtp:// URL, STARTTLS is
+ * required: credentials never travel in plaintext. MX hosts are tried in order while they cannot
+ * be reached; the first SMTP reply about the message decides the attempt. A session that could
+ * not be set up (TLS or AUTH refused) says nothing about the recipient: it defers, never bounces.
  */
 import nodemailer from "nodemailer"
 import type { Reply } from "./classify.ts"
@@ -16,6 +20,8 @@ export interface Hop {
   /** Smarthost credentials and TLS mode (HERALD_SMARTHOST). */
   readonly auth?: { readonly user: string; readonly pass: string } | undefined
   readonly secure?: boolean | undefined
+  /** Verify the TLS certificate (the smarthost; default off, for recipients' MX). */
+  readonly verifyCertificate?: boolean | undefined
 }
 
 export interface Envelope {
@@ -31,9 +37,14 @@ export interface SmtpClientOptions {
   readonly messagesPerConnection: number
 }
 
+/** Failures of the session itself (TLS, AUTH): whatever the server answered, not about the recipient. */
+const SESSION_ERRORS = new Set(["ETLS", "EAUTH"])
+
 const errorReply = (error: unknown): Reply => {
   const e = error as { responseCode?: number; response?: string; message?: string; code?: string }
-  if (typeof e.responseCode === "number") return { code: e.responseCode, text: e.response ?? e.message ?? "" }
+  if (typeof e.responseCode === "number" && !SESSION_ERRORS.has(e.code ?? "")) {
+    return { code: e.responseCode, text: e.response ?? e.message ?? "" }
+  }
   return { code: null, text: `${e.code ?? "ERROR"}: ${e.message ?? String(error)}` }
 }
 
@@ -53,7 +64,12 @@ export class SmtpClient {
         maxConnections: options.maxConnections,
         maxMessages: options.messagesPerConnection,
         ...(hop.auth === undefined ? {} : { auth: { user: hop.auth.user, pass: hop.auth.pass } }),
-        tls: { rejectUnauthorized: false, ...(hop.servername === undefined ? {} : { servername: hop.servername }) },
+        // Credentials over smtp:// only after STARTTLS: a relay that does not offer it is refused.
+        requireTLS: hop.auth !== undefined && hop.secure !== true,
+        tls: {
+          rejectUnauthorized: hop.verifyCertificate ?? false,
+          ...(hop.servername === undefined ? {} : { servername: hop.servername })
+        },
         connectionTimeout: 30_000,
         greetingTimeout: 30_000,
         socketTimeout: 120_000

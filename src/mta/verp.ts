@@ -12,7 +12,9 @@ export const encodeVerp = (deliveryId: string, domain: string, secret: string): 
   `b-${deliveryId}-${tag(deliveryId, secret)}@${domain}`
 
 export const decodeVerp = (address: string, secret: string): string | null => {
-  const local = address.slice(0, address.lastIndexOf("@"))
+  const at = address.lastIndexOf("@")
+  if (at < 0) return null
+  const local = address.slice(0, at)
   const match = /^b-([A-Za-z0-9_]+)-([0-9a-f]{8})$/i.exec(local)
   if (match === null) return null
   const [, id, given] = match

@@ -1,7 +1,8 @@
 /**
  * A real DNS server on loopback (UDP and TCP) answering MX, TXT, A and AAAA from a table, for
  * tests of verification, MX routing and webhook host checks. Unknown names → NXDOMAIN; a known
- * name without the asked type → NOERROR with no answers (NODATA).
+ * name without the asked type → NOERROR with no answers (NODATA). A name marked `noAnswer` gets no
+ * reply at all, like a server that is down or a packet lost on the way.
  */
 import * as dgram from "node:dgram"
 import * as net from "node:net"
@@ -12,6 +13,8 @@ export interface DnsRecords {
   TXT?: ReadonlyArray<string>
   A?: ReadonlyArray<string>
   AAAA?: ReadonlyArray<string>
+  /** Queries for this name go unanswered (the resolver times out). */
+  noAnswer?: boolean
 }
 
 export interface DnsServer {
@@ -43,10 +46,11 @@ const answersFor = (records: DnsRecords, question: dnsPacket.Question): Array<An
 export const startDnsServer = async (initial: Record<string, DnsRecords> = {}): Promise<DnsServer> => {
   const table = new Map(Object.entries(initial).map(([name, r]) => [name.toLowerCase().replace(/\.$/, ""), r]))
 
-  const respond = (query: Buffer): Buffer => {
+  const respond = (query: Buffer): Buffer | null => {
     const request = dnsPacket.decode(query)
     const question = request.questions?.[0]
     const records = question === undefined ? undefined : table.get(question.name.toLowerCase().replace(/\.$/, ""))
+    if (records?.noAnswer === true) return null
     return dnsPacket.encode({
       id: request.id ?? 0,
       type: "response",
@@ -59,7 +63,8 @@ export const startDnsServer = async (initial: Record<string, DnsRecords> = {}): 
   const udp = dgram.createSocket("udp4")
   udp.on("message", (message, remote) => {
     try {
-      udp.send(respond(message), remote.port, remote.address)
+      const answer = respond(message)
+      if (answer !== null) udp.send(answer, remote.port, remote.address)
     } catch {
       // a malformed query gets no answer, as from a real server
     }
@@ -76,6 +81,7 @@ export const startDnsServer = async (initial: Record<string, DnsRecords> = {}): 
         const length = buffer.readUInt16BE(0)
         const answer = respond(buffer.subarray(2, 2 + length))
         buffer = buffer.subarray(2 + length)
+        if (answer === null) continue
         const framed = Buffer.alloc(2 + answer.length)
         framed.writeUInt16BE(answer.length, 0)
         answer.copy(framed, 2)

@@ -2,14 +2,15 @@
  * Scheduled sends (POST /v1/mail/send with send_at): reading, cancelling, and releasing them into
  * the queue at their moment. Release re-evaluates permissions (spec: "Scheduled transactional
  * send"): a suspended or paused account, a sender domain no longer allowed (grace expired), or a
- * quota now exhausted discards the send; the discard is recorded on the row and as email.failed.
+ * quota now exhausted discards the send; the discard is recorded on the row and as one email.failed
+ * per recipient.
  */
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Option } from "effect"
 import { emitEvent } from "../../lib/outbox.ts"
 import { AccountLimits } from "../../platform/usage/AccountLimits.ts"
 import { reserveQuota } from "../../platform/usage/Quota.ts"
-import { Accept, type CanonicalRequest } from "../accept.ts"
+import { Accept, type CanonicalRequest, recipientsOf } from "../accept.ts"
 import { writeQueue } from "../queue-writer.ts"
 import { QueueSignal } from "../../mta/queue/QueueSignal.ts"
 
@@ -83,20 +84,27 @@ export class ScheduledSends extends Effect.Service<ScheduledSends>()("herald/Sch
       Effect.gen(function*() {
         yield* sql`UPDATE scheduled_sends SET state = 'discarded', reason = ${reason}, finished_at = ${now}
           WHERE id = ${row.id}`
-        const p = row.request.personalizations[0]
-        yield* emitEvent({
-          accountId: row.account_id,
-          keyId: row.key_id,
-          event: "email.failed",
-          payload: {
-            request_id: row.request_id,
-            to: (p?.to ?? []).map((a) => a.email),
-            subject: p?.subject ?? row.request.subject,
-            message_id: row.message_id,
-            error: `scheduled send discarded: ${reason}`
-          },
-          at: now
-        })
+        // One event per recipient delivery (to, cc and bcc alike), `to` holding that recipient.
+        const seen = new Set<string>()
+        for (const p of row.request.personalizations) {
+          for (const recipient of recipientsOf(p)) {
+            if (seen.has(recipient.email.toLowerCase())) continue
+            seen.add(recipient.email.toLowerCase())
+            yield* emitEvent({
+              accountId: row.account_id,
+              keyId: row.key_id,
+              event: "email.failed",
+              payload: {
+                request_id: row.request_id,
+                to: [recipient.email],
+                subject: p.subject ?? row.request.subject,
+                message_id: row.message_id,
+                error: `scheduled send discarded: ${reason}`
+              },
+              at: now
+            })
+          }
+        }
         yield* Effect.logInfo("scheduled send discarded").pipe(Effect.annotateLogs({ scheduled_id: row.id, reason }))
       })
 

@@ -1,0 +1,62 @@
+/**
+ * Adaptive back-off, as a sender sees it: when a destination answers 421 (slow down), the delivery
+ * is deferred and the whole domain is paused — no attempt for it reaches the MX during the pause
+ * (README: a minute), even for new mail and for rows that fall due, while other MX sites flow on;
+ * after the pause its mail goes out. Asserted on the sink's record of RCPT commands, so it holds
+ * whether the pause is kept in memory or in PostgreSQL.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startSmtpSink, type SmtpSink } from "../support/smtp-sink.ts"
+import { deliveryOf, makeDue, type OutboundRig, sleep, startOutbound, waitForState } from "./outbound.ts"
+
+let sink: SmtpSink
+let rig: OutboundRig
+
+beforeAll(async () => {
+  sink = await startSmtpSink()
+  // Two MX names (both the sink): a pause covers the MX set that asked for it, not other sites.
+  rig = await startOutbound(sink.port, {
+    "mx-slow.sink.test": { A: ["127.0.0.1"] },
+    "mx-open.sink.test": { A: ["127.0.0.1"] },
+    "slow.example": { MX: [{ preference: 10, exchange: "mx-slow.sink.test" }] },
+    "open.example": { MX: [{ preference: 10, exchange: "mx-open.sink.test" }] }
+  })
+})
+afterAll(async () => {
+  await rig.stop()
+  await sink.close()
+})
+
+const rcptsFor = (domain: string) => sink.rcpts.filter((r) => r.address.endsWith(`@${domain}`))
+
+describe("adaptive back-off", () => {
+  it("pauses a domain that answers 421: no attempt reaches it during the pause, other MX sites flow, then it resumes", {
+    timeout: 200_000
+  }, async () => {
+    sink.replies.set("first@slow.example", "421 4.7.0 Too many messages, slow down")
+    const first = await rig.send("first@slow.example")
+    const deferred = await waitForState(rig.app, first.messageId, "first@slow.example", ["deferred", "bounced", "failed", "sent"])
+    expect(deferred).toMatchObject({ state: "deferred", attempts: 1, last_code: 421 })
+    const refusedAt = rcptsFor("slow.example")[0]!.at
+
+    // During the pause: the deferred row made due again, and new mail for the domain, are left
+    // out of claims; a message to another domain, queued after them, is delivered meanwhile.
+    await makeDue(rig.app, deferred.id)
+    const second = await rig.send("second@slow.example")
+    const other = await rig.send("other@open.example")
+    await waitForState(rig.app, other.messageId, "other@open.example", ["sent"])
+    await sleep(3_000) // three of the MTA's one-second polls, with the rows due all along
+    expect(Date.now() - refusedAt).toBeLessThan(45_000) // still inside the pause, or the check says nothing
+    expect(rcptsFor("slow.example")).toHaveLength(1)
+    expect(await deliveryOf(rig.app, second.messageId, "second@slow.example")).toMatchObject({ state: "queued", attempts: 0 })
+    expect(await deliveryOf(rig.app, first.messageId, "first@slow.example")).toMatchObject({ state: "deferred", attempts: 1 })
+
+    // After the pause both go out, and not one RCPT for the domain came before it ended.
+    sink.replies.delete("first@slow.example")
+    await waitForState(rig.app, second.messageId, "second@slow.example", ["sent"], { timeoutMs: 150_000 })
+    await waitForState(rig.app, first.messageId, "first@slow.example", ["sent"], { timeoutMs: 30_000 })
+    const later = rcptsFor("slow.example").slice(1)
+    expect(later.map((r) => r.address).sort()).toEqual(["first@slow.example", "second@slow.example"])
+    for (const r of later) expect(r.at - refusedAt).toBeGreaterThanOrEqual(50_000)
+  })
+})

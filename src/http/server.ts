@@ -18,6 +18,7 @@ import { AdminTicketsHttpLive, TicketsHttpLive } from "../platform/tickets/Http.
 import { UsageHttpLive } from "../platform/usage/Http.ts"
 import { SuppressionsHttpLive } from "../platform/suppressions/Http.ts"
 import { HeraldApi } from "./api.ts"
+import { AdminAuthenticationLive } from "./admin-auth.ts"
 import { AuthenticationLive } from "./auth.ts"
 import { DocsRoutesLive } from "./docs/routes.ts"
 import { ErrorMappingLive } from "./error-mapping.ts"
@@ -42,6 +43,7 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     AdminHttpLive,
     AdminTicketsHttpLive
   ]),
+  Layer.provide(AdminAuthenticationLive),
   Layer.provide(AuthenticationLive)
 )
 

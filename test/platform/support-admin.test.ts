@@ -98,6 +98,17 @@ describe("admin controls", () => {
     expect((await app.request("GET", a)).json).toMatchObject({ status: "active", package_id: "growth", rate_per_min_override: null })
   })
 
+  it("refuses a non-admin key with 403 before looking at its body, and an unknown key with 401", async () => {
+    const a = `/v1/admin/accounts/${bob.accountId}`
+    for (const [method, path] of [["POST", "/v1/admin/accounts"], ["POST", `${a}/keys`], ["PUT", `${a}/plan`], ["PATCH", `${a}/limits`]] as const) {
+      const res = await app.request(method, path, { token: alice.token, body: { nonsense: true, rate_per_min: "many" } })
+      expect([path, res.status, res.json.error.type]).toEqual([path, 403, "permission_error"])
+    }
+    const unknown = await app.request("GET", "/v1/admin/accounts", { token: "hrld_not_a_key_0123456789abcdef" })
+    expect(unknown.status).toBe(401)
+    expect(unknown.json.error.code).toBe("unauthorized")
+  })
+
   it("lists and reads accounts", async () => {
     const list = await app.request("GET", "/v1/admin/accounts")
     expect(list.status).toBe(200)

@@ -1,7 +1,7 @@
 /** Operator endpoints under /v1/admin (admin keys only; not in the public /docs.json). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../../http/auth.ts"
+import { AdminAuthentication } from "../../http/admin-auth.ts"
 import { Conflict, Forbidden, NotFound } from "../../http/errors.ts"
 import { EmailAddress } from "../../lib/email.ts"
 import { CreatedKey, CreateKeyRequest } from "../keys/Api.ts"
@@ -78,6 +78,6 @@ export class AdminGroup extends HttpApiGroup.make("admin")
         "Per-account overrides of the plan's rate_per_min and monthly_quota: a field left out is kept, null clears it"
       )
   )
-  .middleware(Authentication)
+  .middleware(AdminAuthentication)
   .annotate(OpenApi.Title, "Admin")
 {}

@@ -1,6 +1,7 @@
 /** Support tickets: /v1/tickets for accounts, /v1/admin/tickets for the operator. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { AdminAuthentication } from "../../http/admin-auth.ts"
 import { Authentication } from "../../http/auth.ts"
 import { Forbidden, NotFound } from "../../http/errors.ts"
 
@@ -75,6 +76,6 @@ export class AdminTicketsGroup extends HttpApiGroup.make("adminTickets")
       .addError(NotFound)
       .annotate(OpenApi.Summary, "Answer a ticket (status becomes answered unless given)")
   )
-  .middleware(Authentication)
+  .middleware(AdminAuthentication)
   .annotate(OpenApi.Title, "Admin: support tickets")
 {}

@@ -87,6 +87,11 @@ describe("the monthly quota", () => {
     expect((await post(sender, ["o1@example.org", "o2@example.org", "o3@example.org"])).status).toBe(202)
     const usage = await app.request("GET", "/v1/client/usage", { token: sender.token })
     expect(usage.json.keys[0]).toMatchObject({ sent_this_period: 3, monthly_quota: 1, quota_remaining: 0 })
+    // Two emails past the quota at the starter plan's 90 cents per 1,000: 0.18 cents, rounded once.
+    expect(usage.json.overage).toEqual({ emails: 2, amount_usd_cents: 0 })
+    const plans = await app.request("GET", "/v1/client/plans", { token: sender.token })
+    expect(plans.json.items.find((p: { id: string }) => p.id === "starter").overage)
+      .toEqual({ offered: true, price_usd_cents_per_1000: 90, price_usd_cents_per_email: 0.09 })
   })
 
   it("does not charge sandbox sends", async () => {

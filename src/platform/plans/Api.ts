@@ -12,7 +12,10 @@ export const PlanView = Schema.Struct({
   rate_per_min: Schema.Int,
   overage: Schema.Struct({
     offered: Schema.Boolean,
-    price_usd_cents_per_1000: Schema.NullOr(Schema.Int)
+    price_usd_cents_per_1000: Schema.NullOr(Schema.Int),
+    price_usd_cents_per_email: Schema.NullOr(Schema.Number).annotations({
+      description: "The same price per email (a fraction of a cent); the charge is rounded once per period"
+    })
   }),
   features: Schema.Array(Schema.String),
   selectable: Schema.Boolean

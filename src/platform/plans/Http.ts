@@ -29,7 +29,11 @@ export const PlansHttpLive = HttpApiBuilder.group(HeraldApi, "plans", (handlers)
             price_usd_cents: p.price_usd_cents,
             monthly_quota: p.monthly_quota,
             rate_per_min: p.rate_per_min,
-            overage: { offered: p.overage_offered, price_usd_cents_per_1000: p.overage_price_usd_cents_per_1000 },
+            overage: {
+              offered: p.overage_offered,
+              price_usd_cents_per_1000: p.overage_price_usd_cents_per_1000,
+              price_usd_cents_per_email: p.overage_price_usd_cents_per_1000 === null ? null : p.overage_price_usd_cents_per_1000 / 1000
+            },
             features: p.features,
             selectable: p.selectable
           }))

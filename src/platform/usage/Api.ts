@@ -19,7 +19,11 @@ export const UsageRecord = Schema.Struct({
     monthly_quota: Schema.Int.annotations({ description: "The account's quota, shared by its keys" }),
     quota_remaining: Schema.Int.annotations({ description: "What is left of the account's quota" })
   })),
-  next_reset: Schema.String.annotations({ description: "When the monthly counters reset" })
+  next_reset: Schema.String.annotations({ description: "When the monthly counters reset" }),
+  overage: Schema.Struct({
+    emails: Schema.Int.annotations({ description: "Emails sent past the quota this period (plans with overage)" }),
+    amount_usd_cents: Schema.Int.annotations({ description: "Their price: emails × the plan's price per 1,000 / 1,000, rounded to the cent" })
+  })
 }).annotations({ identifier: "UsageRecord" })
 
 export class UsageGroup extends HttpApiGroup.make("usage")

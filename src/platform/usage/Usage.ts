@@ -21,8 +21,13 @@ export class Usage extends Effect.Service<Usage>()("herald/Usage", {
           SELECT s.package_id, p.name AS package_name, p.monthly_quota, p.rate_per_min, s.billing_period, s.started_at
           FROM subscriptions s JOIN plans p ON p.id = s.package_id
           WHERE s.account_id = ${accountId} AND s.status = 'active'`
-        const [used] = yield* sql<{ sent: number }>`
-          SELECT sent FROM account_usage WHERE account_id = ${accountId} AND period_start = ${limits.period.start}`
+        const [used] = yield* sql<{ sent: number; overage: number }>`
+          SELECT sent, overage FROM account_usage WHERE account_id = ${accountId} AND period_start = ${limits.period.start}`
+        const [price] = yield* sql<{ cents_per_1000: number | null }>`
+          SELECT p.overage_price_usd_cents_per_1000 AS cents_per_1000
+          FROM subscriptions s JOIN plans p ON p.id = s.package_id
+          WHERE s.account_id = ${accountId} AND s.status = 'active'`
+        const overEmails = used?.overage ?? 0
         const keys = yield* sql<{ id: string; label: string; sent: number | null }>`
           SELECT k.id, k.label, u.sent FROM api_keys k
           LEFT JOIN key_usage u ON u.key_id = k.id AND u.period_start = ${limits.period.start}
@@ -45,7 +50,13 @@ export class Usage extends Effect.Service<Usage>()("herald/Usage", {
             monthly_quota: limits.monthlyQuota,
             quota_remaining: remaining
           })),
-          next_reset: limits.period.end.toISOString()
+          next_reset: limits.period.end.toISOString(),
+          // An addition to the spec's record: the emails sent past the quota this period and their
+          // price, rounded to the cent once for the period (not per email).
+          overage: {
+            emails: overEmails,
+            amount_usd_cents: Math.round((overEmails * (price?.cents_per_1000 ?? 0)) / 1000)
+          }
         }
       })
 

@@ -3,7 +3,10 @@
  * concurrent clients (the bench account's rate limit lifted), p50/p99 latency, beside a bare
  * node:http server that parses the same JSON, commits one row per request to the same PostgreSQL
  * and answers 202, measured in the same run. Target: Herald at least 50 % of the bare rate.
- * Each Herald 202 is one committed transaction (message, delivery, quota charge).
+ * Each Herald 202 follows one committed transaction holding its rows (message, delivery); the
+ * quota is reserved just before in a short transaction of its own, committed asynchronously and
+ * released if the send's transaction fails (src/platform/usage/Quota.ts: inside the send's
+ * transaction its row lock was held through every durable commit, serialising an account's sends).
  */
 import { benchPostgres, createDatabase, freePort, load, spawnNode, sql, table, waitFor } from "./lib.ts"
 

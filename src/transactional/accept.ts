@@ -1,8 +1,10 @@
 /**
  * Accepting a send, as a short story of named steps: check the account and the sender domain,
  * plan the items (suppressions, block list, de-duplication), stop here in sandbox mode, honour
- * the Idempotency-Key, then commit everything in one transaction: quota charge, queue rows (or
- * the scheduled send) and the idempotency record. The 202 is answered only after that commit.
+ * the Idempotency-Key, reserve the quota (a short transaction of its own, see Quota.ts), then
+ * commit the queue rows (or the scheduled send) and the idempotency record in one transaction;
+ * if that fails, the reservation is released. The 202 is answered only after that commit, and
+ * the idempotency record holds exactly that 202's body.
  */
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Option } from "effect"
@@ -48,6 +50,8 @@ export interface AcceptInput {
   readonly rawBody: string
   readonly idempotencyKey: Option.Option<string>
   readonly maxRecipients: number
+  /** The flat form's 202 adds a top-level `message_id` (its one item's). */
+  readonly form?: "full" | "flat" | undefined
 }
 
 export interface SendItem {
@@ -65,6 +69,7 @@ export interface SendResponse {
   readonly sandbox: boolean
   readonly items: ReadonlyArray<SendItem>
   readonly id?: string
+  readonly message_id?: string
 }
 
 export class AccountSuspended extends Data.TaggedError("AccountSuspended")<{}> {}
@@ -88,6 +93,12 @@ export const recipientsOf = (p: Personalization): ReadonlyArray<Recipient> => [
   ...(p.bcc ?? []).map((a) => ({ ...a, kind: "bcc" as const }))
 ]
 
+/** The whole 202 body: the flat form's answer adds its one item's message_id at the top. */
+const answer = (input: AcceptInput, response: SendResponse): SendResponse =>
+  input.form === "flat" && response.items[0] !== undefined
+    ? { ...response, message_id: response.items[0].message_id }
+    : response
+
 /** The single-personalization request stored with each message and composed at delivery. */
 const messageContent = (request: CanonicalRequest, index: number) => ({
   ...request,
@@ -108,7 +119,7 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
         if (limits.status === "suspended") return yield* new AccountSuspended()
         if (limits.pausedReason !== null) return yield* new SendingPaused({ reason: limits.pausedReason })
         const domain = domainOf(input.request.from.email)
-        const { state } = yield* domains.sendingState(input.accountId, domain)
+        const { state } = yield* domains.sendingState(input.accountId, domain, input.now)
         if (state !== "ok") return yield* new SenderDomainNotAuthorized({ domain, state })
         return limits
       })
@@ -144,7 +155,7 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
         const queued = planned.filter((item) => item.status === "queued")
         const base = { app: input.keyId, request_id: input.requestId, sandbox: input.sandbox, items }
         if (input.sandbox) {
-          return { ...base, message: queued.length > 0 ? "accepted (sandbox: nothing was sent)" : "nothing to send" }
+          return answer(input, { ...base, message: queued.length > 0 ? "accepted (sandbox: nothing was sent)" : "nothing to send" })
         }
 
         const hash = hashBody(input.rawBody)
@@ -158,9 +169,9 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
         if (Option.isSome(input.idempotencyKey)) yield* replayStored(input.idempotencyKey.value)
 
         const scheduled = input.request.send_at !== undefined && queued.length > 0
-        const response: SendResponse = scheduled
+        const response = answer(input, scheduled
           ? { ...base, message: "scheduled", id: newId("sch") }
-          : { ...base, message: queued.length > 0 ? "accepted" : "nothing to send" }
+          : { ...base, message: queued.length > 0 ? "accepted" : "nothing to send" })
         const messages: ReadonlyArray<QueuedMessage> = queued.map((item) => ({
           messageId: ids[planned.indexOf(item)]!,
           personalizationIndex: item.index,

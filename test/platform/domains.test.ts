@@ -67,6 +67,18 @@ describe("sending domains", () => {
     expect(Date.parse(after.json.verified_at)).not.toBeNaN()
   })
 
+  it("answers 503 dns_lookup_failed naming the domain and the cause when the DNS server does not answer", async () => {
+    await create("silent.example")
+    dns.set("silent.example", { noAnswer: true })
+    const res = await app.request("POST", "/v1/client/domains/silent.example/verify", { token: owner.token })
+    expect(res.status).toBe(503)
+    expect(res.json.error).toMatchObject({ type: "api_error", code: "dns_lookup_failed" })
+    expect(res.json.error.message).toContain("silent.example")
+    expect(res.json.error.message).toContain("ETIMEOUT")
+    const view = await app.request("GET", "/v1/client/domains/silent.example", { token: owner.token })
+    expect(view.json.verified).toBe(false)
+  })
+
   it("answers 404 for a domain not registered to the account", async () => {
     const res = await app.request("POST", "/v1/client/domains/nobody.example/verify", { token: owner.token })
     expect(res.status).toBe(404)
@@ -92,6 +104,31 @@ describe("sending domains", () => {
     await app.request("POST", "/v1/client/domains/rp.example/verify", { token: owner.token })
     const view = await app.request("GET", "/v1/client/domains/rp.example", { token: owner.token })
     expect(view.json.return_path_verified).toBe(true)
+  })
+
+  it("picks up a return-path MX published after verification at the re-check, and drops it once removed", async () => {
+    const res = await create("rp-later.example")
+    dns.set("rp-later.example", { TXT: [recordOf(res, "verification")[0].value] })
+    expect((await app.request("POST", "/v1/client/domains/rp-later.example/verify", { token: owner.token })).status).toBe(200)
+    const returnPath = async () =>
+      (await app.request("GET", "/v1/client/domains/rp-later.example", { token: owner.token })).json.return_path_verified
+    expect(await returnPath()).toBe(false)
+    const recheckAt = (at: Date) =>
+      withServices(app, Effect.flatMap(Domains, (d) => d.recheck(at, at)), { HERALD_DNS_SERVERS: dns.address, HERALD_HOSTNAME: "mx.herald.test" })
+    dns.set("herald-bounces.rp-later.example", { MX: [{ preference: 10, exchange: "mx.herald.test." }] })
+    const later = new Date(Date.now() + 7 * 3_600_000)
+    await recheckAt(later)
+    expect(await returnPath()).toBe(true)
+    // An MX pointing elsewhere does not count, and is noticed at the next re-check.
+    dns.set("herald-bounces.rp-later.example", { MX: [{ preference: 10, exchange: "mx.elsewhere.example" }] })
+    await recheckAt(new Date(later.getTime() + 7 * 3_600_000))
+    expect(await returnPath()).toBe(false)
+    dns.set("herald-bounces.rp-later.example", { MX: [{ preference: 10, exchange: "mx.herald.test" }] })
+    await recheckAt(new Date(later.getTime() + 14 * 3_600_000))
+    expect(await returnPath()).toBe(true)
+    dns.set("herald-bounces.rp-later.example", undefined)
+    await recheckAt(new Date(later.getTime() + 21 * 3_600_000))
+    expect(await returnPath()).toBe(false)
   })
 
   it("starts the grace window when a re-check no longer finds the record, and ends it when the record is back", async () => {

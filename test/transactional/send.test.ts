@@ -1,6 +1,7 @@
 /**
  * What POST /v1/mail/send does with a valid body: rows committed with the 202, every item status
- * reachable, suppressions of each kind, the sender-domain rule, sandbox and Idempotency-Key.
+ * reachable, suppressions of each kind, the sender-domain rule and sandbox mode (Idempotency-Key:
+ * idempotency.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Appliance, startAppliance } from "../support/appliance.ts"
@@ -100,11 +101,13 @@ describe("accepting a send", () => {
   it("refuses a sender domain that is not registered, or not verified, with 403 domain_not_verified", async () => {
     const foreign = await send(sendBody({ ...sender, from: "me@not-mine.example" }, "x@example.org"))
     expect(foreign.status).toBe(403)
-    expect(foreign.json.error).toMatchObject({ type: "permission_error", code: "domain_not_verified" })
+    expect(foreign.json.error).toMatchObject({ type: "invalid_request_error", code: "domain_not_verified" })
+    expect(foreign.json.error.message).toContain("not-mine.example")
     const created = await app.request("POST", "/v1/client/domains", { token: sender.token, body: { domain: "pending.example" } })
     expect(created.status).toBe(201)
     const pending = await send(sendBody({ ...sender, from: "me@pending.example" }, "x@example.org"))
     expect(pending.status).toBe(403)
+    expect(pending.json.error).toMatchObject({ type: "invalid_request_error", code: "domain_not_verified" })
     expect(pending.json.error.message).toContain("not verified")
   })
 
@@ -130,6 +133,27 @@ describe("sandbox mode", () => {
     expect(await countRows("deliveries")).toBe(before)
   })
 
+  it("leaves usage, messages, deliveries and events exactly as they were", async () => {
+    // A real send first, so that the usage rows exist and a change to them would show.
+    expect((await send(sendBody(sender, "before-sandbox@example.org"))).status).toBe(202)
+    const snapshot = async () => ({
+      accountUsage: await query(app.databaseUrl, "SELECT period_start, sent, overage FROM account_usage WHERE account_id = $1 ORDER BY period_start", [sender.accountId]),
+      keyUsage: await query(app.databaseUrl, "SELECT period_start, sent FROM key_usage WHERE key_id = $1 ORDER BY period_start", [sender.keyId]),
+      messages: await countRows("messages"),
+      deliveries: await countRows("deliveries"),
+      events: (await query<{ n: number }>(app.databaseUrl, "SELECT count(*)::int AS n FROM events WHERE account_id = $1", [sender.accountId]))[0]!.n
+    })
+    const before = await snapshot()
+    expect(before.accountUsage.length).toBeGreaterThan(0)
+    expect(before.keyUsage.length).toBeGreaterThan(0)
+    const res = await send(sendBody(sender, "quiet@example.org", {
+      personalizations: [{ to: [{ email: "quiet@example.org" }], cc: [{ email: "quiet-cc@example.org" }] }, { to: [{ email: "quiet2@example.org" }] }]
+    }), { "X-Herald-Test": "true" })
+    expect(res.status).toBe(202)
+    expect(res.json.items.map((i: { status: string }) => i.status)).toEqual(["queued", "queued"])
+    expect(await snapshot()).toEqual(before)
+  })
+
   it("still refuses what a real send would refuse", async () => {
     const res = await send(sendBody({ ...sender, from: "me@not-mine.example" }, "x@example.org"), { "X-Herald-Test": "true" })
     expect(res.status).toBe(403)
@@ -141,32 +165,48 @@ describe("sandbox mode", () => {
   })
 })
 
-describe("Idempotency-Key", () => {
-  it("replays the stored response for the same key and body, sending nothing twice", async () => {
-    const body = sendBody(sender, "idem@example.org")
-    const first = await send(body, { "Idempotency-Key": "k-1" })
-    const again = await send(body, { "Idempotency-Key": "k-1" })
-    expect(again.status).toBe(202)
-    expect(again.json).toEqual(first.json)
-    const rows = await query(app.databaseUrl, "SELECT count(*)::int AS n FROM deliveries WHERE recipient = 'idem@example.org'")
-    expect(rows[0]!.n).toBe(1)
+describe("the suppression list API", () => {
+  const suppressions = (params: string, token = sender.token) => app.request("GET", `/v1/client/suppressions?${params}`, { token })
+
+  it("lets an account delete its own entry, after which the address is queued again", async () => {
+    const email = "comeback@example.org"
+    expect((await app.request("POST", "/v1/client/suppressions", { token: sender.token, body: { email, reason: "unsubscribe" } })).status).toBe(201)
+    expect((await send(sendBody(sender, email))).json.items[0].status).toBe("suppressed")
+    const stranger = await newSender(app, dns)
+    const foreign = await app.request("DELETE", `/v1/client/suppressions/${encodeURIComponent(email)}`, { token: stranger.token })
+    expect(foreign.status).toBe(404)
+    const removed = await app.request("DELETE", `/v1/client/suppressions/${encodeURIComponent(email)}`, { token: sender.token })
+    expect(removed.status).toBe(200)
+    expect(removed.json).toEqual({ email, deleted: true })
+    expect((await suppressions(`email=${email}`)).json.total).toBe(0)
+    const again = await send(sendBody(sender, email))
+    expect(again.json.items[0].status).toBe("queued")
+    expect((await app.request("DELETE", `/v1/client/suppressions/${encodeURIComponent(email)}`, { token: sender.token })).status).toBe(404)
   })
 
-  it("answers 409 idempotency_key_reused for the same key with another body", async () => {
-    await send(sendBody(sender, "idem2@example.org"), { "Idempotency-Key": "k-2" })
-    const other = await send(sendBody(sender, "other@example.org"), { "Idempotency-Key": "k-2" })
-    expect(other.status).toBe(409)
-    expect(other.json.error).toMatchObject({ type: "idempotency_error", code: "idempotency_key_reused" })
-  })
+  it("filters by reason and pages with limit and offset", async () => {
+    const owner = await newSender(app, dns)
+    const add = (email: string, reason: string) =>
+      app.request("POST", "/v1/client/suppressions", { token: owner.token, body: { email, reason } })
+    for (const i of [1, 2, 3]) expect((await add(`paged${i}@example.org`, "complaint")).status).toBe(201)
+    expect((await add("other-reason@example.org", "manual")).status).toBe(201)
 
-  it("is neither stored nor read by sandbox requests", async () => {
-    const body = sendBody(sender, "idem3@example.org")
-    const sandbox = await send(body, { "Idempotency-Key": "k-3", "X-Herald-Test": "1" })
-    expect(sandbox.json.sandbox).toBe(true)
-    const real = await send(body, { "Idempotency-Key": "k-3" })
-    expect(real.json.sandbox).toBe(false)
-    const sandboxAgain = await send(body, { "Idempotency-Key": "k-3", "X-Herald-Test": "1" })
-    expect(sandboxAgain.json.sandbox).toBe(true)
-    expect(sandboxAgain.json.items[0].message_id).not.toBe(real.json.items[0].message_id)
+    const complaints = await suppressions("reason=complaint", owner.token)
+    expect(complaints.json.total).toBe(3)
+    expect(complaints.json.items.map((s: { reason: string }) => s.reason)).toEqual(["complaint", "complaint", "complaint"])
+    const manual = await suppressions("reason=manual", owner.token)
+    expect(manual.json.items.map((s: { email: string }) => s.email)).toEqual(["other-reason@example.org"])
+
+    const first = await suppressions("limit=3&offset=0", owner.token)
+    const second = await suppressions("limit=3&offset=3", owner.token)
+    expect(first.json).toMatchObject({ total: 4, limit: 3, offset: 0 })
+    expect(first.json.items).toHaveLength(3)
+    expect(second.json).toMatchObject({ total: 4, limit: 3, offset: 3 })
+    expect(second.json.items).toHaveLength(1)
+    const emails = [...first.json.items, ...second.json.items].map((s: { email: string }) => s.email).sort()
+    expect(emails).toEqual(["other-reason@example.org", "paged1@example.org", "paged2@example.org", "paged3@example.org"])
+
+    expect((await suppressions("reason=spam", owner.token)).status).toBe(400)
+    expect((await suppressions("limit=0", owner.token)).status).toBe(400)
   })
 })

@@ -108,12 +108,21 @@ export class Domains extends Effect.Service<Domains>()("herald/Domains", {
         return { domain: row.domain, deleted: true as const }
       })
 
-    /** Does the return-path subdomain's MX point at this appliance? */
-    const returnPathPublished = (domain: string) =>
+    /**
+     * Does the return-path subdomain's MX point at this appliance? None when the lookup itself
+     * failed (timeout, SERVFAIL): that says nothing about the record.
+     */
+    const returnPathState = (domain: string) =>
       dns.mx(returnPathDomain(domain)).pipe(
-        Effect.map((mx) => mx.some((r) => r.exchange.toLowerCase().replace(/\.$/, "") === config.hostname.toLowerCase())),
-        Effect.orElseSucceed(() => false)
+        Effect.map((mx) =>
+          Option.some(mx.some((r) => r.exchange.toLowerCase().replace(/\.$/, "") === config.hostname.toLowerCase()))
+        ),
+        Effect.catchTags({
+          DnsNoRecord: () => Effect.succeed(Option.some(false)),
+          DnsFailure: () => Effect.succeed(Option.none<boolean>())
+        })
       )
+    const returnPathPublished = (domain: string) => Effect.map(returnPathState(domain), Option.getOrElse(() => false))
 
     const verify = (accountId: string, domain: string) =>
       Effect.gen(function*() {
@@ -139,14 +148,17 @@ export class Domains extends Effect.Service<Domains>()("herald/Domains", {
         return { domain: row.domain, verified: true, verified_at: verifiedAt.toISOString() }
       })
 
-    /** The domain's state for sending from it at `now` (the send path and the scheduler ask). */
-    const sendingState = (accountId: string, domain: string) =>
+    /**
+     * The domain's state for sending from it at `at`: the moment of the request for the send path,
+     * the moment of release for the scheduler (so the grace is judged when the send fires).
+     */
+    const sendingState = (accountId: string, domain: string, at: Date) =>
       Effect.gen(function*() {
         const row = yield* find(accountId, domain)
         if (Option.isNone(row)) return { state: "not_registered" as const, row: Option.none<DomainRow>() }
         const state = sendingAllowed(
           { verifiedAt: row.value.verified_at, verificationLostAt: row.value.verification_lost_at },
-          yield* now,
+          at,
           config.domainGraceHours
         )
         return { state, row }
@@ -154,7 +166,10 @@ export class Domains extends Effect.Service<Domains>()("herald/Domains", {
 
     /**
      * Re-checks verified domains not checked since `staleBefore`: a vanished TXT record starts the
-     * grace window (verification_lost_at), a record that is back ends it. A DNS failure changes
+     * grace window (verification_lost_at), a record that is back ends it. The return-path MX is
+     * looked up again too: published since the last check → envelope senders move to the
+     * subdomain (return_path_verified_at set); gone → back to HERALD_BOUNCE_DOMAIN (cleared), so
+     * bounces never go to a subdomain that no longer reaches the appliance. A DNS failure changes
      * nothing (it says nothing about the record). Returns how many domains were looked at.
      */
     const recheck = (now: Date, staleBefore: Date, batch = 100) =>
@@ -173,10 +188,15 @@ export class Domains extends Effect.Service<Domains>()("herald/Domains", {
             })
           )
           if (Option.isNone(found)) continue
-          yield* found.value
-            ? sql`UPDATE domains SET last_checked_at = ${now}, verification_lost_at = NULL WHERE id = ${row.id}`
-            : sql`UPDATE domains SET last_checked_at = ${now},
-                verification_lost_at = coalesce(verification_lost_at, ${now}) WHERE id = ${row.id}`
+          const returnPath = yield* returnPathState(row.domain)
+          const lostAt = found.value ? sql`NULL` : sql`coalesce(verification_lost_at, ${now})`
+          const returnPathAt = Option.match(returnPath, {
+            onNone: () => sql`return_path_verified_at`,
+            onSome: (published) => (published ? sql`coalesce(return_path_verified_at, ${now})` : sql`NULL`)
+          })
+          yield* sql`UPDATE domains SET last_checked_at = ${now}, verification_lost_at = ${lostAt},
+              return_path_verified_at = ${returnPathAt}
+            WHERE id = ${row.id}`
         }
         return due.length
       })

@@ -1,7 +1,7 @@
 /**
  * Re-verifies sending domains every HERALD_DOMAIN_RECHECK_HOURS (default 6): a TXT record that
  * disappeared starts the domain's grace window (HERALD_DOMAIN_GRACE_HOURS) instead of stopping
- * its mail at once.
+ * its mail at once, and the return-path MX is looked up again (envelope senders follow it).
  */
 import { Clock, Config, Duration, Effect } from "effect"
 import { checked } from "../../config/app-config.ts"

@@ -27,8 +27,11 @@ export const SendHeaders = Schema.Struct({
   "x-herald-test": Schema.optional(Schema.String).annotations({
     description: "true, 1, yes or on (any case): sandbox mode — validated exactly like a real send, nothing sent"
   }),
-  "idempotency-key": Schema.optional(Schema.String.pipe(Schema.maxLength(200))).annotations({
-    description: "Replays the stored response of the same key and body for 24 h; a different body → 409"
+  // The length (at most 200 characters) is checked by the handler, so that its 400 is the send
+  // endpoint's own (top-level message, RateLimit-* headers).
+  "idempotency-key": Schema.optional(Schema.String).annotations({
+    description: "At most 200 characters. Replays the stored response of the same key and body for 24 h; " +
+      "a different body → 409"
   })
 })
 

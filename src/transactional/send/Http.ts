@@ -1,8 +1,10 @@
 /**
  * POST /v1/mail/send, as the spec's endpoint section reads: rate limit (headers on every answer),
- * body (JSON, at most MAX_JSON_MB), field rules, attachment sizes, schedule rules, then acceptance.
- * The raw body is read here (not decoded by HttpApi) because the send endpoint's 400 has its own
- * envelope with a top-level message, and the Idempotency-Key compares the exact body.
+ * Idempotency-Key length, body (JSON, at most MAX_JSON_MB), field rules, attachment sizes, schedule
+ * rules, then acceptance. The raw body is read here (not decoded by HttpApi) because the send
+ * endpoint's 400 has its own envelope with a top-level message, and the Idempotency-Key compares
+ * the exact body. The Idempotency-Key's length is checked here too (not by the header schema), so
+ * its 400 carries the same envelope and the RateLimit-* headers.
  */
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Clock, Effect, Either, Option } from "effect"
@@ -12,6 +14,7 @@ import { HeraldApi } from "../../http/api.ts"
 import {
   ConflictError,
   forbidden,
+  ForbiddenError,
   payloadTooLarge,
   RateLimitedError,
   SendRequestError
@@ -27,8 +30,14 @@ import { decodeSendRequest } from "../request.ts"
 const SANDBOX_VALUES = new Set(["true", "1", "yes", "on"])
 export const isSandbox = (header: string | undefined) => header !== undefined && SANDBOX_VALUES.has(header.trim().toLowerCase())
 
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 200
+
 const invalid = (code: string, message: string, param?: string) =>
   new SendRequestError({ type: "invalid_request_error", code, message, param })
+
+/** DESIGN "Errors": an unauthorized sender domain is invalid_request_error / domain_not_verified, 403. */
+const domainNotVerified = (message: string) =>
+  new ForbiddenError({ type: "invalid_request_error", code: "domain_not_verified", message })
 
 export const SendHttpLive = HttpApiBuilder.group(HeraldApi, "send", (handlers) =>
   Effect.gen(function*() {
@@ -52,6 +61,15 @@ export const SendHttpLive = HttpApiBuilder.group(HeraldApi, "send", (handlers) =
           })
         }
 
+        const idempotencyKey = Option.fromNullable(headers["idempotency-key"])
+        if (Option.isSome(idempotencyKey) && idempotencyKey.value.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+          return yield* invalid(
+            "validation_failed",
+            `Idempotency-Key must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters (it has ${idempotencyKey.value.length})`,
+            "Idempotency-Key"
+          )
+        }
+
         const raw = yield* request.text.pipe(
           Effect.mapError(() => payloadTooLarge(`The request body is over ${config.maxJsonBytes} bytes (MAX_JSON_MB)`))
         )
@@ -70,7 +88,7 @@ export const SendHttpLive = HttpApiBuilder.group(HeraldApi, "send", (handlers) =
         const badSchedule = checkSchedule(canonical, now)
         if (badSchedule !== null) return yield* invalid("validation_failed", badSchedule.message, badSchedule.param)
 
-        const response = yield* accept.accept({
+        return yield* accept.accept({
           accountId: me.accountId,
           keyId: me.keyId,
           requestId: yield* requestId,
@@ -78,12 +96,10 @@ export const SendHttpLive = HttpApiBuilder.group(HeraldApi, "send", (handlers) =
           sandbox: isSandbox(headers["x-herald-test"]),
           request: canonical,
           rawBody: raw,
-          idempotencyKey: Option.fromNullable(headers["idempotency-key"]),
-          maxRecipients: config.maxRecipients
+          idempotencyKey,
+          maxRecipients: config.maxRecipients,
+          form: decoded.right.form
         }, limits)
-        return decoded.right.form === "flat" && response.items[0] !== undefined
-          ? { ...response, message_id: response.items[0].message_id }
-          : response
       }).pipe(
         Effect.catchTags({
           IdempotentReplay: (e) => Effect.succeed(HttpServerResponse.unsafeJson(e.response, { status: e.status })),
@@ -97,13 +113,12 @@ export const SendHttpLive = HttpApiBuilder.group(HeraldApi, "send", (handlers) =
           SendingPaused: (e) =>
             Effect.fail(forbidden(`Sending is paused for this account: ${e.reason}. An administrator can lift it.`, "sending_paused")),
           SenderDomainNotAuthorized: (e) =>
-            Effect.fail(forbidden(
+            Effect.fail(domainNotVerified(
               e.state === "not_registered"
                 ? `The sender domain ${e.domain} is not registered for this account`
                 : e.state === "unverified"
                 ? `The sender domain ${e.domain} is not verified yet`
-                : `The sender domain ${e.domain} lost its verification record and its grace period has ended`,
-              "domain_not_verified"
+                : `The sender domain ${e.domain} lost its verification record and its grace period has ended`
             )),
           QuotaExhausted: (e) =>
             Effect.fail(new RateLimitedError({

@@ -6,9 +6,11 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Effect, Exit, Scope } from "effect"
+import nodemailer from "nodemailer"
 import pg from "pg"
 import { startEmbeddedPostgres } from "../src/db/embedded-postgres.ts"
 
@@ -72,10 +74,29 @@ export const waitFor = async (url: string, ms = 60_000) => {
   throw new Error(`${url} not ready`)
 }
 
+/** Waits until something accepts TCP connections on 127.0.0.1:`port` (an SMTP server, say). */
+export const waitForTcp = async (port: number, ms = 60_000) => {
+  const end = Date.now() + ms
+  while (Date.now() < end) {
+    const up = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, "127.0.0.1", () => {
+        socket.destroy()
+        resolve(true)
+      })
+      socket.once("error", () => resolve(false))
+    })
+    if (up) return
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  throw new Error(`127.0.0.1:${port} not accepting connections`)
+}
+
 export interface Child {
   readonly process: ChildProcess
   readonly stop: () => Promise<void>
   readonly peakRssMb: () => number
+  /** CPU seconds (user + system) the child has used so far, from /proc. */
+  readonly cpuSeconds: () => number
 }
 
 /** Spawns `node --import tsx <script>` with env, sampling its RSS from /proc every 200 ms. */
@@ -99,6 +120,15 @@ export const spawnNode = (script: string, env: Record<string, string>, args: Rea
   return {
     process: child,
     peakRssMb: () => peak,
+    cpuSeconds: () => {
+      try {
+        const stat = fs.readFileSync(`/proc/${child.pid}/stat`, "utf8")
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+        return (Number(fields[11]) + Number(fields[12])) / 100 // utime + stime, in clock ticks of 10 ms
+      } catch {
+        return 0
+      }
+    },
     stop: async () => {
       clearInterval(timer)
       if (child.exitCode === null) child.kill("SIGTERM")
@@ -174,6 +204,65 @@ export const load = async (options: {
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99)
   }
+}
+
+export interface SmtpMessage {
+  /** MAIL FROM; false for the null sender of a bounce (MAIL FROM:<>). */
+  readonly from: string | false
+  readonly to: string
+  readonly raw: Buffer
+}
+
+/**
+ * `concurrency` closed loops sending `messages` in turn to 127.0.0.1:`port` through one pooled
+ * nodemailer transport (a connection per loop, kept open, RSET between messages) for `seconds`
+ * (after `warmup` seconds not counted). A message counts as ok when its recipient got a 250.
+ */
+export const smtpLoad = async (options: {
+  readonly messages: ReadonlyArray<SmtpMessage>
+  readonly port: number
+  readonly concurrency: number
+  readonly seconds: number
+  readonly warmup?: number
+  /** Called when the measured part begins (after the warm-up). */
+  readonly onStart?: () => void
+}): Promise<LoadResult> => {
+  const transport = nodemailer.createTransport({
+    host: "127.0.0.1", port: options.port, pool: true, maxConnections: options.concurrency, maxMessages: Infinity,
+    ignoreTLS: true, connectionTimeout: 10_000, socketTimeout: 30_000
+  })
+  let counter = 0
+  const send = async () => {
+    const m = options.messages[counter++ % options.messages.length]!
+    try {
+      const info = await transport.sendMail({ envelope: { from: m.from, to: [m.to] }, raw: m.raw })
+      return info.accepted.length > 0
+    } catch {
+      return false
+    }
+  }
+  const run = async (ms: number, latencies: Array<number>, tally: { ok: number; total: number }) => {
+    const until = Date.now() + ms
+    await Promise.all(Array.from({ length: options.concurrency }, async () => {
+      while (Date.now() < until) {
+        const start = performance.now()
+        const ok = await send()
+        latencies.push(performance.now() - start)
+        tally.total += 1
+        if (ok) tally.ok += 1
+      }
+    }))
+  }
+  await run((options.warmup ?? 2) * 1000, [], { ok: 0, total: 0 })
+  const latencies: Array<number> = []
+  const tally = { ok: 0, total: 0 }
+  options.onStart?.()
+  const started = performance.now()
+  await run(options.seconds * 1000, latencies, tally)
+  const seconds = (performance.now() - started) / 1000
+  transport.close()
+  latencies.sort((a, b) => a - b)
+  return { requests: tally.total, ok: tally.ok, seconds, perSecond: tally.ok / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) }
 }
 
 export const table = (rows: ReadonlyArray<Record<string, string | number>>) => {

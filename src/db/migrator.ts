@@ -20,7 +20,9 @@ export const migrationFiles = [
   "0004_platform.sql",
   "0005_mta.sql",
   "0006_webhooks.sql",
-  "0007_inbound_effects.sql"
+  "0007_inbound_effects.sql",
+  "0008_destination_limits.sql",
+  "0009_admin_plan_assignments.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

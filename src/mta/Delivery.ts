@@ -50,24 +50,32 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
 
     const verpSecret = (yield* VerpSecret).value
 
-    const senders = new Bounded<Sender>(1_000)
+    const keys = new Bounded<SigningKey>(1_000)
     const signed = new Bounded<Buffer>(200)
     const messages = new Bounded<MessageForDelivery>(2_000)
 
+    /**
+     * The domain row is read at every attempt (one primary-key lookup): its return path follows the
+     * re-check (MX published or removed) and a removed domain stops at once. Only the parsed DKIM
+     * key, the costly part, is cached, under its selector (a new key gets a new selector).
+     */
     const senderOf = (accountId: string, domain: string) =>
       Effect.gen(function*() {
-        const cached = senders.get(`${accountId}/${domain}`)
-        if (cached !== undefined) return Option.some(cached)
-        const [row] = yield* sql<{ dkim_selector: string; dkim_private_key: string; return_path_verified_at: Date | null }>`
-          SELECT dkim_selector, dkim_private_key, return_path_verified_at FROM domains
+        const [row] = yield* sql<{ id: string; dkim_selector: string; return_path_verified_at: Date | null }>`
+          SELECT id, dkim_selector, return_path_verified_at FROM domains
           WHERE account_id = ${accountId} AND domain = ${domain}`
         if (row === undefined) return Option.none<Sender>()
-        const sender: Sender = {
-          key: prepareKey(domain, row.dkim_selector, row.dkim_private_key),
-          returnPath: row.return_path_verified_at === null ? config.bounceDomain : returnPathDomain(domain)
+        const cacheKey = `${row.id}/${row.dkim_selector}`
+        let key = keys.get(cacheKey)
+        if (key === undefined) {
+          const [secret] = yield* sql<{ dkim_private_key: string }>`SELECT dkim_private_key FROM domains WHERE id = ${row.id}`
+          key = prepareKey(domain, row.dkim_selector, secret!.dkim_private_key)
+          keys.set(cacheKey, key)
         }
-        senders.set(`${accountId}/${domain}`, sender)
-        return Option.some(sender)
+        return Option.some<Sender>({
+          key,
+          returnPath: row.return_path_verified_at === null ? config.bounceDomain : returnPathDomain(domain)
+        })
       })
 
     const messageOf = (id: string) =>
@@ -126,7 +134,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
           const at = yield* now()
           return yield* queue.complete(owner, d, m, retryOrFail(d, null, "4.4.4", `no address for the MX hosts of ${d.recipient_domain}`, at), at)
         }
-        const reply = yield* destinations.run(d.recipient_domain, route.hosts, (shaping) =>
+        const slotted = yield* destinations.run(d.recipient_domain, route.hosts, (shaping) =>
           Effect.promise(() =>
             smtp.send(hops, { from: encodeVerp(d.id, sender.value.returnPath, verpSecret), to: d.recipient }, raw, {
               heloName: config.hostname,
@@ -134,6 +142,9 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
               messagesPerConnection: shaping.messagesPerConnection
             })
           ))
+        // Not now (the destination is paused, or its connections are held by another replica).
+        if (Option.isNone(slotted)) return yield* queue.release(owner, [d.id], yield* now()).pipe(Effect.as(false))
+        const reply = slotted.value
         const c = classifyReply(reply)
         if (c.throttle) yield* destinations.throttle(d.recipient_domain)
         const at = yield* now()

@@ -45,7 +45,7 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
     const free = mta.concurrency - inFlight.size
     if (free <= 0) return false
     const at = yield* now
-    const claimed = yield* queue.claim(owner, at, new Date(at.getTime() + mta.leaseMs), free, destinations.paused(at.getTime()))
+    const claimed = yield* queue.claim(owner, at, new Date(at.getTime() + mta.leaseMs), free, yield* destinations.paused(at.getTime()))
     for (const d of claimed) {
       inFlight.add(d.id)
       yield* Effect.forkScoped(

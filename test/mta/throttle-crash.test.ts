@@ -1,7 +1,8 @@
 /**
  * The queue's discipline under stress, with real processes and a real sink: a destination's
  * connection limit holds, a SIGKILL in the middle of a 1,000-message queue loses nothing, and two
- * appliance processes on one database deliver every message exactly once.
+ * appliance processes on one database deliver every message exactly once — with the destination's
+ * connection limit and message rate holding across both, and a 421 to one pausing the other.
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -15,6 +16,7 @@ import { type SmtpSink, startSmtpSink } from "../support/smtp-sink.ts"
 
 let dns: DnsServer
 let shapingFile: string
+let pacedShapingFile: string
 
 beforeAll(async () => {
   dns = await startDnsServer({ "mx.sink.test": { A: ["127.0.0.1"] } })
@@ -24,17 +26,28 @@ beforeAll(async () => {
     default: { max_connections: 2, messages_per_connection: 1000, max_messages_per_minute: null },
     providers: []
   }))
+  // 300 messages a minute: one every 200 ms, whichever replica sends it.
+  pacedShapingFile = path.join(path.dirname(shapingFile), "paced.json")
+  fs.writeFileSync(pacedShapingFile, JSON.stringify({
+    default: { max_connections: 10, messages_per_connection: 1000, max_messages_per_minute: 300 },
+    providers: []
+  }))
 })
 afterAll(() => dns.close())
 
-const envFor = (sink: SmtpSink) => ({
+const envFor = (sink: SmtpSink, extra: Record<string, string> = {}) => ({
   HERALD_DNS_SERVERS: dns.address,
   HERALD_MX_PORT: String(sink.port),
   HERALD_HOSTNAME: "mta.herald.test",
   HERALD_SHAPING_FILE: shapingFile,
   HERALD_QUEUE_LEASE_SECONDS: "5",
-  HERALD_MTA_ENABLED: "true"
+  HERALD_MTA_ENABLED: "true",
+  ...extra
 })
+
+const deliveryOf = async (databaseUrl: string, recipient: string) =>
+  (await query<{ state: string; attempts: number; last_code: number | null }>(databaseUrl,
+    "SELECT state, attempts, last_code FROM deliveries WHERE recipient = $1", [recipient]))[0]
 
 /** Queues `count` one-recipient messages through the API, 100 personalizations a request. */
 const queueMessages = async (app: { request: ApplianceProcess["request"] }, token: string, from: string, count: number) => {
@@ -103,9 +116,72 @@ describe("the outbound queue under stress", () => {
       await new Promise((r) => setTimeout(r, 1000))
       expect(sink.received.length).toBe(1000)
       expect(distinctRecipients(sink).size).toBe(1000)
+      // max_connections 2 is the destination's, not each replica's: connections are leased in PostgreSQL.
+      expect(sink.peakConnections()).toBeLessThanOrEqual(2)
+      expect(sink.peakConnections()).toBeGreaterThanOrEqual(1)
     } finally {
       await Promise.all([a.stop(), b.stop()])
       await sink.close()
     }
   }, 180_000)
+
+  it("holds a destination's message rate across two replicas", async () => {
+    const sink = await startSmtpSink()
+    const databaseUrl = await freshDatabase()
+    // Three deliveries in hand per replica, so both take part; the hostname names the sender.
+    const paced = { HERALD_SHAPING_FILE: pacedShapingFile, HERALD_MTA_CONCURRENCY: "3" }
+    const a = await spawnAppliance({ databaseUrl, env: envFor(sink, { ...paced, HERALD_HOSTNAME: "a.herald.test" }) })
+    const b = await spawnAppliance({ databaseUrl, env: envFor(sink, { ...paced, HERALD_HOSTNAME: "b.herald.test" }), bootstrapKey: a.adminToken })
+    try {
+      const sender = await newSender(a, dns, { packageId: "scale" })
+      await queueMessages(a, sender.token, sender.from, 12)
+      await sink.waitFor(12, 30_000)
+      const senders = new Set(sink.received.map((m) => m.mailFrom.split("@")[1]))
+      expect(senders).toEqual(new Set(["bounces.a.herald.test", "bounces.b.herald.test"]))
+      const times = sink.received.map((m) => m.receivedAt).sort((x, y) => x - y)
+      // One every 200 ms for the destination: twelve span 2.2 s (a rate per replica: about 1 s).
+      expect(times[times.length - 1]! - times[0]!).toBeGreaterThanOrEqual(1_900)
+      expect(distinctRecipients(sink).size).toBe(12)
+    } finally {
+      await Promise.all([a.stop(), b.stop()])
+      await sink.close()
+    }
+  }, 120_000)
+
+  it("pauses a destination on every replica when one of them is answered 421", async () => {
+    const sink = await startSmtpSink()
+    sink.replies.set("slow@many.example", "421 4.7.0 Too many connections, slow down")
+    const databaseUrl = await freshDatabase()
+    const a = await spawnAppliance({ databaseUrl, env: envFor(sink) })
+    let b: ApplianceProcess | undefined
+    try {
+      const sender = await newSender(a, dns, { packageId: "scale" })
+      const slow = await a.request("POST", "/v1/mail/send", { token: sender.token, body: sendBody(sender, "slow@many.example") })
+      expect(slow.status).toBe(202)
+      const end = Date.now() + 20_000
+      while ((await deliveryOf(databaseUrl, "slow@many.example"))?.last_code !== 421) {
+        if (Date.now() > end) throw new Error("no 421 recorded")
+        await new Promise((r) => setTimeout(r, 100))
+      }
+      const [site] = await query<{ backoff_ms: number }>(databaseUrl,
+        "SELECT backoff_ms FROM destination_sites WHERE site = 'mx:mx.sink.test' AND paused_until > now()")
+      expect(site?.backoff_ms).toBe(60_000)
+      // A replica that never saw the 421 leaves the destination alone while the pause lasts …
+      await a.stop()
+      b = await spawnAppliance({ databaseUrl, env: envFor(sink), bootstrapKey: a.adminToken })
+      const fine = await b.request("POST", "/v1/mail/send", { token: sender.token, body: sendBody(sender, "fine@many.example") })
+      expect(fine.status).toBe(202)
+      await new Promise((r) => setTimeout(r, 4_000))
+      expect(sink.received.length).toBe(0)
+      expect(await deliveryOf(databaseUrl, "fine@many.example")).toMatchObject({ state: "queued", attempts: 0 })
+      // … and delivers as soon as it is over.
+      await query(databaseUrl, "UPDATE destination_sites SET paused_until = now() - interval '1 second'")
+      await sink.waitFor(1, 15_000)
+      expect(sink.received[0]!.rcptTo).toEqual(["fine@many.example"])
+    } finally {
+      await a.stop()
+      await b?.stop()
+      await sink.close()
+    }
+  }, 120_000)
 })

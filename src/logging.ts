@@ -1,14 +1,43 @@
 /**
  * Structured logs through Effect's logger: JSON lines (HERALD_LOG_FORMAT=json, the image default),
  * logfmt lines, or pretty lines for a terminal. Request logs carry `request_id`, actor logs `actor`.
+ *
+ * The JSON lines are flat — `{"timestamp", "level", "message", "request_id", "actor", …}` — so a
+ * log shipper or `jq 'select(.request_id == "req_…")'` finds the annotations at the top level
+ * (Effect's own `Logger.json` nests them under `annotations`).
  */
-import { Effect, Layer, Logger } from "effect"
+import { Effect, Inspectable, Layer, Logger } from "effect"
 import { AppConfig } from "./config/app-config.ts"
+
+/** Fields every line has; an annotation with one of these names is kept as `annotation_<name>`. */
+const RESERVED = new Set(["timestamp", "level", "message", "cause", "spans", "fiber"])
+
+const errorToJson = (value: unknown): unknown =>
+  value instanceof Error ? { name: value.name, message: value.message } : value
+
+export const flatJsonLogger = Logger.map(Logger.structuredLogger, (log) => {
+  const line: Record<string, unknown> = {
+    timestamp: log.timestamp,
+    level: log.logLevel,
+    message: Array.isArray(log.message) ? log.message.map(errorToJson) : errorToJson(log.message)
+  }
+  for (const [key, value] of Object.entries(log.annotations)) {
+    line[RESERVED.has(key) ? `annotation_${key}` : key] = value
+  }
+  if (Object.keys(log.spans).length > 0) line["spans"] = log.spans
+  if (log.cause !== undefined) line["cause"] = log.cause
+  line["fiber"] = log.fiberId
+  return Inspectable.stringifyCircular(line)
+}).pipe(Logger.withConsoleLog)
 
 export const LoggingLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     Layer.merge(
-      config.logFormat === "json" ? Logger.json : config.logFormat === "pretty" ? Logger.pretty : Logger.logFmt,
+      config.logFormat === "json"
+        ? Logger.replace(Logger.defaultLogger, flatJsonLogger)
+        : config.logFormat === "pretty"
+        ? Logger.pretty
+        : Logger.logFmt,
       Logger.minimumLogLevel(config.logLevel)
     ))
 )

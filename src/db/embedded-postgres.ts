@@ -12,14 +12,16 @@
  * or removes a stale pid file, then starts a fresh postmaster (see inspectExistingCluster).
  *
  * Root: PostgreSQL refuses to run as root, so as root the cluster runs as the `postgres` user
- * (created when missing) and the data directory is handed to that user.
+ * (created when missing), the data directory is handed to that user, and private parent
+ * directories are made traversable for it (see run-as.ts).
  */
-import { execFile, spawn, spawnSync, type ChildProcess } from "node:child_process"
+import { execFile, spawn, type ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Data, Effect, Option, Scope } from "effect"
+import { resolveRunAs, type RunAs } from "./run-as.ts"
 
 export class EmbeddedPostgresError extends Data.TaggedError("EmbeddedPostgresError")<{
   readonly message: string
@@ -30,11 +32,6 @@ interface Binaries {
   readonly postgres: string
   readonly initdb: string
   readonly pg_ctl: string
-}
-
-interface RunAs {
-  readonly uid?: number
-  readonly gid?: number
 }
 
 export interface EmbeddedCluster {
@@ -52,39 +49,6 @@ const loadBinaries = Effect.tryPromise({
   catch: (cause) =>
     new EmbeddedPostgresError({ message: `no PostgreSQL binaries for ${os.platform()}-${os.arch()}`, cause })
 })
-
-const idOf = (flag: "-u" | "-g", user: string): number | undefined => {
-  const out = spawnSync("id", [flag, user], { encoding: "utf8" })
-  return out.status === 0 ? Number.parseInt(out.stdout.trim(), 10) : undefined
-}
-
-/** As root, run the cluster as `postgres` (created when missing); otherwise as ourselves. */
-const resolveRunAs = (dataDir: string) =>
-  Effect.try({
-    try: (): RunAs => {
-      if (process.getuid?.() !== 0) return {}
-      if (idOf("-u", "postgres") === undefined) {
-        spawnSync("groupadd", ["--system", "postgres"])
-        spawnSync("useradd", ["--system", "-g", "postgres", "--no-create-home", "postgres"])
-      }
-      const uid = idOf("-u", "postgres")
-      const gid = idOf("-g", "postgres")
-      if (uid === undefined || gid === undefined) throw new Error("could not create the postgres user")
-      fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 })
-      fs.chownSync(dataDir, uid, gid)
-      // The postgres user must be able to reach the data directory through its parents.
-      const probe = spawnSync("test", ["-x", dataDir], { uid, gid })
-      if (probe.status !== 0) {
-        throw new Error(
-          `HERALD_DATA_DIR: the postgres user cannot reach ${dataDir} (a parent directory is private); ` +
-            "choose a data directory outside /root or run as an ordinary user"
-        )
-      }
-      return { uid, gid }
-    },
-    catch: (cause) =>
-      new EmbeddedPostgresError({ message: cause instanceof Error ? cause.message : String(cause), cause })
-  })
 
 const run = (file: string, args: ReadonlyArray<string>, runAs: RunAs) =>
   Effect.async<string, EmbeddedPostgresError>((resume) => {
@@ -212,7 +176,9 @@ export const startEmbeddedPostgres = (
       try: () => fs.mkdirSync(path.resolve(dataDir), { recursive: true }),
       catch: (cause) => new EmbeddedPostgresError({ message: `HERALD_DATA_DIR: cannot create ${dataDir}`, cause })
     })
-    const runAs = yield* resolveRunAs(clusterDir)
+    const runAs = yield* resolveRunAs(clusterDir).pipe(
+      Effect.mapError((e) => new EmbeddedPostgresError({ message: e.message, cause: e.cause }))
+    )
     const password = "herald"
     if (!fs.existsSync(path.join(clusterDir, "PG_VERSION"))) {
       yield* Effect.logInfo("initialising the embedded PostgreSQL cluster").pipe(Effect.annotateLogs("dir", clusterDir))

@@ -1,6 +1,8 @@
 /**
  * Bearer authentication for everything under /v1/. Missing or unknown tokens → 401 in the error
  * envelope; a revoked key stops working at once because every request looks the digest up.
+ * Authentication also records the key's `last_used_at` (at most once a minute, off the request's
+ * path: see ApiKeys.authenticate).
  */
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
@@ -37,8 +39,3 @@ export const AuthenticationLive = Layer.effect(
     }
   })
 )
-
-/** Fails with 403 unless the calling key belongs to an admin account. */
-export const requireAdmin = Effect.flatMap(CurrentKey, (principal) =>
-  principal.isAdmin ? Effect.succeed(principal) : Effect.fail(forbidden("This endpoint is for administrators")))
-

@@ -3,7 +3,8 @@
  * plan catalogue and make sure an operator can reach the appliance.
  *
  * - With `HERALD_BOOTSTRAP_KEY`: an admin account exists and a key with exactly that token belongs
- *   to it (idempotent: the token's digest is looked up first).
+ *   to it (idempotent: the token's digest is looked up first). The variable means "this token
+ *   works": a bootstrap key revoked through the API is reinstated at the next start.
  * - Without it, on an empty database: create the admin account and print one generated key once.
  *
  * Everything runs in one transaction behind the start-up advisory lock.
@@ -49,8 +50,19 @@ export const bootstrap = Effect.gen(function*() {
 
     if (Option.isSome(config.bootstrapKey)) {
       const token = Redacted.value(config.bootstrapKey.value)
-      const existing = yield* sql`SELECT 1 FROM api_keys WHERE token_hash = ${hashToken(token)}`
-      if (existing.length > 0) return
+      const existing = yield* sql<{ id: string; revoked: boolean }>`
+        SELECT id, revoked_at IS NOT NULL AS revoked FROM api_keys WHERE token_hash = ${hashToken(token)}`
+      const found = existing[0]
+      if (found !== undefined) {
+        // The variable means "this token works": a bootstrap key revoked through the API comes back.
+        if (found.revoked) {
+          yield* sql`UPDATE api_keys SET revoked_at = NULL WHERE id = ${found.id}`
+          yield* Effect.logWarning("bootstrap key was revoked; reinstated (HERALD_BOOTSTRAP_KEY is set)").pipe(
+            Effect.annotateLogs("key_id", found.id)
+          )
+        }
+        return
+      }
       const admin = yield* findOrCreateAdmin(config.hostname, packageId)
       yield* keys.create(admin.id, "bootstrap", token)
       yield* Effect.logInfo("bootstrap key installed").pipe(Effect.annotateLogs("account_id", admin.id))

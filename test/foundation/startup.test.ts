@@ -9,6 +9,9 @@ import { newToken, repoRoot, spawnAppliance } from "../support/appliance.ts"
 import { migrationFiles } from "../../src/db/migrator.ts"
 import { freshDatabase, query } from "../support/database.ts"
 
+/** A child appliance's start-up (tsx compiling the tree) can take a minute on a loaded machine. */
+const START_WAIT_MS = 150_000
+
 /** Runs `src/main.ts` with arguments to completion. */
 const run = (args: ReadonlyArray<string>, env: Record<string, string>) =>
   new Promise<{ code: number | null; output: string }>((resolve) => {
@@ -28,11 +31,11 @@ describe("bootstrap", () => {
     const databaseUrl = await freshDatabase()
     const token = newToken()
     const env = { HERALD_BOOTSTRAP_KEY: token }
-    const [a, b] = await Promise.all([spawnAppliance({ databaseUrl, env }), spawnAppliance({ databaseUrl, env })])
+    const [a, b] = await Promise.all([spawnAppliance({ waitMs: START_WAIT_MS, databaseUrl, env }), spawnAppliance({ waitMs: START_WAIT_MS, databaseUrl, env })])
     expect((await a.request("GET", "/v1/client/keys", { token })).status).toBe(200)
     expect((await b.request("GET", "/v1/client/keys", { token })).status).toBe(200)
     await Promise.all([a.stop(), b.stop()])
-    const again = await spawnAppliance({ databaseUrl, env })
+    const again = await spawnAppliance({ waitMs: START_WAIT_MS, databaseUrl, env })
     await again.stop()
     const admins = await query(databaseUrl, "SELECT count(*)::int AS n FROM accounts WHERE is_admin")
     const keys = await query(databaseUrl, "SELECT count(*)::int AS n FROM api_keys")
@@ -40,19 +43,19 @@ describe("bootstrap", () => {
     expect(admins[0]!.n).toBe(1)
     expect(keys[0]!.n).toBe(1)
     expect(migrations[0]!.n).toBe(migrations[0]!.d)
-  }, 120_000)
+  }, 400_000)
 
   it("prints a generated admin key on the first start of an empty database, and never again", async () => {
     const databaseUrl = await freshDatabase()
-    const first = await spawnAppliance({ databaseUrl, env: { HERALD_BOOTSTRAP_KEY: "" } })
+    const first = await spawnAppliance({ waitMs: START_WAIT_MS, databaseUrl, env: { HERALD_BOOTSTRAP_KEY: "" } })
     await first.stop()
     const token = /(hrld_[A-Za-z0-9]{43})/.exec(first.output())?.[1]
     expect(token).toBeDefined()
-    const second = await spawnAppliance({ databaseUrl, env: { HERALD_BOOTSTRAP_KEY: "" } })
+    const second = await spawnAppliance({ waitMs: START_WAIT_MS, databaseUrl, env: { HERALD_BOOTSTRAP_KEY: "" } })
     expect((await second.request("GET", "/v1/client/keys", { token: token! })).status).toBe(200)
     await second.stop()
     expect(second.output()).not.toMatch(/hrld_[A-Za-z0-9]{43}/)
-  }, 120_000)
+  }, 400_000)
 })
 
 describe("configuration", () => {
@@ -65,7 +68,7 @@ describe("configuration", () => {
     const result = await run([], { DATABASE_URL: "postgres://nobody@127.0.0.1:1/none", [name]: value })
     expect(result.code).not.toBe(0)
     expect(result.output).toContain(name)
-  })
+  }, 180_000)
 })
 
 describe("operator commands", () => {
@@ -75,10 +78,10 @@ describe("operator commands", () => {
     expect(results.map((r) => r.code)).toEqual([0, 0])
     const rows = await query(databaseUrl, "SELECT migration_id FROM herald_migrations ORDER BY migration_id")
     expect(rows.map((r) => r["migration_id"])).toEqual(migrationFiles.map((_, i) => i + 1))
-  }, 60_000)
+  }, 300_000)
 
   it("creates an account and a key from the shell; the key authenticates", async () => {
-    const app = await spawnAppliance()
+    const app = await spawnAppliance({ waitMs: START_WAIT_MS })
     const env = { DATABASE_URL: app.databaseUrl }
     const account = await run(["accounts", "create", "--name", "Shell", "--email", "shell@example.org", "--password", "long enough pw"], env)
     expect(account.code).toBe(0)
@@ -89,15 +92,15 @@ describe("operator commands", () => {
     const mine = await app.request("GET", "/v1/client/keys", { token })
     expect(mine.json.items.map((k: { label: string }) => k.label)).toEqual(["cli"])
     await app.stop()
-  }, 60_000)
+  }, 300_000)
 })
 
 describe("Deno", () => {
   it("runs the same appliance under deno run -A src/main.ts", async () => {
-    const app = await spawnAppliance({ runtime: "deno" })
+    const app = await spawnAppliance({ waitMs: START_WAIT_MS, runtime: "deno" })
     expect((await app.request("GET", "/health", { token: null })).status).toBe(200)
     expect((await app.request("GET", "/v1/client/keys")).status).toBe(200)
     await app.stop()
     expect(await app.exited).toBe(0)
-  }, 90_000)
+  }, 300_000)
 })

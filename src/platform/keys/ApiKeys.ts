@@ -3,9 +3,12 @@
  * A key belongs to one account; the key id is the spec's `app`.
  */
 import { SqlClient } from "@effect/sql"
-import { Data, Effect, Option } from "effect"
+import { Clock, Data, Effect, Option } from "effect"
 import { newId } from "../../lib/ids.ts"
 import { generateToken, hashToken, tokenHint } from "./tokens.ts"
+
+/** `last_used_at` is kept to the minute: a busy key costs one UPDATE a minute, not one per request. */
+export const LAST_USED_GRANULARITY_MS = 60_000
 
 export interface Principal {
   readonly keyId: string
@@ -56,17 +59,34 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
+    /**
+     * Records that a key was used, at most once a minute per key: a conditional UPDATE forked off
+     * the request, so it never slows a request down and its failure never fails one.
+     */
+    const touch = (id: string, lastUsedAt: Date | null) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        if (lastUsedAt !== null && now - lastUsedAt.getTime() < LAST_USED_GRANULARITY_MS) return
+        const stale = new Date(now - LAST_USED_GRANULARITY_MS)
+        yield* sql`
+          UPDATE api_keys SET last_used_at = ${new Date(now)}
+          WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at <= ${stale})`.pipe(
+          Effect.catchAllCause((cause) => Effect.logDebug("could not record a key's last use", cause)),
+          Effect.forkDaemon
+        )
+      })
+
     const authenticate = (token: string) =>
       Effect.gen(function*() {
         if (token.length === 0 || token.length > 200) return Option.none<Principal>()
-        const rows = yield* sql<{ id: string; account_id: string; is_admin: boolean }>`
-          SELECT k.id, k.account_id, a.is_admin
+        const rows = yield* sql<{ id: string; account_id: string; is_admin: boolean; last_used_at: Date | null }>`
+          SELECT k.id, k.account_id, a.is_admin, k.last_used_at
           FROM api_keys k JOIN accounts a ON a.id = k.account_id
           WHERE k.token_hash = ${hashToken(token)} AND k.revoked_at IS NULL`
         const row = rows[0]
-        return row === undefined
-          ? Option.none<Principal>()
-          : Option.some<Principal>({ keyId: row.id, accountId: row.account_id, isAdmin: row.is_admin })
+        if (row === undefined) return Option.none<Principal>()
+        yield* touch(row.id, row.last_used_at)
+        return Option.some<Principal>({ keyId: row.id, accountId: row.account_id, isAdmin: row.is_admin })
       })
 
     /** Inserts a key with the given token (the bootstrap key) or a fresh random one. */
@@ -117,11 +137,22 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
         yield* sql`UPDATE api_keys SET revoked_at = ${now} WHERE id = ${id} AND revoked_at IS NULL`
       })
 
+    /** The operator's revocation (CLI): any account's key; revoking twice keeps the first time. */
+    const revokeById = (id: string, now: Date) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<{ account_id: string; revoked_at: Date }>`
+          UPDATE api_keys SET revoked_at = coalesce(revoked_at, ${now}) WHERE id = ${id}
+          RETURNING account_id, revoked_at`
+        const row = rows[0]
+        if (row === undefined) return yield* new KeyNotFound({ id })
+        return { id, account_id: row.account_id, revoked_at: row.revoked_at.toISOString() }
+      })
+
     const webhookSecret = (id: string) =>
       sql<{ webhook_secret: string | null }>`SELECT webhook_secret FROM api_keys WHERE id = ${id}`.pipe(
         Effect.map((rows) => rows[0]?.webhook_secret ?? null)
       )
 
-    return { authenticate, create, list, get, rename, setWebhook, webhookSecret, revoke } as const
+    return { authenticate, create, list, get, rename, setWebhook, webhookSecret, revoke, revokeById } as const
   })
 }) {}

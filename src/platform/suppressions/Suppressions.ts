@@ -64,6 +64,20 @@ export class Suppressions extends Effect.Service<Suppressions>()("herald/Suppres
         return { total: Number(count?.total ?? 0), limit: filter.limit, offset: filter.offset, items: rows.map(view) }
       })
 
+    /** The platform-level list (account_id NULL), which applies to every account. */
+    const listPlatform = (filter: { email?: string | undefined; limit: number; offset: number }) =>
+      Effect.gen(function*() {
+        const where = sql.and([
+          sql`account_id IS NULL`,
+          ...(filter.email === undefined ? [] : [sql`email LIKE ${`%${filter.email.toLowerCase().replace(/[\\%_]/g, "\\$&")}%`}`])
+        ])
+        const [count] = yield* sql<{ total: string }>`SELECT count(*) AS total FROM suppressions WHERE ${where}`
+        const rows = yield* sql<Row>`
+          SELECT email, reason, source, created_at, account_id FROM suppressions WHERE ${where}
+          ORDER BY created_at DESC, id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`
+        return { total: Number(count?.total ?? 0), limit: filter.limit, offset: filter.offset, items: rows.map(view) }
+      })
+
     /** Which of `emails` are suppressed for this account (its own list or the platform's), and why. */
     const check = (accountId: string, emails: ReadonlyArray<string>) =>
       Effect.gen(function*() {
@@ -77,7 +91,7 @@ export class Suppressions extends Effect.Service<Suppressions>()("herald/Suppres
         return found
       })
 
-    return { add, remove, list, check } as const
+    return { add, remove, list, listPlatform, check } as const
   })
 }) {}
 

@@ -7,7 +7,7 @@
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { ApiKeys, type Principal } from "../platform/keys/ApiKeys.ts"
-import { forbidden, Unauthorized, unauthorized } from "./errors.ts"
+import { Unauthorized, unauthorized } from "./errors.ts"
 
 export class CurrentKey extends Context.Tag("herald/CurrentKey")<CurrentKey, Principal>() {}
 

@@ -4,14 +4,46 @@
  * latency p50/p99 and the appliance's peak RSS. Baseline in the same run: the same messages sent by
  * a bare pooled nodemailer transport with DKIM (RSA-2048) to the same sink.
  * Targets: delivered/s ≥ 60 % of the baseline; peak RSS < 400 MB.
+ *
+ * BENCH_QUEUED=10000 (or 100000): the queue-length mode. N = BENCH_QUEUED messages are accepted
+ * with delivery off (HERALD_MTA_ENABLED=false); the claim statement, exactly as DeliveryQueue
+ * builds it, is run under EXPLAIN (ANALYZE, BUFFERS) on the full queue (in a transaction rolled
+ * back); then the appliance restarts with delivery on and drains the queue. Delivered/s and the
+ * draining process's peak RSS are printed beside the bare loop's (same N).
  */
 import { generateKeyPairSync } from "node:crypto"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Redacted } from "effect"
 import nodemailer from "nodemailer"
+import pg from "pg"
 import { SMTPServer } from "smtp-server"
+import { DeliveryQueue } from "../src/mta/queue/DeliveryQueue.ts"
 import { startDnsServer } from "../test/support/dns-server.ts"
 import { benchPostgres, createDatabase, freePort, load, spawnNode, sql, table, waitFor } from "./lib.ts"
 
-const N = Number(process.env["BENCH_MESSAGES"] ?? 5000)
+const QUEUED = Number(process.env["BENCH_QUEUED"] ?? 0)
+const N = QUEUED > 0 ? QUEUED : Number(process.env["BENCH_MESSAGES"] ?? 5000)
+const CLAIM_LIMIT = 100 // HERALD_MTA_CONCURRENCY's default: what one claim asks for when no work is in hand
+
+/** EXPLAIN (ANALYZE, BUFFERS) of the real claim statement, in a transaction that is rolled back. */
+const claimPlan = async (url: string): Promise<Array<string>> => {
+  const now = new Date()
+  const [text, params] = await Effect.runPromise(Effect.scoped(Effect.provide(
+    Effect.map(DeliveryQueue, (queue) => queue.claim("bench-explain", now, new Date(now.getTime() + 120_000), CLAIM_LIMIT, []).compile()),
+    DeliveryQueue.Default.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(url) })))
+  )))
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    await client.query("BEGIN")
+    const rows = (await client.query<{ "QUERY PLAN": string }>(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, [...params])).rows
+    await client.query("ROLLBACK")
+    return rows.map((r) => r["QUERY PLAN"])
+  } finally {
+    await client.end()
+  }
+}
+
 const BODY = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(85) // ~5 KB
 
 // The sink: counts messages, discards them.
@@ -57,15 +89,20 @@ const dns = await startDnsServer({ "mx.sink.test": { A: ["127.0.0.1"] }, "dest.e
 const pgRun = await benchPostgres()
 try {
   const url = await createDatabase(pgRun.adminUrl, "bench_outbound")
-  const port = await freePort()
   const token = "hrld_bench_token_0123456789abcdef"
-  const herald = spawnNode("src/main.ts", {
-    DATABASE_URL: url, HERALD_HTTP_PORT: String(port), HERALD_HTTP_HOST: "127.0.0.1", HERALD_SMTP_PORT: String(await freePort()),
-    HERALD_BOOTSTRAP_KEY: token, HERALD_DNS_SERVERS: dns.address, HERALD_MX_PORT: String(sinkPort), HERALD_HOSTNAME: "mta.bench"
-  })
-  await waitFor(`http://127.0.0.1:${port}/health`)
+  const start = async (mtaEnabled: boolean) => {
+    const port = await freePort()
+    const child = spawnNode("src/main.ts", {
+      DATABASE_URL: url, HERALD_HTTP_PORT: String(port), HERALD_HTTP_HOST: "127.0.0.1", HERALD_SMTP_PORT: String(await freePort()),
+      HERALD_BOOTSTRAP_KEY: token, HERALD_DNS_SERVERS: dns.address, HERALD_MX_PORT: String(sinkPort), HERALD_HOSTNAME: "mta.bench",
+      HERALD_MTA_ENABLED: String(mtaEnabled)
+    })
+    await waitFor(`http://127.0.0.1:${port}/health`)
+    return { child, port }
+  }
   const headers = { authorization: `Bearer ${token}` }
-  await fetch(`http://127.0.0.1:${port}/v1/client/domains`, {
+  let herald = await start(QUEUED === 0)
+  await fetch(`http://127.0.0.1:${herald.port}/v1/client/domains`, {
     method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify({ domain: "bench.example" })
   })
   await sql(url, "UPDATE domains SET verified_at = now()")
@@ -75,25 +112,47 @@ try {
   t0 = performance.now()
   let sent = 0
   const accept = await load({
-    url: `http://127.0.0.1:${port}/v1/mail/send`, headers, concurrency: 8, seconds: 3600, warmup: 0, expectStatus: 202,
+    url: `http://127.0.0.1:${herald.port}/v1/mail/send`, headers, concurrency: 8, seconds: 3600, warmup: 0, expectStatus: 202,
     body: (i) => JSON.stringify({ from: { email: "bench@bench.example" }, to: [{ email: `h${i}@dest.example` }], subject: `Bench ${i}`, text: BODY }),
     until: () => ++sent > N
   })
   const acceptSeconds = (performance.now() - t0) / 1000
+  const acceptRss = herald.child.peakRssMb()
+
+  let queuedPlan: Array<string> = []
+  let deliverFrom = before
+  if (QUEUED > 0) {
+    // The whole queue is waiting: the claim's plan on it, then delivery on.
+    await sql(url, "ANALYZE deliveries")
+    const [waiting] = await sql(url, "SELECT count(*)::int AS n FROM deliveries WHERE state IN ('queued', 'deferred')")
+    queuedPlan = [`(${waiting?.["n"]} deliveries queued)`, ...(await claimPlan(url))]
+    await herald.child.stop()
+    herald = await start(true)
+    t0 = performance.now()
+    deliverFrom = received
+  }
   await waitReceived(before + accept.ok)
   const heraldSeconds = (performance.now() - t0) / 1000
+  const delivered = before + accept.ok - deliverFrom
   const [queued] = await sql(url, "SELECT count(*)::int AS n FROM deliveries WHERE state = 'sent'")
-  const plan = await sql(url, `EXPLAIN SELECT id FROM deliveries WHERE state IN ('queued', 'deferred') AND next_attempt_at <= now()
-    ORDER BY next_attempt_at LIMIT 100 FOR UPDATE SKIP LOCKED`)
-  await herald.stop()
+  const plan = await claimPlan(url)
+  await herald.child.stop()
 
-  console.log(`\noutbound benchmark: ${N} messages of ~5 KB, DKIM RSA-2048, to a local SMTP sink\n`)
+  const heraldRate = delivered / heraldSeconds
+  const bareRate = N / bareSeconds
+  console.log(`\noutbound benchmark: ${N} messages of ~5 KB, DKIM RSA-2048, to a local SMTP sink${QUEUED > 0 ? ", all queued before delivery starts" : ""}\n`)
   table([
-    { run: "bare nodemailer pool + DKIM", "accepted/s": N / bareSeconds, "delivered/s": N / bareSeconds, "p50 ms": 0, "p99 ms": 0, "peak RSS MB": process.memoryUsage().rss / 1048576 },
-    { run: "Herald API → MTA → sink", "accepted/s": accept.ok / acceptSeconds, "delivered/s": accept.ok / heraldSeconds, "p50 ms": accept.p50, "p99 ms": accept.p99, "peak RSS MB": herald.peakRssMb() }
+    { run: "bare nodemailer pool + DKIM", "accepted/s": bareRate, "delivered/s": bareRate, "p50 ms": 0, "p99 ms": 0, "peak RSS MB": process.memoryUsage().rss / 1048576 },
+    QUEUED > 0
+      ? { run: "Herald API (delivery off)", "accepted/s": accept.ok / acceptSeconds, "delivered/s": 0, "p50 ms": accept.p50, "p99 ms": accept.p99, "peak RSS MB": acceptRss }
+      : { run: "Herald API → MTA → sink", "accepted/s": accept.ok / acceptSeconds, "delivered/s": heraldRate, "p50 ms": accept.p50, "p99 ms": accept.p99, "peak RSS MB": herald.child.peakRssMb() },
+    ...(QUEUED > 0
+      ? [{ run: `Herald MTA draining ${delivered}`, "accepted/s": 0, "delivered/s": heraldRate, "p50 ms": 0, "p99 ms": 0, "peak RSS MB": herald.child.peakRssMb() }]
+      : [])
   ])
-  console.log(`\nHerald delivered/s ÷ bare: ${(((accept.ok / heraldSeconds) / (N / bareSeconds)) * 100).toFixed(1)} % (target ≥ 60 %); marked sent: ${queued?.["n"]}`)
-  console.log("claim query plan:\n" + plan.map((r) => `  ${r["QUERY PLAN"]}`).join("\n"))
+  console.log(`\nHerald delivered/s ÷ bare: ${((heraldRate / bareRate) * 100).toFixed(1)} % (target ≥ 60 %); marked sent: ${queued?.["n"]}`)
+  if (queuedPlan.length > 0) console.log("claim plan on the full queue (EXPLAIN ANALYZE, rolled back):\n" + queuedPlan.map((l) => `  ${l}`).join("\n"))
+  console.log("claim plan after delivery (EXPLAIN ANALYZE, rolled back):\n" + plan.map((l) => `  ${l}`).join("\n"))
 } finally {
   await pgRun.stop()
   await dns.close()

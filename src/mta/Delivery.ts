@@ -21,16 +21,74 @@ import { SmtpClient } from "./smtp-client.ts"
 import { encodeVerp } from "./verp.ts"
 import { VerpSecret } from "./VerpSecret.ts"
 
-/** A small map that forgets its oldest entries: caches must not grow with the queue. */
-class Bounded<V> extends Map<string, V> {
-  constructor(private readonly max: number) {
-    super()
+/**
+ * A cache bounded by the bytes it holds, not by its count: one cached message can weigh 5 KB or
+ * 20 MB (base64 attachments), so a count bound says nothing about memory. Least recently used
+ * entries go first; an entry larger than the whole budget is not kept at all.
+ */
+export class ByteBoundedCache<V> {
+  private readonly entries = new Map<string, { readonly value: V; readonly bytes: number }>()
+  private total = 0
+  constructor(private readonly maxBytes: number, private readonly sizeOf: (value: V) => number) {}
+
+  get size(): number {
+    return this.entries.size
   }
-  override set(key: string, value: V) {
-    if (this.size >= this.max) this.delete(this.keys().next().value!)
-    return super.set(key, value)
+  get bytes(): number {
+    return this.total
+  }
+
+  get(key: string): V | undefined {
+    const entry = this.entries.get(key)
+    if (entry === undefined) return undefined
+    // Map order is insertion order: re-inserting marks the entry as the most recently used.
+    this.entries.delete(key)
+    this.entries.set(key, entry)
+    return entry.value
+  }
+
+  set(key: string, value: V): void {
+    this.delete(key)
+    const bytes = this.sizeOf(value)
+    if (bytes > this.maxBytes) return
+    while (this.total + bytes > this.maxBytes) {
+      const oldest = this.entries.keys().next()
+      if (oldest.done === true) break
+      this.delete(oldest.value)
+    }
+    this.entries.set(key, { value, bytes })
+    this.total += bytes
+  }
+
+  delete(key: string): void {
+    const entry = this.entries.get(key)
+    if (entry === undefined) return
+    this.entries.delete(key)
+    this.total -= entry.bytes
   }
 }
+
+/** An estimate of a JSON value's weight in memory: its strings (2 bytes a code unit, at worst) dominate. */
+const weightOf = (value: unknown): number => {
+  if (typeof value === "string") return 2 * value.length + 16
+  if (Array.isArray(value)) return value.reduce((sum: number, v: unknown) => sum + weightOf(v), 16)
+  if (typeof value === "object" && value !== null) {
+    let sum = 16
+    for (const [k, v] of Object.entries(value)) sum += 2 * k.length + weightOf(v)
+    return sum
+  }
+  return 8
+}
+
+/**
+ * Byte budgets of the delivery caches. They exist so that a message's recipients (one delivery row
+ * each, often claimed together) compose and sign it once; a miss only costs a re-read and a
+ * re-sign. 64 MB of stored requests and 32 MB of signed messages hold thousands of ordinary 5 KB
+ * messages yet stay a small part of the 400 MB the appliance may use, however large the
+ * attachments (up to 20 MB each) and however long the queue.
+ */
+const MESSAGE_CACHE_BYTES = 64 * 1024 * 1024
+const SIGNED_CACHE_BYTES = 32 * 1024 * 1024
 
 interface Sender {
   readonly key: SigningKey
@@ -50,9 +108,11 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
 
     const verpSecret = (yield* VerpSecret).value
 
-    const keys = new Bounded<SigningKey>(1_000)
-    const signed = new Bounded<Buffer>(200)
-    const messages = new Bounded<MessageForDelivery>(2_000)
+    // Parsed keys are small (a KeyObject each): a thousand of them is a few MB.
+    const keys = new ByteBoundedCache<SigningKey>(1_000, () => 1)
+    const signed = new ByteBoundedCache<Buffer>(SIGNED_CACHE_BYTES, (b) => b.length)
+    const messages = new ByteBoundedCache<MessageForDelivery>(MESSAGE_CACHE_BYTES, (m) => weightOf(m.content) + 256)
+    const signing = new Map<string, Promise<Buffer>>()
 
     /**
      * The domain row is read at every attempt (one primary-key lookup): its return path follows the
@@ -92,12 +152,20 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
       Effect.gen(function*() {
         const cached = signed.get(m.id)
         if (cached !== undefined) return cached
-        const raw = yield* Effect.promise(() =>
-          composeMessage(m.content as FullRequest, 0, { messageId: m.id, sendingDomain: m.from_domain, date: m.created_at })
-        )
-        const result = yield* Effect.promise(() => signMessage(raw, key))
-        signed.set(m.id, result)
-        return result
+        // The recipients of one message, claimed together, share one compose and one signature.
+        let pending = signing.get(m.id)
+        if (pending === undefined) {
+          pending = composeMessage(m.content as FullRequest, 0, { messageId: m.id, sendingDomain: m.from_domain, date: m.created_at })
+            .then((raw) => signMessage(raw, key))
+            .then((result) => {
+              signed.set(m.id, result)
+              return result
+            })
+            .finally(() => signing.delete(m.id))
+          signing.set(m.id, pending)
+        }
+        const ready = pending
+        return yield* Effect.promise(() => ready)
       })
 
     const retryOrFail = (d: ClaimedDelivery, code: number | null, status: string, reply: string, now: Date): Outcome =>

@@ -5,7 +5,10 @@
  * replica's rows simply fall due again when its lease runs out — nothing else needs to notice.
  *
  * Claim plan (checked in test/mta/queue-plan.test.ts): an index scan of the partial index
- * deliveries_due, stopping after LIMIT rows, whatever the queue's length.
+ * deliveries_due, stopping after LIMIT rows, whatever the queue's length; the claimed rows are then
+ * updated through the primary key (`id = ANY(ARRAY(…))`). Joining the subquery back instead
+ * (`UPDATE … FROM (…) due WHERE d.id = due.id`) let the planner pick a hash join over a sequential
+ * scan of every delivery, history included, once the table held 10,000 rows.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -55,15 +58,14 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
     const claim = (owner: string, now: Date, leaseUntil: Date, limit: number, skipDomains: ReadonlyArray<string>) =>
       sql<ClaimedDelivery>`
         UPDATE deliveries d SET lease_owner = ${owner}, next_attempt_at = ${leaseUntil}
-        FROM (
+        WHERE d.id = ANY(ARRAY(
           SELECT id FROM deliveries
           WHERE state IN ('queued', 'deferred') AND next_attempt_at <= ${now}
             ${skipDomains.length === 0 ? sql`` : sql`AND recipient_domain NOT IN ${sql.in(skipDomains)}`}
           ORDER BY next_attempt_at
           LIMIT ${limit}
           FOR UPDATE SKIP LOCKED
-        ) due
-        WHERE d.id = due.id
+        ))
         RETURNING d.id, d.message_id, d.account_id, d.key_id, d.recipient, d.recipient_domain, d.attempts, d.created_at`
 
     /** Keeps the lease of work still in hand (a fiber calls this well before the lease ends). */

@@ -5,7 +5,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../http/auth.ts"
-import { Forbidden, NotFound } from "../http/errors.ts"
+import { Conflict, Forbidden, NotFound } from "../http/errors.ts"
 
 export const WebhookConfig = Schema.Struct({
   webhook_url: Schema.NullOr(Schema.String),
@@ -25,6 +25,13 @@ export const FireResult = Schema.Struct({
   error: Schema.NullOr(Schema.String),
   duration_ms: Schema.Int
 }).annotations({ identifier: "WebhookFireResult" })
+
+export const QueuedTest = Schema.Struct({
+  event_id: Schema.String.annotations({ description: "The webhook.test event's id (the body's `id`, header X-Herald-Event-Id)" }),
+  delivery_id: Schema.String.annotations({ description: "Its delivery in the history of this endpoint" }),
+  status: Schema.Literal("pending"),
+  webhook_url: Schema.String.annotations({ description: "Where it is going (the key's URL at delivery time is used)" })
+}).annotations({ identifier: "WebhookTestQueued" })
 
 export const DeliveryItem = Schema.Struct({
   id: Schema.String,
@@ -67,8 +74,11 @@ const history = <const P extends string>(prefix: P) => ({
   get: HttpApiEndpoint.get(`${prefix}Get`, `/v1/client/${prefix === "key" ? "keys" : "webhook-endpoints"}/:id${prefix === "key" ? "/webhook" : ""}/deliveries/:dId`)
     .setPath(DeliveryPath).addSuccess(DeliveryDetail).addError(NotFound).addError(Forbidden),
   retry: HttpApiEndpoint.post(`${prefix}Retry`, `/v1/client/${prefix === "key" ? "keys" : "webhook-endpoints"}/:id${prefix === "key" ? "/webhook" : ""}/deliveries/:dId/retry`)
-    .setPath(DeliveryPath).addSuccess(FireResult).addError(NotFound).addError(Forbidden)
+    .setPath(DeliveryPath).addSuccess(FireResult).addError(NotFound).addError(Forbidden).addError(Conflict)
     .annotate(OpenApi.Summary, "Re-fire with the key's current URL and secret; waits for the attempt (≤ 10 s)")
+    .annotate(OpenApi.Description, "One extra attempt, not a step of the retry ladder: success marks the delivery delivered; "
+      + "a failure leaves its status and next scheduled attempt as they were. 409 while an attempt of it is running "
+      + "or when the key has no webhook URL.")
 })
 
 const byKey = history("key")
@@ -82,8 +92,11 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
       .addError(NotFound).addError(Forbidden).annotate(OpenApi.Summary, "New secret at once; the old one stops signing")
   )
   .add(
-    HttpApiEndpoint.post("test", "/v1/client/keys/:id/webhook/test").setPath(KeyPath).addSuccess(FireResult)
-      .addError(NotFound).addError(Forbidden).annotate(OpenApi.Summary, "Fire a webhook.test event now and return the attempt")
+    HttpApiEndpoint.post("test", "/v1/client/keys/:id/webhook/test").setPath(KeyPath).addSuccess(QueuedTest, { status: 202 })
+      .addError(NotFound).addError(Forbidden).addError(Conflict)
+      .annotate(OpenApi.Summary, "Queue a webhook.test event; the dispatcher delivers it like any event")
+      .annotate(OpenApi.Description, "202 with the queued event and delivery (follow it in the delivery history): "
+        + "signed, with the same retries as every event. 409 when the key has no webhook URL.")
   )
   .add(byKey.list).add(byKey.get).add(byKey.retry)
   .add(byEndpoint.list).add(byEndpoint.get).add(byEndpoint.retry)

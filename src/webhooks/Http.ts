@@ -3,12 +3,14 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { CurrentKey } from "../http/auth.ts"
 import { HeraldApi } from "../http/api.ts"
-import { forbidden, notFound } from "../http/errors.ts"
+import { conflict, forbidden, notFound } from "../http/errors.ts"
+import { QueueSignal } from "../mta/queue/QueueSignal.ts"
 import { ApiKeys } from "../platform/keys/ApiKeys.ts"
 import { generateWebhookSecret, maskSecret } from "./secret.ts"
 import { WebhookSender } from "./WebhookSender.ts"
 import { deliveryView, WebhookStore } from "./WebhookStore.ts"
 
+/** Another account's endpoint answers 403: its id is a key id, and keys follow the spec's 403 rule. */
 const ownership = {
   KeyNotFound: (e: { id: string }) => Effect.fail(notFound(`No key ${e.id}`)),
   KeyNotYours: (e: { id: string }) => Effect.fail(forbidden(`Key ${e.id} is not linked to this account`)),
@@ -23,6 +25,7 @@ export const WebhooksHttpLive = HttpApiBuilder.group(HeraldApi, "webhooks", (han
     const keys = yield* ApiKeys
     const store = yield* WebhookStore
     const sender = yield* WebhookSender
+    const signal = yield* QueueSignal
 
     /** The caller's own key (404 unknown, 403 another account's). */
     const ownKey = (id: string) => Effect.flatMap(CurrentKey, (me) => keys.get(me.accountId, id))
@@ -55,12 +58,13 @@ export const WebhooksHttpLive = HttpApiBuilder.group(HeraldApi, "webhooks", (han
 
     const retry = (id: string, dId: string) =>
       Effect.gen(function*() {
-        yield* ownKey(id)
-        const d = yield* store.find(id, dId)
-        if (d === undefined) return yield* Effect.fail(notFound(`No webhook delivery ${dId}`))
-        const at = yield* now
-        const reopened = yield* store.reopen(dId, at, new Date(at.getTime() + 60_000))
-        return yield* sender.fireNow(reopened)
+        const key = yield* ownKey(id)
+        if ((yield* store.find(id, dId)) === undefined) return yield* Effect.fail(notFound(`No webhook delivery ${dId}`))
+        if (key.webhook_url === null) return yield* Effect.fail(conflict(`Key ${id} has no webhook_url`))
+        const fired = yield* sender.retryNow(id, dId)
+        if (fired === undefined) return yield* Effect.fail(notFound(`No webhook delivery ${dId}`))
+        if (fired === "busy") return yield* Effect.fail(conflict(`Webhook delivery ${dId} is being attempted right now; retry when it is done`))
+        return fired
       }).pipe(Effect.catchTags(ownership))
 
     return handlers
@@ -81,10 +85,11 @@ export const WebhooksHttpLive = HttpApiBuilder.group(HeraldApi, "webhooks", (han
       .handle("test", ({ path }) =>
         Effect.gen(function*() {
           const me = yield* CurrentKey
-          yield* ownKey(path.id)
-          const at = yield* now
-          const d = yield* store.create(path.id, me.accountId, "webhook.test", { message: "Test event from Herald" }, at, new Date(at.getTime() + 60_000))
-          return yield* sender.fireNow(d)
+          const key = yield* ownKey(path.id)
+          if (key.webhook_url === null) return yield* Effect.fail(conflict(`Key ${path.id} has no webhook_url`))
+          const queued = yield* store.enqueue(path.id, me.accountId, "webhook.test", { message: "Test event from Herald" }, yield* now)
+          yield* signal.wake("herald_events")
+          return { event_id: queued.eventId, delivery_id: queued.deliveryId, status: "pending" as const, webhook_url: key.webhook_url }
         }).pipe(Effect.catchTags(ownership)))
       .handle("keyList", ({ path, urlParams }) => list(path.id, urlParams))
       .handle("keyGet", ({ path }) => detail(path.id, path.dId))

@@ -17,6 +17,13 @@ const QUEUED = [5 * MINUTE, 30 * MINUTE, 2 * HOUR, 6 * HOUR, 24 * HOUR, 24 * HOU
 
 export const MAX_ATTEMPTS = 1 + BURST.length + QUEUED.length
 
+/**
+ * When burst retry number `attemptsMade` (1–3) is due, measured from the first failure: 1 s, 5 s
+ * and 25 s after it, however long the attempts between took (an attempt already past its time
+ * goes at once). Null past the burst.
+ */
+export const burstOffsetMs = (attemptsMade: number): number | null => BURST[attemptsMade - 1] ?? null
+
 export type NextStep =
   | { readonly _tag: "burst"; readonly delayMs: number }
   | { readonly _tag: "queued"; readonly delayMs: number }

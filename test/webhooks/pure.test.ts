@@ -1,11 +1,11 @@
 /** The webhook building blocks: signatures, masking, the retry ladder, the SSRF guard, one attempt. */
 import * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { MAX_ATTEMPTS, nextStep } from "../../src/webhooks/ladder.ts"
+import { burstOffsetMs, MAX_ATTEMPTS, nextStep } from "../../src/webhooks/ladder.ts"
 import { ATTEMPT_TIMEOUT_MS, postWebhook } from "../../src/webhooks/post.ts"
 import { generateWebhookSecret, maskSecret } from "../../src/webhooks/secret.ts"
 import { signPayload, verifySignature } from "../../src/webhooks/signature.ts"
-import { checkWebhookUrl, forbiddenAddress } from "../../src/webhooks/ssrf.ts"
+import { checkWebhookUrl, embeddedV4, forbiddenAddress } from "../../src/webhooks/ssrf.ts"
 
 describe("signatures", () => {
   const ts = "2026-11-22T10:00:00.000Z"
@@ -47,20 +47,48 @@ describe("the retry ladder", () => {
     expect(nextStep(attempts)).toEqual(step)
   })
   it("has eleven attempts in all", () => expect(MAX_ATTEMPTS).toBe(11))
+  it("times the burst from the first failure: 1 s, 5 s, 25 s", () => {
+    expect([1, 2, 3, 4].map(burstOffsetMs)).toEqual([1_000, 5_000, 25_000, null])
+  })
 })
 
 describe("the SSRF guard", () => {
-  it.each(["127.0.0.1", "10.0.0.1", "172.16.5.4", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "224.0.0.1", "::1", "fe80::1", "fd00::1", "::ffff:127.0.0.1", "::ffff:7f00:1", "64:ff9b::a9fe:a9fe"])(
-    "refuses %s",
-    (ip) => expect(forbiddenAddress(ip)).not.toBeNull()
-  )
-  it.each(["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946", "8.8.8.8"])("allows %s", (ip) => expect(forbiddenAddress(ip)).toBeNull())
+  it.each([
+    // IPv4: loopback, private, link-local and cloud metadata, CGNAT, this network, multicast, reserved
+    "127.0.0.1", "10.0.0.1", "172.16.5.4", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "224.0.0.1", "240.0.0.1",
+    // IPv6: loopback, unspecified, link-local, ULA, site-local (fec0::/10), multicast, documentation
+    "::1", "::", "fe80::1", "fd00::1", "fec0::1", "feff::1", "ff02::1", "2001:db8::1",
+    // IPv4-compatible ::/96 (deprecated): refused whatever it embeds
+    "::127.0.0.1", "::7f00:1", "::8.8.8.8",
+    // IPv4-mapped ::ffff:0:0/96 and IPv4-translated ::ffff:0:0:0/96 of private addresses, in every notation
+    "::ffff:127.0.0.1", "::ffff:7f00:1", "::FFFF:10.0.0.1", "0:0:0:0:0:ffff:a9fe:a9fe", "::ffff:0:127.0.0.1",
+    // NAT64 64:ff9b::/96 of a private address reaches that address; local-use NAT64 64:ff9b:1::/48 is private
+    "64:ff9b::a9fe:a9fe", "64:ff9b::10.0.0.1", "64:ff9b::7f00:1", "64:ff9b:1::a00:1", "64:ff9b:1::808:808",
+    // 6to4 2002::/16 of a private address
+    "2002:7f00:1::1", "2002:a00:1::", "2002:c0a8:101::1",
+    // a scoped address
+    "fe80::1%eth0"
+  ])("refuses %s", (ip) => expect(forbiddenAddress(ip)).not.toBeNull())
+  it.each([
+    "93.184.216.34", "8.8.8.8", "2606:2800:220:1:248:1893:25c8:1946", "2001:4860:4860::8888",
+    // IPv6 forms of public IPv4 addresses follow the IPv4 address
+    "::ffff:8.8.8.8", "::ffff:0:808:808", "64:ff9b::8.8.8.8", "2002:808:808::1"
+  ])("allows %s", (ip) => expect(forbiddenAddress(ip)).toBeNull())
+  it("reads IPv4 inside IPv6 addresses in any notation", () => {
+    expect(embeddedV4("::ffff:7f00:1")).toBe("127.0.0.1")
+    expect(embeddedV4("64:ff9b::0a00:0001")).toBe("10.0.0.1")
+    expect(embeddedV4("2002:c0a8:0101:5::1")).toBe("192.168.1.1")
+    expect(embeddedV4("2606:2800:220:1::1")).toBeNull()
+  })
 
   const production = { production: true, allowPrivate: false }
   it("refuses http in production, a name resolving to a private address, and literal private hosts", async () => {
     expect((await checkWebhookUrl("http://93.184.216.34/hook", production, async () => [])).ok).toBe(false)
     expect((await checkWebhookUrl("https://internal.example/hook", production, async () => ["10.1.2.3"])).ok).toBe(false)
     expect((await checkWebhookUrl("https://[::1]/hook", production, async () => [])).ok).toBe(false)
+    expect((await checkWebhookUrl("https://[::127.0.0.1]/hook", production, async () => [])).ok).toBe(false)
+    expect((await checkWebhookUrl("https://[::ffff:169.254.169.254]/latest", production, async () => [])).ok).toBe(false)
+    expect((await checkWebhookUrl("https://mixed.example/hook", production, async () => ["93.184.216.34", "64:ff9b::10.0.0.1"])).ok).toBe(false)
     const ok = await checkWebhookUrl("https://hooks.example/in", production, async () => ["93.184.216.34"])
     expect(ok).toMatchObject({ ok: true, address: "93.184.216.34" })
   })
@@ -76,10 +104,10 @@ describe("one attempt against a real receiver", () => {
   const seen: Array<{ headers: http.IncomingHttpHeaders; body: string }> = []
   beforeAll(async () => {
     server = http.createServer((req, res) => {
-      let body = ""
-      req.on("data", (c) => (body += c))
+      const chunks: Array<Buffer> = []
+      req.on("data", (c: Buffer) => chunks.push(c))
       req.on("end", () => {
-        seen.push({ headers: req.headers, body })
+        seen.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8") })
         if (req.url === "/ok") res.writeHead(204).end()
         else if (req.url === "/fail") res.writeHead(500).end("x".repeat(5000))
         // /hang: never answers

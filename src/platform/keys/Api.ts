@@ -29,10 +29,18 @@ export const KeyView = Schema.Struct({
   last_used_at: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "Key" })
 
+/** A webhook secret of your own: at least 16 characters (HMAC keys need entropy), at most 256. */
+export const WebhookSecret = Schema.String.pipe(
+  Schema.minLength(16, { message: () => "webhook_secret must be at least 16 characters" }),
+  Schema.maxLength(256, { message: () => "webhook_secret must be at most 256 characters" })
+)
+
 export const UpdateKeyRequest = Schema.Struct({
   label: Label,
   webhook_url: Schema.optional(Schema.NullOr(Schema.String)),
-  webhook_secret: Schema.optional(Schema.NullOr(Schema.String))
+  webhook_secret: Schema.optional(Schema.NullOr(WebhookSecret)).annotations({
+    description: "16–256 characters; omitted or null with a new webhook_url: one is generated"
+  })
 }).annotations({ identifier: "UpdateKeyRequest" })
 
 export const UpdatedKey = Schema.Struct({

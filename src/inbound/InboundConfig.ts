@@ -3,8 +3,11 @@
  * The defaults are an operator's usual ones: raw mail kept 30 days for re-parsing and disputes;
  * three soft bounces of one address within 7 days count as a hard one (the mailbox has been
  * full or unreachable for days, so further mail only hurts the sender's reputation); a DMARC alert
- * when more than 10 % of at least 100 reported messages failed over 7 days.
+ * when more than 10 % of at least 100 reported messages failed over 7 days. The parsers run in
+ * worker threads, one per core but the one the listener and the database work need (0: in the
+ * appliance's own thread).
  */
+import * as os from "node:os"
 import { Config, Context, Layer } from "effect"
 import { checked } from "../config/app-config.ts"
 
@@ -16,12 +19,17 @@ export interface InboundSettings {
   readonly dmarcWindowDays: number
   readonly dmarcFailThreshold: number
   readonly dmarcMinVolume: number
+  /** Worker threads that parse inbound messages; 0 parses in the main thread. */
+  readonly parseWorkers: number
 }
 
 export class InboundConfig extends Context.Tag("herald/InboundConfig")<InboundConfig, InboundSettings>() {}
 
 const positive = (name: string, fallback: number) =>
   checked(name, Config.number(), "must be more than 0", (n) => n > 0, fallback)
+
+/** One worker per core but one, and at least one. */
+export const defaultParseWorkers = () => Math.max(1, (os.availableParallelism?.() ?? os.cpus().length) - 1)
 
 export const inboundSettings: Config.Config<InboundSettings> = Config.all({
   enabled: Config.boolean("HERALD_INBOUND_ENABLED").pipe(Config.withDefault(true)),
@@ -30,7 +38,8 @@ export const inboundSettings: Config.Config<InboundSettings> = Config.all({
   softBounceWindowDays: positive("HERALD_SOFT_BOUNCE_WINDOW_DAYS", 7),
   dmarcWindowDays: checked("HERALD_DMARC_WINDOW_DAYS", Config.integer(), "must be at least 1", (n) => n >= 1, 7),
   dmarcFailThreshold: checked("HERALD_DMARC_FAIL_THRESHOLD", Config.number(), "must be a fraction from 0 to 1", (n) => n >= 0 && n <= 1, 0.1),
-  dmarcMinVolume: checked("HERALD_DMARC_MIN_VOLUME", Config.integer(), "must be at least 1", (n) => n >= 1, 100)
+  dmarcMinVolume: checked("HERALD_DMARC_MIN_VOLUME", Config.integer(), "must be at least 1", (n) => n >= 1, 100),
+  parseWorkers: checked("HERALD_PARSE_WORKERS", Config.integer(), "must be from 0 to 64", (n) => n >= 0 && n <= 64, defaultParseWorkers())
 })
 
 export const InboundConfigLive = Layer.effect(InboundConfig, inboundSettings)

@@ -1,0 +1,361 @@
+/**
+ * A small pool of `node:worker_threads` workers for pure, CPU-bound work that must not hold up the
+ * main thread (the inbound parsers): a task is bytes in, a structured-clonable (JSON-like) value
+ * out. A scoped resource: the workers start with it and are terminated when its scope closes.
+ *
+ * - Each of `size` workers runs one task at a time, in the order it was handed them; it is handed
+ *   up to `pipeline` tasks at once, so that the next one is already there when one ends (the main
+ *   thread may be busy just then). Further tasks wait in a bounded queue; past it, `run` fails at
+ *   once (`busy`) and the caller keeps its bytes.
+ * - A task's bytes are *transferred* to the worker (the caller's buffer is detached) when they span
+ *   their whole ArrayBuffer, otherwise copied once into a fresh one that is transferred.
+ * - Every failure is a value (`WorkerTaskError`): the task threw in the worker (`failed`, the
+ *   worker stays), the worker crashed or ran out of memory (`crashed`) or the task ran longer than
+ *   `timeout` (`timeout`) — then that worker is terminated and replaced, and the task it had been
+ *   handed next fails with it (`crashed`: its bytes went with the worker).
+ * - A worker that cannot be started (no worker threads, the entry does not load) never loses a
+ *   task: its slot runs tasks in this thread with `inProcess` (a warning, logged once; no time
+ *   limit there) and tries a worker again a minute later.
+ *
+ * The bookkeeping is plain callbacks, not fibers: a task costs one `Effect.async`, one message each
+ * way and one timer, which matters when the main thread is the busy one.
+ *
+ * The worker entry speaks a tiny protocol (`TaskRequest` in, `WorkerReply` out, `{ ready: true }`
+ * once its modules are loaded) and runs its tasks one after the other. A `.ts` entry loads as it is
+ * under Deno; under Node, in the worker through tsx's `tsImport` (Node 20 does not apply
+ * `--import tsx` hooks to a worker's entry, and under vitest the parent has no hooks at all), so
+ * it works the same under `tsx`, vitest and Deno.
+ */
+import { createRequire } from "node:module"
+import * as path from "node:path"
+import { pathToFileURL } from "node:url"
+import { Worker, type WorkerOptions } from "node:worker_threads"
+import { Data, Duration, Effect, Exit, Runtime, type Scope } from "effect"
+
+/** What the pool posts to a worker: one task, its bytes' ArrayBuffer transferred. */
+export interface TaskRequest {
+  readonly id: number
+  readonly bytes: Uint8Array
+}
+
+/** What a worker posts back: `{ ready: true }` once it has loaded, then one reply per task. */
+export type WorkerReply =
+  | { readonly ready: true }
+  | { readonly id: number; readonly ok: true; readonly value: unknown }
+  | { readonly id: number; readonly ok: false; readonly error: string }
+
+export class WorkerTaskError extends Data.TaggedError("WorkerTaskError")<{
+  /**
+   * `failed`: the task threw; `crashed` / `timeout`: its worker was replaced; `busy`: the queue was
+   * full (nothing was sent); `shutdown`: the pool closed.
+   */
+  readonly reason: "failed" | "crashed" | "timeout" | "busy" | "shutdown"
+  readonly message: string
+}> {}
+
+export interface WorkerPoolOptions<A> {
+  /** Names the pool in log lines. */
+  readonly name: string
+  /** The worker's entry module (`.ts` or `.js`). */
+  readonly file: URL
+  /** Workers (at least 1). */
+  readonly size: number
+  /** The longest a task may run in its worker before that worker is replaced. */
+  readonly timeout: Duration.DurationInput
+  /** The same work in this thread, for when no worker can be started. */
+  readonly inProcess: (bytes: Uint8Array) => Promise<A>
+  /** Tasks handed to each worker at a time (default 2: one runs, the next waits in the worker). */
+  readonly pipeline?: number
+  /** Tasks that may wait for a worker; past them `run` fails with `busy` (default 4 × size × pipeline). */
+  readonly queue?: number
+  /** How long a worker may take to load (default 60 s). */
+  readonly startTimeout?: Duration.DurationInput
+  /** V8 old-generation limit of each worker, in MB (Node only): past it the worker crashes, not the process. */
+  readonly maxMemoryMb?: number
+}
+
+export interface WorkerPoolStats {
+  /** Workers started (loaded and ready), replacements included. */
+  readonly started: number
+  /** Workers ready now. */
+  readonly alive: number
+  /** Workers terminated after a crash or a timeout. */
+  readonly replaced: number
+  /** Tasks run in this thread because no worker could be started. */
+  readonly inProcess: number
+  /** Tasks waiting for a worker now. */
+  readonly queued: number
+}
+
+export interface WorkerPool<A> {
+  readonly size: number
+  /** Runs one task; the bytes are handed over (see above). */
+  readonly run: (bytes: Uint8Array) => Effect.Effect<A, WorkerTaskError>
+  readonly stats: Effect.Effect<WorkerPoolStats>
+}
+
+interface Task<A> {
+  readonly id: number
+  /** Until it is handed over. */
+  bytes: Uint8Array | undefined
+  /** Settled (answered, failed or abandoned by its caller): later news of it is ignored. */
+  done: boolean
+  readonly resume: (exit: Exit.Exit<A, WorkerTaskError>) => void
+  timer: ReturnType<typeof setTimeout> | undefined
+}
+
+interface Slot<A> {
+  /** `fallback`: no worker could be started; tasks run in this thread until `retryAt`. */
+  state: "starting" | "ready" | "fallback" | "closed"
+  worker: Worker | undefined
+  /** Handed to the worker (or running in this thread), oldest first: the first is the one running. */
+  readonly inflight: Array<Task<A>>
+  retryAt: number
+}
+
+/** After a worker could not be started, its slot runs tasks in this thread this long before trying again. */
+const RESPAWN_PAUSE_MS = 60_000
+
+const isDeno = "Deno" in globalThis
+
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+const taskError = (reason: WorkerTaskError["reason"], message: string) => Exit.fail(new WorkerTaskError({ reason, message }))
+
+/** tsx's ESM API module (`tsx/esm/api`), resolved from this file. */
+const tsxApiUrl = (): string => {
+  const loader = createRequire(import.meta.url).resolve("tsx") // …/tsx/dist/loader.mjs
+  return pathToFileURL(path.join(path.dirname(loader), "esm", "api", "index.mjs")).href
+}
+
+const newWorker = (file: URL, maxMemoryMb: number | undefined): Worker => {
+  const options: WorkerOptions = isDeno || maxMemoryMb === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: maxMemoryMb } }
+  if (isDeno || !/\.[cm]?ts$/.test(file.pathname)) return new Worker(file, options)
+  // A CommonJS bootstrap: load tsx's API in the worker and import the entry through it.
+  const entry = JSON.stringify(file.href)
+  const bootstrap = `import(${JSON.stringify(tsxApiUrl())}).then(({ tsImport }) => tsImport(${entry}, ${entry}))`
+  return new Worker(bootstrap, { ...options, eval: true })
+}
+
+const isReply = (message: unknown): message is WorkerReply => typeof message === "object" && message !== null
+
+/** The bytes as a view over an ArrayBuffer of their own, ready to transfer (copied only when they share one). */
+const ownBuffer = (bytes: Uint8Array): Uint8Array =>
+  bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes)
+
+/** A scoped pool of `options.size` workers running `options.file`. */
+export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<WorkerPool<A>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const size = Math.max(1, Math.floor(options.size))
+    const pipeline = Math.max(1, Math.floor(options.pipeline ?? 2))
+    const maxQueue = Math.max(1, Math.floor(options.queue ?? 4 * size * pipeline))
+    const timeoutMs = Duration.toMillis(options.timeout)
+    const startTimeoutMs = Duration.toMillis(options.startTimeout ?? Duration.seconds(60))
+    // Log lines from worker events go through the logger (and annotations) of the pool's creator.
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    const log = (effect: Effect.Effect<void>) => void runFork(effect)
+
+    const queue: Array<Task<A>> = []
+    const slots: Array<Slot<A>> = Array.from({ length: size }, () => ({ state: "starting", worker: undefined, inflight: [], retryAt: 0 }))
+    const counts = { started: 0, replaced: 0, inProcess: 0 }
+    let closed = false
+    let warned = false
+    let nextId = 0
+
+    const settle = (task: Task<A>, exit: Exit.Exit<A, WorkerTaskError>) => {
+      if (task.timer !== undefined) clearTimeout(task.timer)
+      task.timer = undefined
+      task.bytes = undefined
+      if (task.done) return
+      task.done = true
+      task.resume(exit)
+    }
+
+    const terminate = (worker: Worker) => Promise.resolve(worker.terminate()).then(() => undefined, () => undefined)
+
+    /** The running task's clock starts when it reaches the head of its worker's line. */
+    const armHead = (slot: Slot<A>, worker: Worker) => {
+      const head = slot.inflight[0]
+      if (head === undefined || head.timer !== undefined || slot.state !== "ready") return
+      head.timer = setTimeout(() => {
+        if (slot.worker !== worker || slot.inflight[0] !== head) return
+        replace(slot, worker, `the task ran longer than ${Duration.format(Duration.millis(timeoutMs))}`, "timeout")
+      }, timeoutMs)
+    }
+
+    /** Lets a crashed or stuck worker go: what it had been handed fails, and a new one starts. */
+    const replace = (slot: Slot<A>, worker: Worker, reason: string, kind: "crashed" | "timeout") => {
+      counts.replaced++
+      slot.worker = undefined
+      void terminate(worker)
+      const [head, ...rest] = slot.inflight.splice(0)
+      if (head !== undefined) settle(head, taskError(kind, reason))
+      for (const task of rest) settle(task, taskError("crashed", `its worker was replaced (${reason}) before it ran`))
+      log(Effect.logWarning(`${options.name}: worker replaced`).pipe(Effect.annotateLogs({ reason })))
+      start(slot)
+    }
+
+    const startFailed = (slot: Slot<A>, reason: string) => {
+      slot.state = "fallback"
+      slot.worker = undefined
+      slot.retryAt = Date.now() + RESPAWN_PAUSE_MS
+      if (!warned) {
+        warned = true
+        log(Effect.logWarning(`${options.name}: a worker thread could not be started; running tasks in this thread`).pipe(
+          Effect.annotateLogs({ error: reason })
+        ))
+      }
+      pump()
+    }
+
+    const start = (slot: Slot<A>) => {
+      if (closed) return
+      slot.state = "starting"
+      let worker: Worker
+      try {
+        worker = newWorker(options.file, options.maxMemoryMb)
+      } catch (error) {
+        return startFailed(slot, errorText(error))
+      }
+      slot.worker = worker
+      const startTimer = setTimeout(() => {
+        if (slot.worker !== worker || slot.state !== "starting") return
+        void terminate(worker)
+        startFailed(slot, `the worker was not ready within ${Duration.format(Duration.millis(startTimeoutMs))}`)
+      }, startTimeoutMs)
+      const gone = (reason: string) => {
+        if (slot.worker !== worker) return // already let go
+        clearTimeout(startTimer)
+        if (slot.state === "starting") {
+          void terminate(worker)
+          return startFailed(slot, reason)
+        }
+        replace(slot, worker, reason, "crashed")
+      }
+      // Always listened to: an unheard 'error' event would throw in this thread.
+      worker.on("error", (error: Error) => gone(`the worker crashed: ${error.message}`))
+      worker.on("exit", (code: number) => gone(`the worker exited (code ${code})`))
+      worker.on("messageerror", (error: Error) => {
+        if (slot.worker !== worker || slot.inflight.length === 0) return
+        // Answers come in order: the unreadable one is the oldest task's.
+        settle(slot.inflight.shift()!, taskError("failed", `the worker's answer could not be read: ${error.message}`))
+        armHead(slot, worker)
+        pump()
+      })
+      worker.on("message", (message: unknown) => {
+        if (slot.worker !== worker || !isReply(message)) return
+        if ("ready" in message) {
+          if (slot.state !== "starting") return
+          clearTimeout(startTimer)
+          slot.state = "ready"
+          counts.started++
+          log(Effect.logDebug(`${options.name}: worker started`).pipe(Effect.annotateLogs({ thread_id: worker.threadId })))
+          return pump()
+        }
+        const index = slot.inflight.findIndex((task) => task.id === message.id)
+        if (index < 0) return
+        const [task] = slot.inflight.splice(index, 1)
+        // The entry promises values of type A: it is code of this program.
+        settle(task!, message.ok ? Exit.succeed(message.value as A) : taskError("failed", message.error))
+        armHead(slot, worker)
+        pump()
+      })
+    }
+
+    const dispatch = (slot: Slot<A>, task: Task<A>) => {
+      const bytes = task.bytes!
+      slot.inflight.push(task)
+      if (slot.state === "fallback") {
+        task.bytes = undefined
+        counts.inProcess++
+        Promise.resolve(bytes).then(options.inProcess).then(
+          (value) => Exit.succeed(value),
+          (error: unknown) => taskError("failed", errorText(error))
+        ).then((exit) => {
+          const index = slot.inflight.indexOf(task)
+          if (index >= 0) slot.inflight.splice(index, 1)
+          settle(task, exit)
+          pump()
+        })
+        return
+      }
+      const worker = slot.worker!
+      const payload = ownBuffer(bytes)
+      task.bytes = undefined
+      try {
+        worker.postMessage({ id: task.id, bytes: payload } satisfies TaskRequest, [payload.buffer as ArrayBuffer])
+      } catch (error) {
+        slot.inflight.pop()
+        return settle(task, taskError("failed", `the task could not be sent: ${errorText(error)}`))
+      }
+      armHead(slot, worker)
+    }
+
+    /** Hands waiting tasks to the least busy workers; retries a worker where the pause is over. */
+    const pump = () => {
+      if (closed) return
+      const now = Date.now()
+      for (const slot of slots) {
+        if (slot.state === "fallback" && slot.inflight.length === 0 && now >= slot.retryAt) start(slot)
+      }
+      while (queue.length > 0) {
+        let best: Slot<A> | undefined
+        for (const slot of slots) {
+          if ((slot.state === "ready" || slot.state === "fallback") && slot.inflight.length < pipeline) {
+            if (best === undefined || slot.inflight.length < best.inflight.length) best = slot
+          }
+        }
+        if (best === undefined) return
+        dispatch(best, queue.shift()!)
+      }
+    }
+
+    const submit = (bytes: Uint8Array, resume: Task<A>["resume"]): Task<A> => {
+      const task: Task<A> = { id: ++nextId, bytes, done: false, resume, timer: undefined }
+      if (closed) settle(task, taskError("shutdown", `${options.name}: the pool is shut down`))
+      else if (queue.length >= maxQueue) settle(task, taskError("busy", `${options.name}: ${maxQueue} tasks are waiting already`))
+      else {
+        queue.push(task)
+        pump()
+      }
+      return task
+    }
+
+    /** Its caller went away: forget it if it still waits; once handed over, its answer is ignored. */
+    const abandon = (task: Task<A>) => {
+      const index = queue.indexOf(task)
+      if (index >= 0) queue.splice(index, 1)
+      task.done = true
+    }
+
+    const close = async () => {
+      closed = true
+      const shutdown = taskError("shutdown", `${options.name}: the pool is shutting down`)
+      for (const task of queue.splice(0)) settle(task, shutdown)
+      const exits: Array<Promise<void>> = []
+      for (const slot of slots) {
+        for (const task of slot.inflight.splice(0)) settle(task, shutdown)
+        const worker = slot.worker
+        slot.state = "closed"
+        slot.worker = undefined
+        if (worker !== undefined) exits.push(terminate(worker))
+      }
+      await Promise.all(exits)
+    }
+
+    yield* Effect.addFinalizer(() => Effect.promise(close).pipe(Effect.timeout(Duration.seconds(10)), Effect.ignore))
+    for (const slot of slots) start(slot)
+
+    const run = (bytes: Uint8Array): Effect.Effect<A, WorkerTaskError> =>
+      Effect.async<A, WorkerTaskError>((resume) => {
+        const task = submit(bytes, resume)
+        return Effect.sync(() => abandon(task))
+      })
+
+    const stats = Effect.sync((): WorkerPoolStats => ({
+      ...counts,
+      alive: slots.filter((slot) => slot.state === "ready").length,
+      queued: queue.length
+    }))
+    return { size, run, stats }
+  })

@@ -3,8 +3,8 @@
  * through the real API against the loopback DNS server, exactly as a customer would.
  */
 import { expect } from "vitest"
-import type { Appliance } from "./appliance.ts"
-import type { DnsServer } from "./dns-server.ts"
+import { type Appliance, startAppliance } from "./appliance.ts"
+import { type DnsServer, startDnsServer } from "./dns-server.ts"
 
 export interface Sender {
   readonly accountId: string
@@ -53,3 +53,30 @@ export const sendBody = (sender: Sender, to: string | ReadonlyArray<string>, ext
   content: [{ type: "text/plain", value: "Hello from the tests" }],
   ...extra
 })
+
+export interface SendingApp {
+  readonly app: Appliance
+  readonly dns: DnsServer
+  readonly sender: Sender
+  readonly stop: () => Promise<void>
+}
+
+/**
+ * The usual set-up of a sending test file: an appliance resolving through a loopback DNS server,
+ * and one sender with a verified domain on `packageId` (growth: a rate that leaves room for every
+ * case; with no plan an account sends 30 requests a minute).
+ */
+export const startSendingApp = async (env: Record<string, string> = {}, packageId = "growth"): Promise<SendingApp> => {
+  const dns = await startDnsServer()
+  const app = await startAppliance({ env: { HERALD_DNS_SERVERS: dns.address, ...env } })
+  const sender = await newSender(app, dns, { packageId })
+  return {
+    app,
+    dns,
+    sender,
+    stop: async () => {
+      await app.stop()
+      await dns.close()
+    }
+  }
+}

@@ -4,24 +4,19 @@
  * a record older than 24 h is not replayed, and an over-long key gets the send endpoint's 400.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Appliance, startAppliance } from "../support/appliance.ts"
+import type { Appliance } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
-import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
-import { newSender, type Sender, sendBody } from "../support/sending.ts"
+import { type Sender, type SendingApp, sendBody, startSendingApp } from "../support/sending.ts"
 
 let app: Appliance
-let dns: DnsServer
 let sender: Sender
+let setup: SendingApp
 
 beforeAll(async () => {
-  dns = await startDnsServer()
-  app = await startAppliance({ env: { HERALD_DNS_SERVERS: dns.address } })
-  sender = await newSender(app, dns, { packageId: "growth" })
+  setup = await startSendingApp()
+  ;({ app, sender } = setup)
 })
-afterAll(async () => {
-  await app.stop()
-  await dns.close()
-})
+afterAll(() => setup.stop())
 
 const send = (body: unknown, headers: Record<string, string> = {}) =>
   app.request("POST", "/v1/mail/send", { token: sender.token, body, headers })

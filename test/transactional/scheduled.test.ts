@@ -6,24 +6,21 @@
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ScheduledSends } from "../../src/transactional/scheduled/ScheduledSends.ts"
-import { type Appliance, startAppliance, withServices } from "../support/appliance.ts"
+import { type Appliance, withServices } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
-import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
-import { newSender, type Sender, sendBody } from "../support/sending.ts"
+import type { DnsServer } from "../support/dns-server.ts"
+import { newSender, type Sender, type SendingApp, sendBody, startSendingApp } from "../support/sending.ts"
 
 let app: Appliance
 let dns: DnsServer
 let sender: Sender
+let setup: SendingApp
 
 beforeAll(async () => {
-  dns = await startDnsServer()
-  app = await startAppliance({ env: { HERALD_DNS_SERVERS: dns.address } })
-  sender = await newSender(app, dns, { packageId: "growth" })
+  setup = await startSendingApp()
+  ;({ app, dns, sender } = setup)
 })
-afterAll(async () => {
-  await app.stop()
-  await dns.close()
-})
+afterAll(() => setup.stop())
 
 const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString()
 const releaseAt = (moment: Date) => withServices(app, Effect.flatMap(ScheduledSends, (s) => s.releaseDue(moment)))

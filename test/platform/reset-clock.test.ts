@@ -4,8 +4,7 @@
  * anchor of the 31st after a short month, and restarts the usage counters.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Layer, TestClock } from "effect"
-import { BaseLive, ServicesLive } from "../../src/appliance.ts"
+import { Duration, Effect, Layer, TestClock } from "effect"
 import { Accounts } from "../../src/platform/accounts/Accounts.ts"
 import { ApiKeys } from "../../src/platform/keys/ApiKeys.ts"
 import { AccountLimits } from "../../src/platform/usage/AccountLimits.ts"
@@ -15,6 +14,7 @@ import { ResetJobLive } from "../../src/platform/subscriptions/ResetJob.ts"
 import { loadPlanCatalog } from "../../src/platform/plans/plan-catalog.ts"
 import { seedPlans } from "../../src/platform/plans/Plans.ts"
 import { Subscriptions } from "../../src/platform/subscriptions/Subscriptions.ts"
+import { servicesOn } from "../support/appliance.ts"
 import { freshDatabase, query } from "../support/database.ts"
 
 const START = Date.parse("2026-01-15T10:00:00Z")
@@ -52,15 +52,6 @@ const runUntil = (done: Effect.Effect<boolean>, deadlineMs = 40_000) =>
     return false
   })
 
-const servicesOn = (databaseUrl: string) =>
-  ServicesLive.pipe(
-    Layer.provideMerge(BaseLive),
-    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([
-      ["DATABASE_URL", databaseUrl],
-      ["HERALD_LOG_LEVEL", "warn"],
-      ["HERALD_HOSTNAME", "herald.test"]
-    ]))))
-  )
 
 describe("the billing-reset actor", () => {
   it.effect("applies a pending downgrade when the period ends, across a restart", () =>

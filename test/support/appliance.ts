@@ -169,21 +169,32 @@ export const spawnAppliance = async (options: SpawnOptions = {}): Promise<Applia
  * Runs `effect` against the services of an appliance's database, in this process (for driving a
  * chore such as the scheduler at a chosen moment instead of waiting for it).
  */
-export const withServices = <A, E>(
-  app: Appliance,
-  effect: Effect.Effect<A, E, Layer.Layer.Success<typeof ServicesLive>>,
-  env: Record<string, string> = {}
-): Promise<A> => {
-  const provider = ConfigProvider.fromMap(new Map(Object.entries({
-    DATABASE_URL: app.databaseUrl,
+/** The configuration of in-process services in tests: `env` over the test defaults. */
+const testConfig = (databaseUrl: string, env: Record<string, string>) =>
+  ConfigProvider.fromMap(new Map(Object.entries({
+    DATABASE_URL: databaseUrl,
     HERALD_LOG_LEVEL: "warn",
     HERALD_HOSTNAME: "herald.test",
     ...env
   })))
-  return Effect.runPromise(
-    effect.pipe(Effect.provide(ServicesLive), Effect.provide(BaseLive), Effect.withConfigProvider(provider))
+
+/** The appliance's services (no HTTP, no actors) on `databaseUrl`: for tests that run an actor layer on TestClock. */
+export const servicesOn = (databaseUrl: string, env: Record<string, string> = {}) =>
+  ServicesLive.pipe(Layer.provideMerge(BaseLive), Layer.provide(Layer.setConfigProvider(testConfig(databaseUrl, env))))
+
+/** Runs `effect` with the appliance's services on `app`'s database. */
+export const withServices = <A, E>(
+  app: Appliance,
+  effect: Effect.Effect<A, E, Layer.Layer.Success<typeof ServicesLive>>,
+  env: Record<string, string> = {}
+): Promise<A> =>
+  Effect.runPromise(
+    effect.pipe(
+      Effect.provide(ServicesLive),
+      Effect.provide(BaseLive),
+      Effect.withConfigProvider(testConfig(app.databaseUrl, env))
+    )
   )
-}
 
 export interface CommandResult {
   readonly code: number | null

@@ -5,13 +5,13 @@
  * 6 h and 24 h three times apart, across a restart of the layer; then `failed`, and no more.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Layer, TestClock } from "effect"
-import { BaseLive, ServicesLive } from "../../src/appliance.ts"
+import { Duration, Effect, Layer, TestClock } from "effect"
 import { emitEvent } from "../../src/lib/outbox.ts"
 import { Accounts } from "../../src/platform/accounts/Accounts.ts"
 import { ApiKeys } from "../../src/platform/keys/ApiKeys.ts"
 import { DispatcherLive } from "../../src/webhooks/Dispatcher.ts"
 import { verifySignature } from "../../src/webhooks/signature.ts"
+import { servicesOn } from "../support/appliance.ts"
 import { freshDatabase, query } from "../support/database.ts"
 import { startReceiver } from "./receiver.ts"
 
@@ -29,16 +29,6 @@ const QUEUED_SLACK = 5_000
 
 const realPause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
 
-const servicesOn = (databaseUrl: string) =>
-  ServicesLive.pipe(
-    Layer.provideMerge(BaseLive),
-    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([
-      ["DATABASE_URL", databaseUrl],
-      ["HERALD_LOG_LEVEL", "warn"],
-      ["HERALD_HOSTNAME", "herald.test"],
-      ["HERALD_WEBHOOK_ALLOW_PRIVATE", "true"]
-    ]))))
-  )
 
 interface AttemptRow extends Record<string, unknown> {
   readonly attempted_at: Date
@@ -54,7 +44,7 @@ describe("the webhook dispatcher on TestClock", () => {
   it.effect("runs the burst and the queued ladder to failed, across a restart", () =>
     Effect.gen(function*() {
       const databaseUrl = yield* Effect.promise(freshDatabase)
-      const services = servicesOn(databaseUrl)
+      const services = servicesOn(databaseUrl, { HERALD_WEBHOOK_ALLOW_PRIVATE: "true" })
       const receiver = yield* Effect.promise(() => startReceiver(500))
       yield* Effect.addFinalizer(() => Effect.promise(() => receiver.close()))
       const secret = "whsec_clock_test_secret_0123456789"

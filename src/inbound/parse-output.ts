@@ -5,8 +5,13 @@
  */
 import type { Understood } from "./parse/types.ts"
 
+/** The error a DMARC or unreadable message carries, or null. */
+export const errorOf = (understood: Understood): string | null =>
+  "error" in understood && understood.error !== undefined ? understood.error : null
+
 export const toParseOutput = (understood: Understood): Record<string, unknown> => {
-  const error = "error" in understood && understood.error !== undefined ? { error: understood.error } : {}
+  const message = errorOf(understood)
+  const error = message === null ? {} : { error: message }
   switch (understood.kind) {
     case "bounce":
       return {

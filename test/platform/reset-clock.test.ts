@@ -16,10 +16,11 @@ import { seedPlans } from "../../src/platform/plans/Plans.ts"
 import { Subscriptions } from "../../src/platform/subscriptions/Subscriptions.ts"
 import { servicesOn } from "../support/appliance.ts"
 import { freshDatabase, query } from "../support/database.ts"
+import { sleep } from "../support/net.ts"
 
 const START = Date.parse("2026-01-15T10:00:00Z")
 
-const realPause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
+const realPause = (ms: number) => Effect.promise(() => sleep(ms))
 
 /**
  * Moves the clock a minute at a time (the actor's pace) and gives each iteration real time for

@@ -13,6 +13,7 @@ import { DispatcherLive } from "../../src/webhooks/Dispatcher.ts"
 import { verifySignature } from "../../src/webhooks/signature.ts"
 import { servicesOn } from "../support/appliance.ts"
 import { freshDatabase, query } from "../support/database.ts"
+import { sleep } from "../support/net.ts"
 import { startReceiver } from "./receiver.ts"
 
 const START = Date.parse("2026-03-02T08:00:00.000Z")
@@ -27,7 +28,7 @@ const HOUR = 60 * MINUTE
 const SLACK = 1_500
 const QUEUED_SLACK = 5_000
 
-const realPause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
+const realPause = (ms: number) => Effect.promise(() => sleep(ms))
 
 
 interface AttemptRow extends Record<string, unknown> {

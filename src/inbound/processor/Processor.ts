@@ -20,7 +20,7 @@ import { QueueSignal } from "../../mta/queue/QueueSignal.ts"
 import { VerpSecret } from "../../mta/VerpSecret.ts"
 import { Reputation } from "../../platform/reputation/Reputation.ts"
 import { InboundConfig } from "../InboundConfig.ts"
-import { toParseOutput } from "../parse-output.ts"
+import { errorOf, toParseOutput } from "../parse-output.ts"
 import type { Understood } from "../parse/types.ts"
 import { understandMessage } from "../understand.ts"
 import { applyBounce } from "./bounces.ts"
@@ -102,7 +102,7 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
         message.id,
         understood.kind,
         toParseOutput(understood),
-        "error" in understood && understood.error !== undefined ? understood.error : null,
+        errorOf(understood),
         now,
         effectsOf(understood, message, now)
       )

@@ -8,7 +8,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, Layer, PubSub, type Queue, Ref, Stream } from "effect"
+import { Duration, Effect, Layer, PubSub, type Queue, Redacted, Ref, Runtime, Schedule } from "effect"
+import pg from "pg"
 
 /** The channels replicas wake each other on. */
 export const CHANNELS = ["herald_queue", "herald_inbound", "herald_events"] as const
@@ -54,19 +55,44 @@ export class QueueSignal extends Effect.Service<QueueSignal>()("herald/QueueSign
 
 /**
  * Other replicas' NOTIFYs wake this replica's workers. Part of the running appliance only (its
- * LISTEN connections are held for the process's life; a short CLI command needs none).
+ * LISTEN connection is held for the process's life; a short CLI command needs none).
+ *
+ * The connection is Herald's own rather than the SQL client's `listen`: that one takes its error
+ * handler off before closing a failed connection, so a termination notice arriving in between (a
+ * database restart) became an unhandled `error` event. Here the handler stays for the client's
+ * whole life, and a lost connection is simply made again a second later; meanwhile the workers
+ * poll, as they always do.
  */
 export const RemoteWakeupsLive = Layer.scopedDiscard(
   Effect.gen(function*() {
-    const pg = yield* PgClient.PgClient
+    const pgClient = yield* PgClient.PgClient
     const signal = yield* QueueSignal
-    for (const channel of CHANNELS) {
-      yield* Effect.forkScoped(
-        pg.listen(channel).pipe(
-          Stream.runForEach(() => signal.wakeLocal(channel)),
-          Effect.catchAllCause((cause) => Effect.logWarning("LISTEN stopped; workers fall back to polling", cause))
-        )
-      )
-    }
+    const wake = Runtime.runSync(yield* Effect.runtime<never>())
+    const { url, host, port, username, password, database } = pgClient.config
+    const options = url === undefined
+      ? { host, port, user: username, password: password === undefined ? undefined : Redacted.value(password), database }
+      : { connectionString: Redacted.value(url) }
+
+    /** One LISTEN session: ends (successfully) when its connection is lost or the scope closes. */
+    const session = Effect.async<void>((resume) => {
+      const client = new pg.Client(options)
+      let ended = false
+      const end = () => {
+        if (!ended) {
+          ended = true
+          client.end().catch(() => undefined)
+          resume(Effect.void)
+        }
+      }
+      client.on("error", end)
+      client.on("end", end)
+      client.on("notification", (message) => wake(signal.wakeLocal(message.channel)))
+      client.connect()
+        .then(() => client.query(CHANNELS.map((channel) => `LISTEN ${channel}`).join("; ")))
+        .catch(end)
+      return Effect.promise(() => client.end().catch(() => undefined))
+    })
+
+    yield* Effect.forkScoped(Effect.repeat(session, Schedule.spaced(Duration.seconds(1))))
   })
 )

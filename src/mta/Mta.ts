@@ -39,7 +39,7 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
   // Refreshed at a quarter of the lease, so a slow GC or DB blip never lets a live lease lapse.
   yield* Effect.forkScoped(Effect.repeat(refresh, Schedule.spaced(Duration.millis(mta.leaseMs / 4))))
 
-  const wakeups = yield* signal.subscribe
+  const wakeups = yield* signal.subscribe("herald_queue")
 
   const step = Effect.gen(function*() {
     const free = mta.concurrency - inFlight.size

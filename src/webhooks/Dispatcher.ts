@@ -33,7 +33,7 @@ export const DispatcherLive = actorLayer("webhooks", Effect.gen(function*() {
   const store = yield* WebhookStore
   const sender = yield* WebhookSender
   const signal = yield* QueueSignal
-  const wakeups = yield* signal.subscribe
+  const wakeups = yield* signal.subscribe("herald_events")
   const owner = `${config.hostname}/${process.pid}/${randomBase62(6)}`
   const slots = yield* Effect.makeSemaphore(CONCURRENCY)
   /** Workers per key. */

@@ -11,7 +11,7 @@ describe("queue wake-ups across replicas", () => {
     Effect.gen(function*() {
       const databaseUrl = yield* Effect.promise(freshDatabase)
       const received = yield* Effect.gen(function*() {
-        const wakeups = yield* (yield* QueueSignal).subscribe
+        const wakeups = yield* (yield* QueueSignal).subscribe("herald_inbound")
         // Give the LISTEN session a moment to connect, then notify from a plain connection.
         for (let i = 0; i < 50; i++) {
           yield* Effect.promise(() => query(databaseUrl, "SELECT pg_notify('herald_inbound', '')"))
@@ -22,5 +22,29 @@ describe("queue wake-ups across replicas", () => {
         return null
       }).pipe(Effect.provide(RemoteWakeupsLive.pipe(Layer.provideMerge(servicesOn(databaseUrl)))), Effect.scoped)
       expect(received).toBe("herald_inbound")
+    }), 60_000)
+
+  it.live("a wake-up reaches only its own channel's workers, and this replica's NOTIFY echo is not a remote wake-up", () =>
+    Effect.gen(function*() {
+      const databaseUrl = yield* Effect.promise(freshDatabase)
+      const seen = yield* Effect.gen(function*() {
+        const signal = yield* QueueSignal
+        const inbound = yield* signal.subscribe("herald_inbound")
+        const queue = yield* signal.subscribe("herald_queue")
+        // First make sure the LISTEN session is up: another replica's NOTIFY arrives.
+        let listening = false
+        while (!listening) {
+          yield* Effect.promise(() => query(databaseUrl, "SELECT pg_notify('herald_queue', 'another-replica')"))
+          listening = (yield* Queue.take(queue).pipe(Effect.timeout(Duration.millis(200)), Effect.option))._tag === "Some"
+        }
+        yield* Effect.promise(() => sleep(200))
+        yield* Queue.takeAll(queue)
+        yield* signal.wake("herald_queue")
+        const first = yield* Queue.take(queue)
+        // The coalesced NOTIFY follows 25 ms later and comes back on the LISTEN connection.
+        yield* Effect.promise(() => sleep(500))
+        return { first, echoed: yield* Queue.size(queue), inbound: yield* Queue.size(inbound) }
+      }).pipe(Effect.provide(RemoteWakeupsLive.pipe(Layer.provideMerge(servicesOn(databaseUrl)))), Effect.scoped)
+      expect(seen).toEqual({ first: "herald_queue", echoed: 0, inbound: 0 })
     }), 60_000)
 })

@@ -16,7 +16,7 @@ import { AppConfig } from "../../config/app-config.ts"
 import { actorLayer } from "../../lib/actor.ts"
 import { randomBase62 } from "../../lib/ids.ts"
 import { makeWorkerPool } from "../../lib/worker-pool.ts"
-import { QueueSignal } from "../../mta/queue/QueueSignal.ts"
+import { type Channel, QueueSignal } from "../../mta/queue/QueueSignal.ts"
 import { VerpSecret } from "../../mta/VerpSecret.ts"
 import { Reputation } from "../../platform/reputation/Reputation.ts"
 import { InboundConfig } from "../InboundConfig.ts"
@@ -28,7 +28,7 @@ import { applyComplaint } from "./complaints.ts"
 import { storeDmarcReports } from "./dmarc.ts"
 import { type ClaimedInbound, InboundQueue } from "./InboundQueue.ts"
 
-export const INBOUND_CHANNEL = "herald_inbound"
+export const INBOUND_CHANNEL: Channel = "herald_inbound"
 const LEASE_MS = 5 * 60_000
 const POLL = Duration.seconds(2)
 /** A parse that takes longer is abandoned (its worker replaced) and retried later. */
@@ -62,7 +62,7 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
   const queue = yield* InboundQueue
   const reputation = yield* Reputation
   const verpSecret = (yield* VerpSecret).value
-  const wakeups = yield* (yield* QueueSignal).subscribe
+  const wakeups = yield* (yield* QueueSignal).subscribe(INBOUND_CHANNEL)
   const owner = `${config.hostname}/${process.pid}/${randomBase62(6)}`
   const workers = settings.parseWorkers
   const { batch, concurrency, pipeline } = inboundShape(workers)

@@ -8,38 +8,51 @@
  */
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, Layer, PubSub, type Queue, Redacted, Ref, Runtime, Schedule } from "effect"
+import { Duration, Effect, Layer, PubSub, type Queue, Redacted, Ref, Runtime, Schedule, type Scope } from "effect"
 import pg from "pg"
+import { randomBase62 } from "../../lib/ids.ts"
 
-/** The channels replicas wake each other on. */
+/** The channels replicas wake each other on: the delivery queue, inbound mail, webhook events. */
 export const CHANNELS = ["herald_queue", "herald_inbound", "herald_events"] as const
+export type Channel = typeof CHANNELS[number]
+
+const isChannel = (name: string): name is Channel => (CHANNELS as ReadonlyArray<string>).includes(name)
 
 export interface Signal {
+  /** This replica's id, the payload of its NOTIFYs: its own echo is not a remote wake-up. */
+  readonly replicaId: string
   /** Call after committing new work for `channel`. */
-  readonly wake: (channel: string) => Effect.Effect<void>
+  readonly wake: (channel: Channel) => Effect.Effect<void>
   readonly wakeLocal: (channel: string) => Effect.Effect<void>
-  /** A subscription that receives the channel name on every wake-up (local or remote). */
-  readonly subscribe: Effect.Effect<Queue.Dequeue<string>, never, import("effect").Scope.Scope>
+  /**
+   * A subscription that receives the channel name on every wake-up (local or remote) of that one
+   * channel: a worker of one queue is not woken by another queue's work (every send used to wake
+   * the inbound and webhook actors into an empty claim each).
+   */
+  readonly subscribe: (channel: Channel) => Effect.Effect<Queue.Dequeue<Channel>, never, Scope.Scope>
 }
 
 export class QueueSignal extends Effect.Service<QueueSignal>()("herald/QueueSignal", {
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const hub = yield* PubSub.sliding<string>(1024)
-    const pending = yield* Ref.make(new Set<string>())
+    const hubs = new Map<Channel, PubSub.PubSub<Channel>>()
+    for (const channel of CHANNELS) hubs.set(channel, yield* PubSub.sliding<Channel>(1024))
+    const hubOf = (channel: Channel) => hubs.get(channel)!
+    const replicaId = randomBase62(12)
+    const pending = yield* Ref.make(new Set<Channel>())
     const scheduled = yield* Ref.make(false)
     const scope = yield* Effect.scope
 
     const flush = Effect.gen(function*() {
       yield* Ref.set(scheduled, false)
-      const channels = yield* Ref.getAndSet(pending, new Set<string>())
-      for (const channel of channels) yield* sql`SELECT pg_notify(${channel}, '')`
+      const channels = yield* Ref.getAndSet(pending, new Set<Channel>())
+      for (const channel of channels) yield* sql`SELECT pg_notify(${channel}, ${replicaId})`
     }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("queue notify failed", cause)))
 
     /** The first wake-up of a quiet period schedules one NOTIFY 25 ms later for all that follow. */
-    const wake = (channel: string) =>
+    const wake = (channel: Channel) =>
       Effect.gen(function*() {
-        yield* PubSub.publish(hub, channel)
+        yield* PubSub.publish(hubOf(channel), channel)
         yield* Ref.update(pending, (s) => new Set(s).add(channel))
         if (!(yield* Ref.getAndSet(scheduled, true))) {
           yield* Effect.forkIn(Effect.delay(flush, Duration.millis(25)), scope)
@@ -47,9 +60,14 @@ export class QueueSignal extends Effect.Service<QueueSignal>()("herald/QueueSign
       })
 
     /** A wake-up that came from another replica: local workers only, no NOTIFY echoed back. */
-    const wakeLocal = (channel: string) => PubSub.publish(hub, channel).pipe(Effect.asVoid)
+    const wakeLocal = (channel: string) => isChannel(channel) ? PubSub.publish(hubOf(channel), channel).pipe(Effect.asVoid) : Effect.void
 
-    return { wake, wakeLocal, subscribe: PubSub.subscribe(hub) } satisfies Signal
+    return {
+      replicaId,
+      wake,
+      wakeLocal,
+      subscribe: (channel: Channel) => PubSub.subscribe(hubOf(channel))
+    } satisfies Signal
   })
 }) {}
 
@@ -86,7 +104,9 @@ export const RemoteWakeupsLive = Layer.scopedDiscard(
       }
       client.on("error", end)
       client.on("end", end)
-      client.on("notification", (message) => wake(signal.wakeLocal(message.channel)))
+      client.on("notification", (message) => {
+        if (message.payload !== signal.replicaId) wake(signal.wakeLocal(message.channel))
+      })
       client.connect()
         .then(() => client.query(CHANNELS.map((channel) => `LISTEN ${channel}`).join("; ")))
         .catch(end)

@@ -15,7 +15,6 @@ import { ApiKeys } from "./platform/keys/ApiKeys.ts"
 import { Domains } from "./platform/domains/Domains.ts"
 import { RecheckJobLive } from "./platform/domains/RecheckJob.ts"
 import { AccountLimits } from "./platform/usage/AccountLimits.ts"
-import { RateLimiter } from "./platform/usage/RateLimiter.ts"
 import { Usage } from "./platform/usage/Usage.ts"
 import { ResetJobLive } from "./platform/subscriptions/ResetJob.ts"
 import { Subscriptions } from "./platform/subscriptions/Subscriptions.ts"
@@ -23,6 +22,7 @@ import { Tickets } from "./platform/tickets/Tickets.ts"
 import { Reputation } from "./platform/reputation/Reputation.ts"
 import { ReputationSweepLive } from "./platform/reputation/SweepJob.ts"
 import { Accept } from "./transactional/accept.ts"
+import { SendContext } from "./transactional/send-context.ts"
 import { AuditLog } from "./transactional/audit/AuditLog.ts"
 import { Idempotency } from "./transactional/Idempotency.ts"
 import { ScheduledSends } from "./transactional/scheduled/ScheduledSends.ts"
@@ -61,7 +61,6 @@ const CoreServicesLive = Layer.mergeAll(
   AuditLog.Default,
   AccountLimits.Default,
   Idempotency.Default,
-  RateLimiter.Default,
   Subscriptions.Default,
   Tickets.Default,
   Reputation.Default,
@@ -71,7 +70,7 @@ const CoreServicesLive = Layer.mergeAll(
   DmarcReports.Default
 ).pipe(Layer.provideMerge(Dns.Default))
 
-export const ServicesLive = Layer.mergeAll(ScheduledSends.Default, Usage.Default, WebhookSender.Default).pipe(
+export const ServicesLive = Layer.mergeAll(ScheduledSends.Default, Usage.Default, WebhookSender.Default, SendContext.Default).pipe(
   Layer.provideMerge(WebhookStore.Default),
   Layer.provideMerge(Accept.Default),
   Layer.provideMerge(CoreServicesLive),

@@ -7,6 +7,7 @@
  * the idempotency record holds exactly that 202's body.
  */
 import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Data, Effect, Option } from "effect"
 import { domainOf } from "../lib/email.ts"
 import { newId } from "../lib/ids.ts"
@@ -18,6 +19,7 @@ import { QueueSignal } from "../mta/queue/QueueSignal.ts"
 import { hashBody, Idempotency } from "./Idempotency.ts"
 import { type PlannedItem, planItems, type Recipient } from "./plan-items.ts"
 import { type QueuedMessage, writeQueue } from "./queue-writer.ts"
+import type { SenderFacts } from "./send-context.ts"
 
 export interface Address {
   readonly email: string
@@ -87,6 +89,11 @@ export class IdempotentReplay extends Data.TaggedError("IdempotentReplay")<{
   readonly response: unknown
 }> {}
 
+/** Every recipient address of the request, lower case, each once. */
+export const recipientAddresses = (request: CanonicalRequest): ReadonlyArray<string> => [
+  ...new Set(request.personalizations.flatMap(recipientsOf).map((r) => r.email.toLowerCase()))
+]
+
 export const recipientsOf = (p: Personalization): ReadonlyArray<Recipient> => [
   ...p.to.map((a) => ({ ...a, kind: "to" as const })),
   ...(p.cc ?? []).map((a) => ({ ...a, kind: "cc" as const })),
@@ -114,36 +121,46 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
     const signal = yield* QueueSignal
 
     /** Account status and sender domain: both refuse the whole request. */
-    const checkSender = (input: AcceptInput, limits: Limits) =>
+    const refuse = (input: AcceptInput, limits: Limits, domainState: SenderFacts["domainState"]) =>
       Effect.gen(function*() {
         if (limits.status === "suspended") return yield* new AccountSuspended()
         if (limits.pausedReason !== null) return yield* new SendingPaused({ reason: limits.pausedReason })
-        const domain = domainOf(input.request.from.email)
-        const { state } = yield* domains.sendingState(input.accountId, domain, input.now)
-        if (state !== "ok") return yield* new SenderDomainNotAuthorized({ domain, state })
+        if (domainState !== "ok") {
+          return yield* new SenderDomainNotAuthorized({ domain: domainOf(input.request.from.email), state: domainState })
+        }
+      })
+
+    /** The scheduler's re-check at release: the same rules, the domain read on its own. */
+    const checkSender = (input: AcceptInput, limits: Limits) =>
+      Effect.gen(function*() {
+        const { state } = yield* domains.sendingState(input.accountId, domainOf(input.request.from.email), input.now)
+        yield* refuse(input, limits, state)
         return limits
       })
 
-    const plan = (input: AcceptInput) =>
-      Effect.gen(function*() {
-        const personalizations = input.request.personalizations.map(recipientsOf)
-        const all = [...new Set(personalizations.flat().map((r) => r.email.toLowerCase()))]
-        const suppressed = yield* suppressions.check(input.accountId, all)
-        const domainsOfRecipients = [...new Set(all.map(domainOf))]
-        const blocked = yield* sql<{ domain: string }>`
-          SELECT domain FROM blocked_domains WHERE domain IN ${sql.in(domainsOfRecipients)}`
-        return planItems({
-          personalizations,
-          suppressed,
-          blockedDomains: new Set(blocked.map((b) => b.domain)),
-          maxRecipients: input.maxRecipients
-        })
+    const planWith = (input: AcceptInput, facts: Pick<SenderFacts, "suppressed" | "blockedDomains">) =>
+      planItems({
+        personalizations: input.request.personalizations.map(recipientsOf),
+        suppressed: facts.suppressed,
+        blockedDomains: facts.blockedDomains,
+        maxRecipients: input.maxRecipients
       })
 
-    const accept = (input: AcceptInput, limits: Limits) =>
+    /** The scheduler's plan at release, its suppressions and block list read on their own. */
+    const plan = (input: AcceptInput) =>
       Effect.gen(function*() {
-        yield* checkSender(input, limits)
-        const planned = yield* plan(input)
+        const all = recipientAddresses(input.request)
+        const suppressed = yield* suppressions.check(input.accountId, all)
+        const blocked = yield* sql<{ domain: string }>`
+          SELECT domain FROM blocked_domains WHERE domain IN ${sql.in([...new Set(all.map(domainOf))])}`
+        return planWith(input, { suppressed, blockedDomains: new Set(blocked.map((b) => b.domain)) })
+      })
+
+    /** The send endpoint's acceptance, given what send-context.ts read in its one round trip. */
+    const accept = (input: AcceptInput, limits: Limits, facts: SenderFacts) =>
+      Effect.gen(function*() {
+        yield* refuse(input, limits, facts.domainState)
+        const planned = planWith(input, facts)
         const ids = planned.map(() => newId("msg"))
         const items: ReadonlyArray<SendItem> = planned.map((item, i) => ({
           personalization_index: item.index,
@@ -182,27 +199,30 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
 
         const recipientCount = scheduled ? 0 : messages.reduce((n, m) => n + m.recipients.length, 0)
         if (recipientCount > 0) yield* reserveQuota(limits, input.keyId, recipientCount)
-        yield* sql.withTransaction(Effect.gen(function*() {
-          if (scheduled) {
-            yield* sql`
+        const context = {
+          accountId: input.accountId,
+          keyId: input.keyId,
+          requestId: input.requestId,
+          fromEmail: input.request.from.email,
+          now: input.now
+        }
+        const rows: Effect.Effect<void, SqlError, SqlClient.SqlClient> = scheduled
+          ? sql`
               INSERT INTO scheduled_sends (id, account_id, key_id, request_id, message_id, request, send_at, created_at)
               VALUES (${response.id!}, ${input.accountId}, ${input.keyId}, ${input.requestId}, ${messages[0]!.messageId},
-                ${JSON.stringify(input.request)}::jsonb, ${new Date(input.request.send_at!)}, ${input.now})`
-          } else if (messages.length > 0) {
-            yield* writeQueue({
-              accountId: input.accountId,
-              keyId: input.keyId,
-              requestId: input.requestId,
-              fromEmail: input.request.from.email,
-              now: input.now
-            }, messages)
-          }
-          if (Option.isSome(input.idempotencyKey)) {
-            const stored = yield* idempotency.record(input.keyId, input.idempotencyKey.value, hash, 202, response, input.now)
-            // A twin request committed first: roll back ours and answer with the twin's response.
-            if (!stored) return yield* new IdempotencyRace()
-          }
-        })).pipe(
+                ${JSON.stringify(input.request)}::jsonb, ${new Date(input.request.send_at!)}, ${input.now})`.pipe(Effect.asVoid)
+          : Effect.asVoid(writeQueue(context, messages))
+        // Without an Idempotency-Key the rows are one statement: its own transaction, one round trip.
+        const idempotencyKey = input.idempotencyKey
+        const commit: Effect.Effect<void, SqlError | IdempotencyRace, SqlClient.SqlClient> = Option.isNone(idempotencyKey)
+          ? rows
+          : sql.withTransaction(Effect.gen(function*() {
+          yield* rows
+          const stored = yield* idempotency.record(input.keyId, idempotencyKey.value, hash, 202, response, input.now)
+          // A twin request committed first: roll back ours and answer with the twin's response.
+          if (!stored) return yield* new IdempotencyRace()
+        }))
+        yield* commit.pipe(
           Effect.onError(() => (recipientCount > 0 ? Effect.ignoreLogged(releaseQuota(limits, input.keyId, recipientCount)) : Effect.void)),
           Effect.catchTag("IdempotencyRace", () =>
             Effect.flatMap(replayStored(Option.getOrElse(input.idempotencyKey, () => "")), () =>

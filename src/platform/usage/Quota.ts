@@ -10,7 +10,7 @@
  *   (nothing is sent; the client may send fewer recipients or upgrade).
  */
 import { SqlClient } from "@effect/sql"
-import { Data, Effect } from "effect"
+import { Data, Effect, Option } from "effect"
 import type { Limits } from "./AccountLimits.ts"
 
 export class QuotaExhausted extends Data.TaggedError("QuotaExhausted")<{ readonly used: number; readonly quota: number }> {}
@@ -34,43 +34,58 @@ export const decideQuota = (before: number, requested: number, quota: number, ov
 }
 
 /**
- * Reserves `requested` recipients of the account's quota in a short transaction of its own.
+ * Reserves `requested` recipients of the account's quota: one statement, committed on its own.
  *
  * Why not inside the send's transaction: the account_usage row lock that makes the check exact
  * would then be held through the send's durable commit (a WAL flush), serialising every send of an
  * account on disk flushes — measured at ~160 sends/s where the disk allows ~2,000 (bench/accept.ts).
- * The reservation commits asynchronously (synchronous_commit off: the lock is held for one
- * statement), and the send's rows then commit durably in parallel with other sends. If the send's
- * transaction fails, `releaseQuota` gives the reservation back. A crash between the two can lose
+ * So the reservation is its own statement, committed asynchronously (`set_config` of
+ * synchronous_commit for this statement's transaction only: the lock is held for the statement,
+ * not for a flush), and the send's rows then commit durably in parallel with other sends. If the
+ * send's write fails, `releaseQuota` gives the reservation back. A crash between the two can lose
  * a reservation (the customer is under-charged) or keep one whose send never answered 202 (its
  * client retries); it can never lose an accepted send.
+ *
+ * The charge is conditional (plan offers overage, or it fits): a request that does not fit changes
+ * nothing, and the usage is read again to tell `exhausted` from `no_overage`. Inside a caller's
+ * transaction (the scheduler's release) the commit stays the caller's, durable.
  */
 export const reserveQuota = (limits: Limits, keyId: string, requested: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const period = limits.period.start
-    return yield* sql.withTransaction(Effect.gen(function*() {
-      yield* sql`SET LOCAL synchronous_commit TO off`
-      const rows = yield* sql<{ sent: number }>`
+    const quota = limits.monthlyQuota
+    const inTransaction = Option.isSome(yield* Effect.serviceOption(SqlClient.TransactionConnection))
+    const fits = limits.overageOffered ? sql`TRUE` : sql`account_usage.sent + EXCLUDED.sent <= ${quota}`
+    const rows = yield* sql<{ sent: number }>`
+      WITH commit_mode AS (
+        SELECT ${inTransaction ? sql`NULL` : sql`set_config('synchronous_commit', 'off', true)`} AS applied
+      ), charged AS (
         INSERT INTO account_usage (account_id, period_start, sent, overage)
-        VALUES (${limits.accountId}, ${period}, ${requested}, ${Math.max(0, requested - limits.monthlyQuota)})
+        SELECT ${limits.accountId}::text, ${period}::timestamptz, ${requested}::integer,
+          ${Math.max(0, requested - quota)}::integer FROM commit_mode
+        WHERE ${limits.overageOffered || requested <= quota}::boolean
         ON CONFLICT (account_id, period_start) DO UPDATE SET
           sent = account_usage.sent + EXCLUDED.sent,
           overage = account_usage.overage
-            + greatest(0, account_usage.sent + EXCLUDED.sent - ${limits.monthlyQuota})
-            - greatest(0, account_usage.sent - ${limits.monthlyQuota})
-        RETURNING sent`
-      const before = rows[0]!.sent - requested
-      const decision = decideQuota(before, requested, limits.monthlyQuota, limits.overageOffered)
-      if (decision._tag === "exhausted") return yield* new QuotaExhausted({ used: before, quota: limits.monthlyQuota })
-      if (decision._tag === "no_overage") {
-        return yield* new OverageNotOffered({ used: before, quota: limits.monthlyQuota, requested })
-      }
-      yield* sql`
-        INSERT INTO key_usage (key_id, period_start, sent) VALUES (${keyId}, ${period}, ${requested})
-        ON CONFLICT (key_id, period_start) DO UPDATE SET sent = key_usage.sent + EXCLUDED.sent`
-      return decision
-    }))
+            + greatest(0, account_usage.sent + EXCLUDED.sent - ${quota})
+            - greatest(0, account_usage.sent - ${quota})
+        WHERE ${fits}
+        RETURNING sent
+      ), by_key AS (
+        INSERT INTO key_usage (key_id, period_start, sent)
+        SELECT ${keyId}::text, ${period}::timestamptz, ${requested}::integer FROM charged
+        ON CONFLICT (key_id, period_start) DO UPDATE SET sent = key_usage.sent + EXCLUDED.sent
+      )
+      SELECT sent FROM charged`
+    const charged = rows[0]
+    if (charged !== undefined) return decideQuota(charged.sent - requested, requested, quota, limits.overageOffered)
+    const usage = yield* sql<{ sent: number }>`
+      SELECT sent FROM account_usage WHERE account_id = ${limits.accountId} AND period_start = ${period}`
+    const before = usage[0]?.sent ?? 0
+    return yield* before >= quota
+      ? new QuotaExhausted({ used: before, quota })
+      : new OverageNotOffered({ used: before, quota, requested })
   })
 
 /** Gives back a reservation whose send did not commit. */

@@ -5,7 +5,6 @@
  * spec's RateLimit-Reset header wants).
  */
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
 
 export const WINDOW_MS = 60_000
 
@@ -23,31 +22,31 @@ export const rateLimitHeaders = (d: RateDecision): Record<string, string> => ({
   "RateLimit-Reset": String(d.reset)
 })
 
-export class RateLimiter extends Effect.Service<RateLimiter>()("herald/RateLimiter", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+export interface RateWindow {
+  readonly window_start: Date
+  readonly count: number
+}
 
-    const hit = (keyId: string, limit: number, now: Date) =>
-      Effect.gen(function*() {
-        const expired = new Date(now.getTime() - WINDOW_MS)
-        // rate_windows is UNLOGGED: this autocommit upsert never waits for a WAL flush.
-        const rows = yield* sql<{ window_start: Date; count: number }>`
-          INSERT INTO rate_windows (key_id, window_start, count) VALUES (${keyId}, ${now}, 1)
-          ON CONFLICT (key_id) DO UPDATE SET
-            window_start = CASE WHEN rate_windows.window_start <= ${expired} THEN EXCLUDED.window_start
-                                ELSE rate_windows.window_start END,
-            count = CASE WHEN rate_windows.window_start <= ${expired} THEN 1 ELSE rate_windows.count + 1 END
-          RETURNING window_start, count`
-        const row = rows[0]!
-        const decision: RateDecision = {
-          allowed: row.count <= limit,
-          limit,
-          remaining: Math.max(0, limit - row.count),
-          reset: Math.ceil((row.window_start.getTime() + WINDOW_MS) / 1000)
-        }
-        return decision
-      })
+/**
+ * Counts one request of the key: the upsert that opens a window or adds to the current one,
+ * RETURNING window_start and count. rate_windows is UNLOGGED, so a transaction that writes only
+ * this never waits for a WAL flush. The send path runs it as a CTE of its single read.
+ */
+export const countRequest = (sql: SqlClient.SqlClient, keyId: string, now: Date) => {
+  const expired = new Date(now.getTime() - WINDOW_MS)
+  return sql<RateWindow>`
+    INSERT INTO rate_windows (key_id, window_start, count) VALUES (${keyId}, ${now}, 1)
+    ON CONFLICT (key_id) DO UPDATE SET
+      window_start = CASE WHEN rate_windows.window_start <= ${expired} THEN EXCLUDED.window_start
+                          ELSE rate_windows.window_start END,
+      count = CASE WHEN rate_windows.window_start <= ${expired} THEN 1 ELSE rate_windows.count + 1 END
+    RETURNING window_start, count`
+}
 
-    return { hit } as const
-  })
-}) {}
+/** The decision for a request that made the window's count `count`. */
+export const decideRate = (window: RateWindow, limit: number): RateDecision => ({
+  allowed: window.count <= limit,
+  limit,
+  remaining: Math.max(0, limit - window.count),
+  reset: Math.ceil((window.window_start.getTime() + WINDOW_MS) / 1000)
+})

@@ -6,7 +6,7 @@
  * the exact body. The Idempotency-Key's length is checked here too (not by the header schema), so
  * its 400 carries the same envelope and the RateLimit-* headers.
  */
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Clock, Effect, Either, Option } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { CurrentKey } from "../../http/auth.ts"
@@ -20,12 +20,12 @@ import {
   SendRequestError
 } from "../../http/errors.ts"
 import { requestId, setResponseHeaders } from "../../http/request-context.ts"
-import { AccountLimits } from "../../platform/usage/AccountLimits.ts"
-import { rateLimitHeaders, RateLimiter } from "../../platform/usage/RateLimiter.ts"
-import { Accept } from "../accept.ts"
+import { rateLimitHeaders } from "../../platform/usage/RateLimiter.ts"
+import { Accept, recipientAddresses } from "../accept.ts"
 import { checkAttachmentSizes, checkSchedule } from "../limits.ts"
 import { canonicalize } from "../normalize.ts"
 import { decodeSendRequest } from "../request.ts"
+import { SendContext } from "../send-context.ts"
 
 const SANDBOX_VALUES = new Set(["true", "1", "yes", "on"])
 export const isSandbox = (header: string | undefined) => header !== undefined && SANDBOX_VALUES.has(header.trim().toLowerCase())
@@ -43,33 +43,11 @@ export const SendHttpLive = HttpApiBuilder.group(HeraldApi, "send", (handlers) =
   Effect.gen(function*() {
     const config = yield* AppConfig
     const accept = yield* Accept
-    const limitsOf = yield* AccountLimits
-    const rateLimiter = yield* RateLimiter
+    const sendContext = yield* SendContext
 
-    return handlers.handleRaw("send", ({ headers, request }) =>
+    /** The body, read and checked in memory; its verdict is given after the rate limit. */
+    const readBody = (request: HttpServerRequest.HttpServerRequest, now: Date) =>
       Effect.gen(function*() {
-        const me = yield* CurrentKey
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const limits = yield* limitsOf.of(me.accountId, now)
-        const rate = yield* rateLimiter.hit(me.keyId, limits.ratePerMin, now)
-        yield* setResponseHeaders(rateLimitHeaders(rate))
-        if (!rate.allowed) {
-          return yield* new RateLimitedError({
-            type: "rate_limit_error",
-            code: "rate_limit_exceeded",
-            message: `Too many requests: ${limits.ratePerMin} sends per minute for this key; the window resets at ${rate.reset}`
-          })
-        }
-
-        const idempotencyKey = Option.fromNullable(headers["idempotency-key"])
-        if (Option.isSome(idempotencyKey) && idempotencyKey.value.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-          return yield* invalid(
-            "validation_failed",
-            `Idempotency-Key must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters (it has ${idempotencyKey.value.length})`,
-            "Idempotency-Key"
-          )
-        }
-
         const raw = yield* request.text.pipe(
           Effect.mapError(() => payloadTooLarge(`The request body is over ${config.maxJsonBytes} bytes (MAX_JSON_MB)`))
         )
@@ -87,6 +65,42 @@ export const SendHttpLive = HttpApiBuilder.group(HeraldApi, "send", (handlers) =
         if (tooLarge !== null) return yield* payloadTooLarge(tooLarge, "attachments")
         const badSchedule = checkSchedule(canonical, now)
         if (badSchedule !== null) return yield* invalid("validation_failed", badSchedule.message, badSchedule.param)
+        return { raw, canonical, form: decoded.right.form }
+      })
+
+    return handlers.handleRaw("send", ({ headers, request }) =>
+      Effect.gen(function*() {
+        const me = yield* CurrentKey
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const body = yield* Effect.either(readBody(request, now))
+        // One round trip: the rate window, the limits and (for a valid body) sender and recipients.
+        const { limits, rate, sender } = yield* sendContext.read(
+          me.keyId,
+          me.accountId,
+          now,
+          Either.isRight(body)
+            ? { fromEmail: body.right.canonical.from.email, recipients: recipientAddresses(body.right.canonical) }
+            : undefined
+        )
+        yield* setResponseHeaders(rateLimitHeaders(rate))
+        if (!rate.allowed) {
+          return yield* new RateLimitedError({
+            type: "rate_limit_error",
+            code: "rate_limit_exceeded",
+            message: `Too many requests: ${limits.ratePerMin} sends per minute for this key; the window resets at ${rate.reset}`
+          })
+        }
+
+        const idempotencyKey = Option.fromNullable(headers["idempotency-key"])
+        if (Option.isSome(idempotencyKey) && idempotencyKey.value.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+          return yield* invalid(
+            "validation_failed",
+            `Idempotency-Key must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters (it has ${idempotencyKey.value.length})`,
+            "Idempotency-Key"
+          )
+        }
+        if (Either.isLeft(body)) return yield* body.left
+        const { canonical, form, raw } = body.right
 
         return yield* accept.accept({
           accountId: me.accountId,
@@ -98,8 +112,8 @@ export const SendHttpLive = HttpApiBuilder.group(HeraldApi, "send", (handlers) =
           rawBody: raw,
           idempotencyKey,
           maxRecipients: config.maxRecipients,
-          form: decoded.right.form
-        }, limits)
+          form
+        }, limits, sender!)
       }).pipe(
         Effect.catchTags({
           IdempotentReplay: (e) => Effect.succeed(HttpServerResponse.unsafeJson(e.response, { status: e.status })),

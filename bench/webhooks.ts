@@ -11,6 +11,10 @@
  * 3. RSS of the appliance while every key's receiver is down for the whole run (connection
  *    refused) and events keep coming at 100/s: retries wait in the database, so RSS stays flat.
  *
+ * Beside each throughput figure: the appliance's CPU ms per event (from /proc, steadier than
+ * events/s on a shared machine) and, when the server has pg_stat_statements, SQL statements per
+ * event (round trips are what a delivery mostly costs).
+ *
  * BENCH_EVENTS (5000) sets the size of the throughput runs, BENCH_SECONDS (20) the delay run and
  * BENCH_DOWN_SECONDS (60) the receiver-down run. Prints figures; asserts nothing.
  */
@@ -129,6 +133,20 @@ const feed = async (pool: pg.Pool, accountId: string, keyIds: ReadonlyArray<stri
   await Promise.all(pending)
 }
 
+/**
+ * A reader of how many statements the database has run so far, or null readings when the server
+ * has no pg_stat_statements (it must be in shared_preload_libraries).
+ */
+const statementCounter = async (databaseUrl: string) => {
+  const available = await sql(databaseUrl, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements").then(() => true, () => false)
+  return async () => {
+    if (!available) return null
+    const [row] = await sql(databaseUrl, `SELECT coalesce(sum(calls), 0)::bigint AS n FROM pg_stat_statements
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`).catch(() => [undefined])
+    return row === undefined ? null : Number(row["n"])
+  }
+}
+
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024
 
 const pgRun = await benchPostgres()
@@ -138,16 +156,29 @@ try {
   await bareLoop(500, 4) // warm-up
   const bareBefore = [await bareLoop(EVENTS, 4), await bareLoop(EVENTS, 32)] as const
   const herald = await startHerald(pgRun.adminUrl, "bench_webhooks", 8, receiverUrl)
+  const statements = await statementCounter(herald.databaseUrl)
   const throughput = async (keyIds: ReadonlyArray<string>, tag: string) => {
     const target = received + EVENTS
+    const cpuBefore = herald.child.cpuSeconds()
+    const statementsBefore = await statements()
     const started = performance.now()
     await insertEvents(herald.databaseUrl, herald.accountId, keyIds, EVENTS, tag)
     await waitReceived(target, 120_000)
-    return (EVENTS - Math.max(0, target - received)) / ((performance.now() - started) / 1000)
+    const perSecond = (EVENTS - Math.max(0, target - received)) / ((performance.now() - started) / 1000)
+    await sleep(500) // the last attempts' records are written after their POSTs
+    const statementsAfter = await statements()
+    return {
+      perSecond,
+      cpuMs: ((herald.child.cpuSeconds() - cpuBefore) * 1000) / EVENTS,
+      // Less the two statements of this bench's own (the INSERT of the events, the count itself).
+      statements: statementsBefore === null || statementsAfter === null ? null : (statementsAfter - statementsBefore - 2) / EVENTS
+    }
   }
   await throughput(herald.keyIds, "warm")
-  const one = await throughput(herald.keyIds.slice(0, 1), "one")
-  const eight = await throughput(herald.keyIds, "eight")
+  const oneRun = await throughput(herald.keyIds.slice(0, 1), "one")
+  const eightRun = await throughput(herald.keyIds, "eight")
+  const one = oneRun.perSecond
+  const eight = eightRun.perSecond
   const bareAfter = [await bareLoop(EVENTS, 4), await bareLoop(EVENTS, 32)] as const
   const bare4 = (bareBefore[0] + bareAfter[0]) / 2
   const bare32 = (bareBefore[1] + bareAfter[1]) / 2
@@ -159,8 +190,17 @@ try {
   await waitReceived(warm + 200, 10_000)
   const before = received
   delays = []
+  const steadyCpu = herald.child.cpuSeconds()
+  const steadyStatements = await statements()
   await feed(pool, herald.accountId, herald.keyIds.slice(0, 1), 100, SECONDS, "delay")
   await waitReceived(before + 100 * SECONDS, 30_000)
+  await sleep(500)
+  const steadyStatementsAfter = await statements()
+  const steady = {
+    cpuMs: ((herald.child.cpuSeconds() - steadyCpu) * 1000) / (100 * SECONDS),
+    // Less the bench's own: its INSERTs of the events and the first count.
+    statements: steadyStatements === null || steadyStatementsAfter === null ? null : (steadyStatementsAfter - steadyStatements - 1) / (100 * SECONDS) - 1
+  }
   const sorted = [...delays].sort((a, b) => a - b)
   await pool.end()
   const heraldPeak = herald.child.peakRssMb()
@@ -190,8 +230,14 @@ try {
     { run: "bare loop of signed POSTs, 32 at a time", "events/s": bare32, "Herald / bare": `(before ${bareBefore[1].toFixed(0)}, after ${bareAfter[1].toFixed(0)})` },
     { run: "Herald, 8 keys (32 slots)", "events/s": eight, "Herald / bare": `${((eight / bare32) * 100).toFixed(1)} % (target ≥ 50 %)` }
   ])
+  const cost = (name: string, run: typeof oneRun) =>
+    console.log(`  ${name}: ${run.cpuMs.toFixed(3)} ms Herald CPU per event` +
+      (run.statements === null ? "" : `, ${run.statements.toFixed(3)} SQL statements per event`))
+  cost("1 key ", oneRun)
+  cost("8 keys", eightRun)
   console.log(`\ndelay from event row to delivery at 100 events/s for ${SECONDS} s (${sorted.length} events):`)
   console.log(`  p50 ${percentile(sorted, 50).toFixed(0)} ms, p99 ${percentile(sorted, 99).toFixed(0)} ms, max ${sorted.at(-1)?.toFixed(0)} ms (target: p99 < 1000 ms)`)
+  console.log(`  ${steady.cpuMs.toFixed(3)} ms Herald CPU per event` + (steady.statements === null ? "" : `, ${steady.statements.toFixed(3)} SQL statements per event`))
   console.log(`  bad signatures seen by the receiver: ${badSignatures}; Herald peak RSS ${heraldPeak.toFixed(0)} MB`)
   const at = (s: number) => samples.reduce((best, x) => (Math.abs(x.s - s) < Math.abs(best.s - s) ? x : best)).rss
   const settle = Math.min(30, Math.round(DOWN_SECONDS / 2))

@@ -4,19 +4,23 @@
  * retry in this fiber (1 s, 5 s, 25 s after the first failure), a queued retry in the database,
  * or the dead letter. Also the one inline attempt: a manual retry.
  */
+import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Config, Duration, Effect } from "effect"
 import { AppConfig } from "../config/app-config.ts"
 import { Dns } from "../lib/dns.ts"
 import { randomBase62 } from "../lib/ids.ts"
 import { VERSION } from "../version.ts"
-import { burstOffsetMs, nextStep } from "./ladder.ts"
+import { burstOffsetMs, type NextStep, nextStep } from "./ladder.ts"
 import { type AttemptResult, startWebhook } from "./post.ts"
 import { signPayload } from "./signature.ts"
-import { checkWebhookUrl, type UrlPolicy } from "./ssrf.ts"
-import { type DeliveryRow, type HeldDelivery, type Outcome, WebhookStore } from "./WebhookStore.ts"
+import { checkAddresses, type CheckedUrl, checkWebhookUrlSync, type HostToResolve, type UrlPolicy } from "./ssrf.ts"
+import { type HeldDelivery, type Outcome, WebhookStore } from "./WebhookStore.ts"
 
 /** How long past a burst retry's due time its lease lasts (a crashed replica's burst resumes then). */
 const BURST_LEASE_MS = 60_000
+const USER_AGENT = `Herald/${VERSION}`
+/** URLs whose DNS-free check is remembered (one per key's endpoint in practice); past this, forgotten all at once. */
+const DECIDED_MAX = 10_000
 /** The lease of a manual retry (its attempt lasts at most 10 s). */
 const RETRY_LEASE_MS = 60_000
 
@@ -34,8 +38,38 @@ export interface DeliverOptions {
   /** Called when the delivery starts waiting for a burst retry (its slot is free). */
   readonly waiting: Effect.Effect<void>
   /** Hands a finished attempt (delivered, queued or failed) to the dispatcher's batched writer. */
-  readonly recordDone: (outcome: Outcome) => Effect.Effect<void>
+  readonly recordDone: (outcome: Outcome) => void
 }
+
+/** An attempt made at `at` (epoch ms) and its result. */
+interface Attempted {
+  readonly at: number
+  readonly result: AttemptResult
+}
+
+/** After an attempt: whether it succeeded, and when the burst's next attempt is due (null: none in this fiber). */
+interface Settled {
+  readonly ok: boolean
+  readonly due: number | null
+  readonly firstFailure: number | null
+}
+
+const refused = (error: string): AttemptResult => ({ ok: false, httpCode: null, error, durationMs: 0, responseBody: "" })
+
+/** The record of an attempt that ends this fiber's work on the delivery: delivered, queued (`step`) or the dead letter. */
+const outcomeOf = (d: HeldDelivery, owner: string, attempted: Attempted, end: number, step: NextStep | null): Outcome => ({
+  id: d.id,
+  owner,
+  attempted_at: attempted.at,
+  duration_ms: attempted.result.durationMs,
+  http_code: attempted.result.httpCode,
+  error: attempted.result.error,
+  response_body: attempted.result.responseBody,
+  status: step === null ? "delivered" : step._tag === "dead" ? "failed" : "pending",
+  next_attempt_at: step !== null && step._tag === "queued" ? end + step.delayMs : end,
+  ladder: 1,
+  updated_at: end
+})
 
 export class WebhookSender extends Effect.Service<WebhookSender>()("herald/WebhookSender", {
   effect: Effect.gen(function*() {
@@ -45,36 +79,68 @@ export class WebhookSender extends Effect.Service<WebhookSender>()("herald/Webho
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     const lookup = (host: string) =>
-      Effect.runPromise(
-        Effect.all([dns.a(host).pipe(Effect.orElseSucceed(() => [])), dns.aaaa(host).pipe(Effect.orElseSucceed(() => []))])
-          .pipe(Effect.map(([v4, v6]) => [...v4, ...v6]))
-      )
+      Effect.all([dns.a(host).pipe(Effect.orElseSucceed(() => [])), dns.aaaa(host).pipe(Effect.orElseSucceed(() => []))], { concurrency: 2 })
+        .pipe(Effect.map(([v4, v6]) => [...v4, ...v6]))
 
-    const check = (url: string) => Effect.promise(() => checkWebhookUrl(url, policy, lookup))
+    /**
+     * The part of the check that needs no DNS, remembered per URL: for a URL naming an IP address
+     * (or malformed, or not allowed) the answer depends on nothing else, so every attempt need not
+     * parse it again. A host name is resolved and checked on every attempt.
+     */
+    const decided = new Map<string, CheckedUrl>()
+    const checkedWithoutDns = (url: string): CheckedUrl | HostToResolve => {
+      const known = decided.get(url)
+      if (known !== undefined) return known
+      const checked = checkWebhookUrlSync(url, policy)
+      if ("ok" in checked) {
+        if (decided.size >= DECIDED_MAX) decided.clear()
+        decided.set(url, checked)
+      }
+      return checked
+    }
 
-    /** One POST with the key's settings as held; never fails (a failure is a result). */
-    const attemptOnce = (d: HeldDelivery) =>
-      Effect.gen(function*() {
-        const at = yield* now
-        const refused = (error: string): AttemptResult => ({ ok: false, httpCode: null, error, durationMs: 0, responseBody: "" })
-        if (d.webhook_url === null) return { at, result: refused("the key has no webhook URL") }
-        const checked = yield* check(d.webhook_url)
-        if (!checked.ok) return { at, result: refused(`webhook URL refused: ${checked.reason}`) }
-        const body = JSON.stringify(d.payload)
-        const timestamp = at.toISOString()
-        const headers = {
-          "content-type": "application/json",
-          "user-agent": `Herald/${VERSION}`,
-          "x-herald-signature": signPayload(d.webhook_secret ?? "", timestamp, body),
-          "x-herald-timestamp": timestamp,
-          "x-herald-event-id": d.event_id
-        }
-        // Interrupted (shutdown): the request is destroyed at once.
-        const result = yield* Effect.async<AttemptResult>((resume) => {
-          const abort = startWebhook({ url: checked.url, address: checked.address, body, headers }, (r) => resume(Effect.succeed(r)))
-          return Effect.sync(abort)
-        })
-        return { at, result }
+    const resolved = (target: HostToResolve) => Effect.map(lookup(target.host), (found) => checkAddresses(target, found, policy))
+
+    /** The SSRF check (at configuration time, and of every attempt): a URL naming an IP address needs no lookup. */
+    const check = (url: string): Effect.Effect<CheckedUrl> =>
+      Effect.suspend(() => {
+        const checked = checkedWithoutDns(url)
+        return "ok" in checked ? Effect.succeed(checked) : resolved(checked)
+      })
+
+    /** The signed POST to the checked address; interrupted (shutdown), the request is destroyed at once. */
+    const post = (d: HeldDelivery, timestamp: string, checked: CheckedUrl) =>
+      checked.ok
+        ? Effect.async<AttemptResult>((resume) =>
+          Effect.sync(startWebhook({
+            url: checked.url,
+            address: checked.address,
+            body: d.body,
+            headers: {
+              "content-type": "application/json",
+              "user-agent": USER_AGENT,
+              "x-herald-signature": signPayload(d.webhook_secret ?? "", timestamp, d.body),
+              "x-herald-timestamp": timestamp,
+              "x-herald-event-id": d.event_id
+            }
+          }, (result) => resume(Effect.succeed(result))))
+        )
+        : Effect.succeed(refused(`webhook URL refused: ${checked.reason}`))
+
+    /**
+     * One POST with the key's settings as held, at `at` (epoch ms); never fails (a failure is a
+     * result). The dispatcher's hot path, so what needs no suspension is plain code and callbacks
+     * are inline (measured against a local receiver: the Effect.gen version cost 0.42 ms CPU per
+     * attempt where the bare POST costs 0.19; this one ~0.28).
+     */
+    const attemptOnce = (d: HeldDelivery): Effect.Effect<Attempted> =>
+      Effect.clockWith((clock) => {
+        const at = clock.unsafeCurrentTimeMillis()
+        if (d.webhook_url === null) return Effect.succeed({ at, result: refused("the key has no webhook URL") })
+        const timestamp = new Date(at).toISOString()
+        const checked = checkedWithoutDns(d.webhook_url)
+        const attempt = "ok" in checked ? post(d, timestamp, checked) : Effect.flatMap(resolved(checked), (c) => post(d, timestamp, c))
+        return Effect.map(attempt, (result) => ({ at, result }))
       })
 
     /**
@@ -83,26 +149,44 @@ export class WebhookSender extends Effect.Service<WebhookSender>()("herald/Webho
      * once with this replica keeping the lease. `firstFailure`: when the first attempt failed, if
      * this fiber saw it.
      */
-    const settle = (d: DeliveryRow, options: DeliverOptions, at: Date, result: AttemptResult, firstFailure: number | null) =>
-      Effect.gen(function*() {
-        const end = yield* now
-        const made = d.attempts + 1
-        const done = (status: DeliveryRow["status"], nextAttemptAt: Date) =>
-          options.recordDone({
-            id: d.id, owner: options.owner, attempted_at: at.toISOString(), duration_ms: result.durationMs, http_code: result.httpCode,
-            error: result.error, response_body: result.responseBody, status, next_attempt_at: nextAttemptAt.toISOString(), ladder: 1,
-            updated_at: end.toISOString()
-          }).pipe(Effect.as({ due: null, firstFailure }))
-        if (result.ok) return yield* done("delivered", end)
-        const step = nextStep(made)
-        if (step._tag === "dead") return yield* done("failed", end)
-        if (step._tag === "queued") return yield* done("pending", new Date(end.getTime() + step.delayMs))
-        const first = made === 1 ? end.getTime() : firstFailure
-        const offset = burstOffsetMs(made)
-        const due = first !== null && offset !== null ? first + offset : end.getTime() + step.delayMs
+    const settle = (d: HeldDelivery, options: DeliverOptions, attempted: Attempted, firstFailure: number | null): Effect.Effect<Settled, SqlError> =>
+      Effect.clockWith((clock): Effect.Effect<Settled, SqlError> => {
+        const end = clock.unsafeCurrentTimeMillis()
+        const { at, result } = attempted
+        const step = result.ok ? null : nextStep(d.attempts + 1)
+        if (step === null || step._tag !== "burst") {
+          options.recordDone(outcomeOf(d, options.owner, attempted, end, step))
+          return Effect.succeed({ ok: result.ok, due: null, firstFailure })
+        }
+        const first = d.attempts === 0 ? end : firstFailure
+        const offset = burstOffsetMs(d.attempts + 1)
+        const due = first !== null && offset !== null ? first + offset : end + step.delayMs
         const next = { status: "pending" as const, nextAttemptAt: new Date(due + BURST_LEASE_MS), ladder: true, holdFor: options.owner }
-        const row = yield* store.record(d.id, options.owner, at, result, next, end)
-        return { due: row === undefined ? null : due, firstFailure: first }
+        return Effect.map(
+          store.record(d.id, options.owner, new Date(at), result, next, new Date(end)),
+          (row) => ({ ok: false, due: row === undefined ? null : due, firstFailure: first })
+        )
+      })
+
+    /** One attempt of the ladder inside one of the dispatcher's slots, and what follows it. */
+    const once = (d: HeldDelivery, options: DeliverOptions, firstFailure: number | null) =>
+      options.withSlot(Effect.flatMap(attemptOnce(d), (attempted) => settle(d, options, attempted, firstFailure)))
+
+    /** The in-process burst: wait for each retry (no slot held), renew the lease and the key's settings, attempt. */
+    const burst = (claimed: HeldDelivery, options: DeliverOptions, settled: Settled) =>
+      Effect.gen(function*() {
+        let next = settled
+        let d = claimed
+        while (next.due !== null) {
+          yield* options.waiting
+          const wait = next.due - (yield* Clock.currentTimeMillis)
+          if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
+          const renewed = yield* store.renew(d.id, options.owner, new Date(Math.max(next.due, yield* Clock.currentTimeMillis) + BURST_LEASE_MS))
+          if (renewed === undefined) return false // a manual retry or another replica took it over
+          d = renewed
+          next = yield* once(d, options, next.firstFailure)
+        }
+        return next.ok
       })
 
     /**
@@ -110,27 +194,7 @@ export class WebhookSender extends Effect.Service<WebhookSender>()("herald/Webho
      * while waiting). Answers whether the delivery ended delivered.
      */
     const deliver = (claimed: HeldDelivery, options: DeliverOptions) =>
-      Effect.gen(function*() {
-        let d = claimed
-        let firstFailure: number | null = null
-        for (;;) {
-          let ok = false
-          const next: { due: number | null; firstFailure: number | null } = yield* options.withSlot(
-            Effect.flatMap(attemptOnce(d), ({ at, result }) => {
-              ok = result.ok
-              return settle(d, options, at, result, firstFailure)
-            })
-          )
-          if (next.due === null) return ok
-          firstFailure = next.firstFailure
-          yield* options.waiting
-          const wait = next.due - (yield* Clock.currentTimeMillis)
-          if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
-          const renewed = yield* store.renew(d.id, options.owner, new Date(Math.max(next.due, yield* Clock.currentTimeMillis) + BURST_LEASE_MS))
-          if (renewed === undefined) return false // a manual retry or another replica took it over
-          d = renewed
-        }
-      })
+      Effect.flatMap(once(claimed, options, null), (settled) => settled.due === null ? Effect.succeed(settled.ok) : burst(claimed, options, settled))
 
     /**
      * A manual retry: one attempt now with the key's current URL and secret, its result returned.
@@ -149,7 +213,7 @@ export class WebhookSender extends Effect.Service<WebhookSender>()("herald/Webho
         const next = attempt.result.ok
           ? { status: "delivered" as const, nextAttemptAt: end, ladder: false, holdFor: null }
           : { status: row.status, nextAttemptAt: previousDue, ladder: false, holdFor: null }
-        const recorded = yield* store.record(row.id, owner, attempt.at, attempt.result, next, end, true)
+        const recorded = yield* store.record(row.id, owner, new Date(attempt.at), attempt.result, next, end, true)
         return {
           delivery_id: row.id,
           status: recorded?.status ?? row.status,

@@ -9,7 +9,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { newId } from "../lib/ids.ts"
+import { newId, randomBase62 } from "../lib/ids.ts"
 import type { AttemptResult } from "./post.ts"
 
 export interface DeliveryRow {
@@ -30,28 +30,42 @@ export interface DeliveryRow {
   readonly updated_at: Date
 }
 
-/** A delivery held by a replica, with its key's webhook settings as they are now. */
-export interface HeldDelivery extends DeliveryRow {
+/**
+ * A delivery held by a replica: what an attempt needs, with its key's webhook settings as they
+ * are now. The body is the payload as PostgreSQL prints jsonb (`{"id": "evt_…", …}`), the same
+ * bytes on every attempt, read as text rather than parsed and serialised again per attempt.
+ */
+export interface HeldDelivery {
+  readonly id: string
+  readonly key_id: string
+  readonly event_id: string
+  readonly status: DeliveryRow["status"]
+  readonly attempts: number
+  readonly body: string
+  readonly created_at: Date
   readonly webhook_url: string | null
   readonly webhook_secret: string | null
 }
 
-/** A finished dispatcher attempt as recordMany writes it (times as ISO strings). */
+/** The columns of a HeldDelivery, from `webhook_deliveries w` joined with `api_keys k`. */
+const HELD = "w.id, w.key_id, w.event_id, w.status, w.attempts, w.payload::text AS body, w.created_at, k.webhook_url, k.webhook_secret"
+
+/** A finished dispatcher attempt as recordMany writes it (times in epoch milliseconds). */
 export interface Outcome {
   readonly id: string
   readonly owner: string
-  readonly attempted_at: string
+  readonly attempted_at: number
   readonly duration_ms: number
   readonly http_code: number | null
   readonly error: string | null
   readonly response_body: string
   readonly status: DeliveryRow["status"]
-  readonly next_attempt_at: string
+  readonly next_attempt_at: number
   readonly ladder: 0 | 1
-  readonly updated_at: string
+  readonly updated_at: number
 }
 
-const byCreated = (a: DeliveryRow, b: DeliveryRow) => a.created_at.getTime() - b.created_at.getTime() || (a.id < b.id ? -1 : 1)
+const byCreated = (a: HeldDelivery, b: HeldDelivery) => a.created_at.getTime() - b.created_at.getTime() || (a.id < b.id ? -1 : 1)
 
 /** A row of the history: the delivery and how many attempts it has on record (manual ones too). */
 export interface HistoryRow extends DeliveryRow {
@@ -75,6 +89,18 @@ export const deliveryView = (d: HistoryRow) => ({
 const bodyOf = (eventId: string, event: string, at: Date, keyId: string, fields: Record<string, unknown>) =>
   JSON.stringify({ id: eventId, event, ts: at.toISOString(), app: keyId, ...fields })
 
+/** `n` delivery ids as `newId("whd")` makes them, from one draw of random characters rather than one each. */
+const deliveryIds = (n: number) => {
+  const chars = randomBase62(ID_LENGTH * n)
+  return Array.from({ length: n }, (_, i) => `whd_${chars.slice(i * ID_LENGTH, (i + 1) * ID_LENGTH)}`)
+}
+
+/** The random characters of an id (lib/ids.ts newId). */
+const ID_LENGTH = 20
+
+/** Times travel as epoch milliseconds (no ISO text to format per attempt); exact, unlike to_timestamp's float seconds. */
+const EPOCH = "timestamptz 'epoch'"
+
 /** A one-row FROM item that makes the statement's own transaction commit asynchronously. */
 const ASYNC_COMMIT = "(SELECT set_config('synchronous_commit', 'off', true)) AS async_commit"
 
@@ -84,32 +110,52 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("herald/Webhook
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /** Turns undispatched events into deliveries for keys with a webhook URL; returns how many events. */
-    const fanOut = (now: Date, batch = 200) =>
-      sql.withTransaction(Effect.gen(function*() {
-        yield* sql`SET LOCAL synchronous_commit = off`
-        const events = yield* sql<{ id: string; key_id: string; account_id: string; event: string; payload: Record<string, unknown>; created_at: Date; webhook_url: string | null }>`
-          SELECT e.id, e.key_id, e.account_id, e.event, e.payload, e.created_at, k.webhook_url
-          FROM events e JOIN api_keys k ON k.id = e.key_id
-          WHERE e.dispatched_at IS NULL ORDER BY e.created_at LIMIT ${batch} FOR UPDATE OF e SKIP LOCKED`
-        if (events.length === 0) return 0
-        const withUrl = events.filter((e) => e.webhook_url !== null)
-        if (withUrl.length > 0) {
-          yield* sql`INSERT INTO webhook_deliveries ${sql.insert(withUrl.map((e) => ({
-            id: newId("whd"),
-            key_id: e.key_id,
-            account_id: e.account_id,
-            event_id: e.id,
-            event: e.event,
-            payload: bodyOf(e.id, e.event, e.created_at, e.key_id, e.payload),
-            next_attempt_at: now,
-            created_at: now,
-            updated_at: now
-          })))}`
-        }
-        yield* sql`UPDATE events SET dispatched_at = ${now} WHERE id IN ${sql.in(events.map((e) => e.id))}`
-        return events.length
-      }))
+    /**
+     * Turns up to `batch` undispatched events into deliveries for keys with a webhook URL, in one
+     * statement. A key given room in `ahead` (a key this replica is delivering to right now, and
+     * successfully) has up to that many of its new deliveries leased to `owner` at once — unless
+     * the key already has due deliveries waiting, which go first — and those come back to be
+     * attempted without a claim: under load that saves a row version and a round trip per event.
+     * The rest are due now for whoever claims them. Answers how many events were dispatched, how
+     * many deliveries they made, and the leased ones. The body's `ts` is the event's time in
+     * milliseconds, as `bodyOf` writes it.
+     */
+    const fanOut = (now: Date, batch: number, ahead: { readonly owner: string; readonly leaseUntil: Date; readonly room: ReadonlyMap<string, number> }) =>
+      sql<{ events: number; deliveries: number } & Partial<HeldDelivery>>`
+        WITH picked AS (
+          SELECT id, key_id, account_id, event, payload, created_at FROM events
+          WHERE dispatched_at IS NULL ORDER BY created_at LIMIT ${batch} FOR UPDATE SKIP LOCKED
+        ), marked AS (
+          -- By primary key: joined to the CTE instead, the planner hashed it against a scan of every event ever written.
+          UPDATE events SET dispatched_at = ${now} WHERE id = ANY(ARRAY(SELECT id FROM picked))
+        ), numbered AS (
+          SELECT p.*, row_number() OVER (ORDER BY p.created_at, p.id) AS n,
+            row_number() OVER (PARTITION BY p.key_id ORDER BY p.created_at, p.id) AS rank_in_key
+          FROM picked p JOIN api_keys k ON k.id = p.key_id WHERE k.webhook_url IS NOT NULL
+        ), room AS (
+          SELECT r.key AS key_id, r.value::int AS room FROM jsonb_each_text(${JSON.stringify(Object.fromEntries(ahead.room))}::jsonb) r
+          -- A subquery per key (its index), not an anti-join that may read every key's due rows.
+          WHERE (SELECT 1 FROM webhook_deliveries w WHERE w.key_id = r.key AND w.status = 'pending' AND w.next_attempt_at <= ${now} LIMIT 1) IS NULL
+        ), inserted AS (
+          INSERT INTO webhook_deliveries (id, key_id, account_id, event_id, event, payload, next_attempt_at, lease_owner, created_at, updated_at)
+          SELECT (${deliveryIds(batch)}::text[])[x.n], x.key_id, x.account_id, x.id, x.event,
+            jsonb_build_object('id', x.id, 'event', x.event, 'ts', to_char(x.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'app', x.key_id) || x.payload,
+            CASE WHEN x.leased THEN ${ahead.leaseUntil}::timestamptz ELSE ${now}::timestamptz END,
+            CASE WHEN x.leased THEN ${ahead.owner} END, ${now}, ${now}
+          FROM (SELECT nb.*, nb.rank_in_key <= coalesce(room.room, 0) AS leased FROM numbered nb LEFT JOIN room USING (key_id)) x
+          RETURNING id, key_id, event_id, status, attempts, payload::text AS body, created_at, lease_owner
+        )
+        SELECT c.events, c.deliveries, held.id, held.key_id, held.event_id, held.status, held.attempts, held.body, held.created_at, held.webhook_url, held.webhook_secret
+        FROM (SELECT (SELECT count(*)::int FROM picked) AS events, (SELECT count(*)::int FROM inserted) AS deliveries) c
+        LEFT JOIN (
+          SELECT i.*, k.webhook_url, k.webhook_secret, p.created_at AS event_at
+          FROM inserted i JOIN api_keys k ON k.id = i.key_id JOIN picked p ON p.id = i.event_id WHERE i.lease_owner IS NOT NULL
+        ) held ON true, ${sql.literal(ASYNC_COMMIT)}
+        ORDER BY held.event_at`.pipe(Effect.map((rows) => ({
+        events: rows[0]?.events ?? 0,
+        deliveries: rows[0]?.deliveries ?? 0,
+        leased: rows.filter((r): r is { events: number; deliveries: number } & HeldDelivery => r.id !== null && r.id !== undefined)
+      })))
 
     /**
      * An event written to the outbox and fanned out to the key's endpoint in one transaction (the
@@ -152,30 +198,40 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("herald/Webhook
           FOR UPDATE SKIP LOCKED
         ) due, api_keys k, ${sql.literal(ASYNC_COMMIT)}
         WHERE w.id = due.id AND k.id = w.key_id
-        RETURNING w.*, k.webhook_url, k.webhook_secret`
+        RETURNING ${sql.literal(HELD)}`
     }
 
-    /** Whether the outbox has events not yet fanned out (one cheap read before the transaction). */
-    const hasUndispatched = sql<{ waiting: boolean }>`
-      SELECT EXISTS (SELECT 1 FROM events WHERE dispatched_at IS NULL) AS waiting`.pipe(Effect.map((r) => r[0]?.waiting === true))
+    /**
+     * How many events wait to be fanned out, up to `limit` (one cheap read of the partial index
+     * before the fan-out, which then draws exactly that many delivery ids).
+     */
+    const undispatched = (limit: number) =>
+      sql<{ n: number }>`SELECT count(*)::int AS n FROM (SELECT 1 FROM events WHERE dispatched_at IS NULL LIMIT ${limit}) e`.pipe(
+        Effect.map((r) => r[0]?.n ?? 0)
+      )
 
     /** Extends the lease of a delivery this replica holds (between burst attempts), re-reading the key. */
     const renew = (id: string, owner: string, leaseUntil: Date) =>
       sql<HeldDelivery>`
         UPDATE webhook_deliveries w SET next_attempt_at = ${leaseUntil} FROM api_keys k, ${sql.literal(ASYNC_COMMIT)}
         WHERE w.id = ${id} AND w.lease_owner = ${owner} AND w.status = 'pending' AND k.id = w.key_id
-        RETURNING w.*, k.webhook_url, k.webhook_secret`.pipe(Effect.map((r) => r[0]))
+        RETURNING ${sql.literal(HELD)}`.pipe(Effect.map((r) => r[0]))
 
-    /** Leases up to `limit` of one key's due deliveries, oldest first (a key's worker taking more work). */
+    /**
+     * Leases up to `limit` of one key's due deliveries, oldest due first (a key's worker taking
+     * more work). Ordered by the index's own order and nothing else: a tie-break on `id` made the
+     * planner sort every due row of the key that shares a due time (a fan-out writes 200 alike),
+     * measured 7–10 ms against 1 ms for a claim of 16 from a backlog of 5,000.
+     */
     const claimBatch = (owner: string, keyId: string, now: Date, leaseUntil: Date, limit: number) =>
       sql<HeldDelivery>`
         UPDATE webhook_deliveries w SET lease_owner = ${owner}, next_attempt_at = ${leaseUntil}
         FROM (
           SELECT id FROM webhook_deliveries WHERE key_id = ${keyId} AND status = 'pending' AND next_attempt_at <= ${now}
-          ORDER BY next_attempt_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED
+          ORDER BY next_attempt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED
         ) due, api_keys k, ${sql.literal(ASYNC_COMMIT)}
         WHERE w.id = due.id AND k.id = w.key_id
-        RETURNING w.*, k.webhook_url, k.webhook_secret`.pipe(Effect.map((rows) => [...rows].sort(byCreated)))
+        RETURNING ${sql.literal(HELD)}`.pipe(Effect.map((rows) => [...rows].sort(byCreated)))
 
     /** Gives held deliveries back (not started, or shutting down): due at `at` for whoever claims them next. */
     const release = (ids: ReadonlyArray<string>, owner: string, at: Date) =>
@@ -191,9 +247,12 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("herald/Webhook
     const recordMany = (outcomes: ReadonlyArray<Outcome>) =>
       sql`
         WITH o AS (
-          SELECT * FROM jsonb_to_recordset(${JSON.stringify(outcomes)}::jsonb) AS o(
-            id text, owner text, attempted_at timestamptz, duration_ms int, http_code int, error text, response_body text,
-            status text, next_attempt_at timestamptz, ladder int, updated_at timestamptz)
+          SELECT r.id, r.owner, ${sql.literal(EPOCH)} + r.attempted_at * interval '1 millisecond' AS attempted_at, r.duration_ms,
+            r.http_code, r.error, r.response_body, r.status, ${sql.literal(EPOCH)} + r.next_attempt_at * interval '1 millisecond' AS next_attempt_at,
+            r.ladder, ${sql.literal(EPOCH)} + r.updated_at * interval '1 millisecond' AS updated_at
+          FROM jsonb_to_recordset(${JSON.stringify(outcomes)}::jsonb) AS r(
+            id text, owner text, attempted_at bigint, duration_ms int, http_code int, error text, response_body text,
+            status text, next_attempt_at bigint, ladder int, updated_at bigint)
         ), attempt AS (
           INSERT INTO webhook_attempts (delivery_id, attempted_at, duration_ms, http_code, error, response_body)
           SELECT id, attempted_at, duration_ms, http_code, error, response_body FROM o
@@ -242,7 +301,7 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("herald/Webhook
         if (old.busy) return "busy" as const
         const [row] = yield* sql<HeldDelivery>`
           UPDATE webhook_deliveries w SET lease_owner = ${owner}, next_attempt_at = ${leaseUntil} FROM api_keys k
-          WHERE w.id = ${id} AND k.id = w.key_id RETURNING w.*, k.webhook_url, k.webhook_secret`
+          WHERE w.id = ${id} AND k.id = w.key_id RETURNING ${sql.literal(HELD)}`
         return { row: row!, previousDue: old.next_attempt_at }
       }))
 
@@ -264,6 +323,6 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("herald/Webhook
         SELECT attempted_at, duration_ms, http_code, error, response_body FROM webhook_attempts
         WHERE delivery_id = ${id} ORDER BY attempted_at, id`
 
-    return { fanOut, hasUndispatched, enqueue, claim, claimBatch, renew, release, record, recordMany, takeForRetry, list, find, attempts } as const
+    return { fanOut, undispatched, enqueue, claim, claimBatch, renew, release, record, recordMany, takeForRetry, list, find, attempts } as const
   })
 }) {}

@@ -88,12 +88,18 @@ export type CheckedUrl =
   | { readonly ok: true; readonly url: URL; readonly address: string }
   | { readonly ok: false; readonly reason: string }
 
-/** Checks a webhook URL and picks the address to connect to (the first allowed one). */
-export const checkWebhookUrl = async (
-  raw: string,
-  policy: UrlPolicy,
-  lookup: (host: string) => Promise<ReadonlyArray<string>>
-): Promise<CheckedUrl> => {
+/** The URL's host, still to be resolved before its check can answer. */
+export interface HostToResolve {
+  readonly url: URL
+  readonly host: string
+}
+
+/**
+ * The check as far as it goes without DNS: the answer for a URL that is malformed, not allowed
+ * or names an IP address (no lookup, no promise: the dispatcher checks every attempt), or else
+ * the host to resolve and finish with `checkAddresses`.
+ */
+export const checkWebhookUrlSync = (raw: string, policy: UrlPolicy): CheckedUrl | HostToResolve => {
   let url: URL
   try {
     url = new URL(raw)
@@ -105,12 +111,27 @@ export const checkWebhookUrl = async (
   }
   if (url.username !== "" || url.password !== "") return { ok: false, reason: "credentials in the URL are not allowed" }
   const host = url.hostname.replace(/^\[|\]$/g, "")
-  const addresses = isIP(host) !== 0 ? [host] : await lookup(host).catch(() => [] as ReadonlyArray<string>)
-  if (addresses.length === 0) return { ok: false, reason: `${host} does not resolve` }
-  if (policy.allowPrivate) return { ok: true, url, address: addresses[0]! }
+  return isIP(host) !== 0 ? checkAddresses({ url, host }, [host], policy) : { url, host }
+}
+
+/** Checks the addresses a host resolved to and picks the one to connect to (the first; all must be allowed). */
+export const checkAddresses = (target: HostToResolve, addresses: ReadonlyArray<string>, policy: UrlPolicy): CheckedUrl => {
+  if (addresses.length === 0) return { ok: false, reason: `${target.host} does not resolve` }
+  if (policy.allowPrivate) return { ok: true, url: target.url, address: addresses[0]! }
   for (const address of addresses) {
     const reason = forbiddenAddress(address)
-    if (reason !== null) return { ok: false, reason: `${host} → ${reason}` }
+    if (reason !== null) return { ok: false, reason: `${target.host} → ${reason}` }
   }
-  return { ok: true, url, address: addresses[0]! }
+  return { ok: true, url: target.url, address: addresses[0]! }
+}
+
+/** Checks a webhook URL and picks the address to connect to (the first allowed one). */
+export const checkWebhookUrl = async (
+  raw: string,
+  policy: UrlPolicy,
+  lookup: (host: string) => Promise<ReadonlyArray<string>>
+): Promise<CheckedUrl> => {
+  const now = checkWebhookUrlSync(raw, policy)
+  if ("ok" in now) return now
+  return checkAddresses(now, await lookup(now.host).catch(() => [] as ReadonlyArray<string>), policy)
 }

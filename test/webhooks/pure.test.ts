@@ -1,11 +1,16 @@
-/** The webhook building blocks: signatures, masking, the retry ladder, the SSRF guard, one attempt. */
+/**
+ * The webhook building blocks: signatures, masking, the retry ladder, the SSRF guard, the
+ * dispatcher's attempt slots, one attempt.
+ */
 import * as http from "node:http"
+import { Deferred, Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { burstOffsetMs, MAX_ATTEMPTS, nextStep } from "../../src/webhooks/ladder.ts"
 import { ATTEMPT_TIMEOUT_MS, postWebhook } from "../../src/webhooks/post.ts"
 import { generateWebhookSecret, maskSecret } from "../../src/webhooks/secret.ts"
 import { signPayload, verifySignature } from "../../src/webhooks/signature.ts"
-import { checkWebhookUrl, embeddedV4, forbiddenAddress } from "../../src/webhooks/ssrf.ts"
+import { makeSlots } from "../../src/webhooks/slots.ts"
+import { checkWebhookUrl, checkWebhookUrlSync, embeddedV4, forbiddenAddress } from "../../src/webhooks/ssrf.ts"
 
 describe("signatures", () => {
   const ts = "2026-11-22T10:00:00.000Z"
@@ -96,6 +101,60 @@ describe("the SSRF guard", () => {
     expect((await checkWebhookUrl("http://127.0.0.1:9/h", { production: false, allowPrivate: false }, async () => [])).ok).toBe(false)
     expect((await checkWebhookUrl("http://127.0.0.1:9/h", { production: false, allowPrivate: true }, async () => [])).ok).toBe(true)
   })
+})
+
+describe("the check without DNS", () => {
+  const production = { production: true, allowPrivate: false }
+  it("answers for an IP address at once, and hands a name back to be resolved", () => {
+    expect(checkWebhookUrlSync("https://10.0.0.1/hook", production)).toMatchObject({ ok: false })
+    expect(checkWebhookUrlSync("https://93.184.216.34/hook", production)).toMatchObject({ ok: true, address: "93.184.216.34" })
+    expect(checkWebhookUrlSync("https://[2606:2800:220:1::1]/hook", production)).toMatchObject({ ok: true, address: "2606:2800:220:1::1" })
+    expect(checkWebhookUrlSync("http://93.184.216.34/hook", production)).toMatchObject({ ok: false })
+    expect(checkWebhookUrlSync("https://hooks.example/in", production)).toMatchObject({ host: "hooks.example" })
+  })
+})
+
+describe("the dispatcher's attempt slots", () => {
+  /** `n` effects started in slots of `size`, each running until its gate opens. */
+  const gated = (size: number, n: number) =>
+    Effect.gen(function*() {
+      const slots = makeSlots(size)
+      const running = new Set<number>()
+      const gates = yield* Effect.forEach(Array.from({ length: n }, (_, i) => i), () => Deferred.make<void>())
+      const fibers = yield* Effect.forEach(gates, (gate, i) =>
+        Effect.fork(slots.withSlot(Effect.acquireUseRelease(Effect.sync(() => running.add(i)), () => Deferred.await(gate), () => Effect.sync(() => running.delete(i))))))
+      yield* Effect.yieldNow()
+      return { slots, running, gates, fibers }
+    })
+
+  it("runs at most their number at once, the next in line when one is done", () =>
+    Effect.runPromise(Effect.gen(function*() {
+      const { fibers, gates, running, slots } = yield* gated(2, 4)
+      expect([...running]).toEqual([0, 1])
+      expect(slots.busy()).toBe(4)
+      yield* Deferred.succeed(gates[0]!, undefined)
+      yield* Fiber.join(fibers[0]!)
+      yield* Effect.yieldNow()
+      expect([...running].sort()).toEqual([1, 2])
+      expect(slots.busy()).toBe(3)
+      yield* Effect.forEach(gates, (gate) => Deferred.succeed(gate, undefined))
+      yield* Fiber.joinAll(fibers)
+      expect(slots.busy()).toBe(0)
+    })))
+
+  it("lets a waiter that is interrupted leave the line, and a holder that is interrupted give its slot back", () =>
+    Effect.runPromise(Effect.gen(function*() {
+      const { fibers, gates, running, slots } = yield* gated(1, 3)
+      expect([...running]).toEqual([0])
+      yield* Fiber.interrupt(fibers[1]!)
+      yield* Fiber.interrupt(fibers[0]!)
+      yield* Effect.yieldNow()
+      expect([...running]).toEqual([2])
+      expect(slots.busy()).toBe(1)
+      yield* Deferred.succeed(gates[2]!, undefined)
+      yield* Fiber.join(fibers[2]!)
+      expect(slots.busy()).toBe(0)
+    })))
 })
 
 describe("one attempt against a real receiver", () => {

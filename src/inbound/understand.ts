@@ -3,7 +3,8 @@
  * specific first. A DMARC aggregate report is recognised by its attachment's content, a feedback
  * report by its report part (or a known non-ARF form), and only then is a message read as a
  * bounce — a complaint encloses the original just like a bounce does, so the order matters.
- * Pure apart from mailparser's async stream: no database, no clock (the `parse` command uses it).
+ * Pure and synchronous: no database, no clock (the `parse` command uses it); async only in
+ * signature, for its callers.
  */
 import { parseBounce } from "./parse/bounce.ts"
 import { parseComplaint } from "./parse/complaint.ts"
@@ -12,7 +13,7 @@ import { readMail } from "./parse/mail.ts"
 import type { DmarcReport, Understood } from "./parse/types.ts"
 
 export const understandMessage = async (raw: Buffer): Promise<Understood> => {
-  const mail = await readMail(raw)
+  const mail = readMail(raw)
   const dmarc = parseDmarcMail(mail)
   if (dmarc !== null) return dmarcResult(dmarc.reports, dmarc.errors)
   const complaint = parseComplaint(mail, raw)

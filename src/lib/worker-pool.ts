@@ -91,6 +91,11 @@ export interface WorkerPool<A> {
   readonly size: number
   /** Runs one task; the bytes are handed over (see above). */
   readonly run: (bytes: Uint8Array) => Effect.Effect<A, WorkerTaskError>
+  /**
+   * Runs several tasks and resumes once all have settled, with each one's outcome in order: one
+   * effect for a batch rather than a fiber per task, for callers that handle tasks in batches.
+   */
+  readonly runAll: (tasks: ReadonlyArray<Uint8Array>) => Effect.Effect<ReadonlyArray<Exit.Exit<A, WorkerTaskError>>>
   readonly stats: Effect.Effect<WorkerPoolStats>
 }
 
@@ -352,10 +357,23 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
         return Effect.sync(() => abandon(task))
       })
 
+    const runAll = (tasks: ReadonlyArray<Uint8Array>): Effect.Effect<ReadonlyArray<Exit.Exit<A, WorkerTaskError>>> =>
+      tasks.length === 0 ? Effect.succeed([]) : Effect.async((resume) => {
+        const exits: Array<Exit.Exit<A, WorkerTaskError>> = new Array(tasks.length)
+        let left = tasks.length
+        const submitted = tasks.map((bytes, i) =>
+          submit(bytes, (exit) => {
+            exits[i] = exit
+            if (--left === 0) resume(Effect.succeed(exits))
+          })
+        )
+        return Effect.sync(() => submitted.forEach(abandon))
+      })
+
     const stats = Effect.sync((): WorkerPoolStats => ({
       ...counts,
       alive: slots.filter((slot) => slot.state === "ready").length,
       queued: queue.length
     }))
-    return { size, run, stats }
+    return { size, run, runAll, stats }
   })

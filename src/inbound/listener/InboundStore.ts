@@ -1,8 +1,14 @@
-/** Raw inbound messages in PostgreSQL: committed before the listener answers 250. */
+/**
+ * Raw inbound messages in PostgreSQL: committed before the listener answers 250. Messages that
+ * arrive together are committed together (group commit, ../group-commit.ts): one multi-row INSERT
+ * — a single statement, so a single commit — per group, and each session's 250 waits for the
+ * commit that holds its own row. A quiet listener still writes each message at once.
+ */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { newId } from "../../lib/ids.ts"
 import { QueueSignal } from "../../mta/queue/QueueSignal.ts"
+import { makeGroupCommit } from "../group-commit.ts"
 import { INBOUND_CHANNEL } from "../processor/Processor.ts"
 
 export interface ReceivedEnvelope {
@@ -12,21 +18,61 @@ export interface ReceivedEnvelope {
   readonly rcptTo: ReadonlyArray<string>
 }
 
+type InboundRow = {
+  readonly id: string
+  readonly received_at: Date
+  readonly remote_address: string
+  readonly helo: string | null
+  readonly mail_from: string
+  /** JSON text; the jsonb column types the parameter. */
+  readonly rcpt_to: string
+  readonly size: number
+  readonly raw: Buffer
+  readonly next_attempt_at: Date
+}
+
+/**
+ * Rows per INSERT, and bytes: the statement carries a copy of every message it holds, so a few
+ * large messages are split into several statements rather than one of hundreds of MB.
+ */
+const GROUP_ROWS = 64
+const GROUP_BYTES = 16 * 1024 * 1024
+/** Two groups in flight: the next is sent while the previous waits for its WAL flush. */
+const WRITERS = 2
+
 export class InboundStore extends Effect.Service<InboundStore>()("herald/InboundStore", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const signal = yield* QueueSignal
 
+    const insertGroup = (rows: ReadonlyArray<InboundRow>) =>
+      sql`INSERT INTO inbound_messages ${sql.insert(rows)}`.pipe(
+        Effect.zipRight(signal.wake(INBOUND_CHANNEL)),
+        Effect.as(rows.map((row) => row.id))
+      )
+    const group = yield* makeGroupCommit({
+      write: insertGroup,
+      maxItems: GROUP_ROWS,
+      maxBytes: GROUP_BYTES,
+      sizeOf: (row: InboundRow) => row.size,
+      writers: WRITERS
+    })
+
+    /** Resumes with the message's id once its row is committed. */
     const store = (envelope: ReceivedEnvelope, raw: Buffer) =>
       Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
-        const id = newId("inb")
-        yield* sql`
-          INSERT INTO inbound_messages (id, received_at, remote_address, helo, mail_from, rcpt_to, size, raw, next_attempt_at)
-          VALUES (${id}, ${now}, ${envelope.remoteAddress}, ${envelope.helo}, ${envelope.mailFrom},
-            ${JSON.stringify(envelope.rcptTo)}::jsonb, ${raw.length}, ${raw}, ${now})`
-        yield* signal.wake(INBOUND_CHANNEL)
-        return id
+        return yield* group.submit({
+          id: newId("inb"),
+          received_at: now,
+          remote_address: envelope.remoteAddress,
+          helo: envelope.helo,
+          mail_from: envelope.mailFrom,
+          rcpt_to: JSON.stringify(envelope.rcptTo),
+          size: raw.length,
+          raw,
+          next_attempt_at: now
+        })
       })
 
     return { store } as const

@@ -1,6 +1,6 @@
 /**
  * Bounces: which recipients of a message Herald sent could not be reached, with what status, and
- * which message it was. Pure: reads the parsed message (and its raw bytes for what mailparser
+ * which message it was. Pure: reads the parsed message (and its raw bytes for what the MIME walk
  * cannot split) and yields a BounceReport, or null for anything that is not a bounce.
  *
  * Tried in order, most explicit first:

@@ -14,7 +14,7 @@
 import type { ParsedMail } from "./mail.ts"
 import { parseArf, parseJmrp } from "./complaint/arf.ts"
 import { normaliseAddress, type ParsedComplaint } from "./complaint/common.ts"
-import { parseMime } from "./complaint/mime.ts"
+import { mimeTree } from "./complaint/mime.ts"
 import { parseSes } from "./complaint/ses.ts"
 import { parseAppleUnsubscribe } from "./complaint/unsubscribe.ts"
 
@@ -29,14 +29,13 @@ const reporterAddress = (mail: ParsedMail): string | null => {
 }
 
 /**
- * The feedback report in `mail` (whose bytes are `raw`), or null when it is none. The MIME
- * structure is read from `raw` because mailparser folds inline message/rfc822 parts into the text
- * and loses the enclosed original's headers; `mail` supplies the top-level headers and the decoded
- * text of a single-part body.
+ * The feedback report in `mail` (whose bytes are `raw`), or null when it is none. The ARF and
+ * JMRP forms read the MIME structure itself, enclosed messages entered (complaint/mime.ts); `mail`
+ * supplies the top-level headers and the decoded text of a single-part body.
  */
 export const parseComplaint = (mail: ParsedMail, raw: Buffer): ParsedComplaint | null => {
   const reporter = reporterAddress(mail)
-  const root = parseMime(raw)
+  const root = mimeTree(mail.root, raw)
   return (
     parseArf(root, reporter) ??
     parseJmrp(root, reporter) ??

@@ -15,6 +15,18 @@ export interface ClaimedInbound {
   readonly attempts: number
 }
 
+/** An understood message, ready to be marked processed together with what it changes. */
+export interface Completion<A, E, R> {
+  readonly id: string
+  readonly kind: string
+  /** The operator's view of the result (parse-output.ts), kept on the row. */
+  readonly result: unknown
+  readonly error: string | null
+  readonly processedAt: Date
+  /** What the message changes (bounce, complaint, DMARC effects), run in the completing transaction; null: nothing. */
+  readonly effects: Effect.Effect<A, E, R> | null
+}
+
 /** Attempts before a message is parked as failed; the pause grows 30 s, 2 min, 8 min, 32 min. */
 export const MAX_ATTEMPTS = 5
 export const retryDelayMs = (attempts: number) => 30_000 * 4 ** Math.max(0, attempts - 1)
@@ -23,41 +35,61 @@ export class InboundQueue extends Effect.Service<InboundQueue>()("herald/Inbound
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const claim = (owner: string, now: Date, leaseUntil: Date, limit: number) =>
+    /**
+     * Leases due messages, oldest first: at most `limit` of them and, past the first, no more than
+     * `maxBytes` of raw bytes in all — the claimed messages are held in memory until parsed, and
+     * 32 messages of 25 MB must not be claimed at once. Rows locked here but left out by the byte
+     * budget are released when the statement ends.
+     */
+    const claim = (owner: string, now: Date, leaseUntil: Date, limit: number, maxBytes = Number.MAX_SAFE_INTEGER) =>
       sql<ClaimedInbound>`
-        UPDATE inbound_messages m SET lease_owner = ${owner}, next_attempt_at = ${leaseUntil}
-        FROM (
-          SELECT id FROM inbound_messages
+        WITH due AS (
+          SELECT id, size, next_attempt_at FROM inbound_messages
           WHERE state = 'received' AND next_attempt_at <= ${now}
           ORDER BY next_attempt_at
           LIMIT ${limit}
           FOR UPDATE SKIP LOCKED
-        ) due
-        WHERE m.id = due.id
+        ), picked AS (
+          SELECT id FROM (SELECT id, sum(size) OVER (ORDER BY next_attempt_at, id) - size AS bytes_before FROM due) d
+          WHERE bytes_before < ${maxBytes}
+        )
+        UPDATE inbound_messages m SET lease_owner = ${owner}, next_attempt_at = ${leaseUntil}
+        FROM picked
+        WHERE m.id = picked.id
         RETURNING m.id, m.rcpt_to, m.mail_from, m.raw, m.attempts`
 
     /**
-     * Marks a message understood; `effects` runs in the same transaction (the outbox rule). Only
-     * the lease owner may: undefined when the lease was lost to another replica.
+     * Marks a group of understood messages processed with one UPDATE. Only the lease owner may: a
+     * message whose lease was lost to another replica is left alone, and its result is undefined.
+     * When some message has `effects`, they run in the transaction of that UPDATE (the outbox
+     * rule), each only if its message was still this replica's; one failing effect rolls back the
+     * whole group, and the caller then completes each message alone. A group without effects is
+     * the UPDATE alone: one statement, no transaction around it.
      */
-    const complete = <A, E, R>(
-      owner: string,
-      id: string,
-      kind: string,
-      result: unknown,
-      error: string | null,
-      now: Date,
-      effects: Effect.Effect<A, E, R>
-    ) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const updated = yield* sql`
-          UPDATE inbound_messages SET state = 'processed', kind = ${kind}, result = ${JSON.stringify(result)}::jsonb,
-            error = ${error}, attempts = attempts + 1, processed_at = ${now}, lease_owner = NULL
-          WHERE id = ${id} AND lease_owner = ${owner} AND state = 'received'
-          RETURNING id`
-        if (updated.length === 0) return undefined
-        return yield* effects
+    const completeGroup = <A, E, R>(owner: string, completions: ReadonlyArray<Completion<A, E, R>>) => {
+      const values = completions.map((c) => ({
+        id: c.id,
+        kind: c.kind,
+        result: JSON.stringify(c.result),
+        error: c.error,
+        processed_at: c.processedAt
       }))
+      const markProcessed = sql<{ id: string }>`
+        UPDATE inbound_messages m SET state = 'processed', kind = v.kind, result = v.result::jsonb, error = v.error,
+          attempts = m.attempts + 1, processed_at = v.processed_at::timestamptz, lease_owner = NULL
+        FROM ${sql.updateValues(values, "v")}
+        WHERE m.id = v.id AND m.lease_owner = ${owner} AND m.state = 'received'
+        RETURNING m.id`
+      if (completions.every((c) => c.effects === null)) {
+        return markProcessed.pipe(Effect.as(completions.map((): A | undefined => undefined)))
+      }
+      return sql.withTransaction(Effect.gen(function*() {
+        const mine = new Set((yield* markProcessed).map((row) => row.id))
+        const outcomes: Array<A | undefined> = []
+        for (const c of completions) outcomes.push(c.effects !== null && mine.has(c.id) ? yield* c.effects : undefined)
+        return outcomes
+      }))
+    }
 
     /** A failed attempt: due again later, or parked as `failed` with its error after the last one. */
     const fail = (owner: string, id: string, attempts: number, error: string, now: Date) => {
@@ -76,6 +108,6 @@ export class InboundQueue extends Effect.Service<InboundQueue>()("herald/Inbound
         WHERE raw IS NOT NULL AND received_at < ${before} AND state <> 'received'
         RETURNING id`.pipe(Effect.map((rows) => rows.length))
 
-    return { claim, complete, fail, prune } as const
+    return { claim, completeGroup, fail, prune } as const
   })
 }) {}

@@ -1,17 +1,22 @@
 /**
- * The inbound actor: a short story of named steps for each message the MX listener committed.
- * claim (leased) → understand (the pure parsers) → apply what it means (bounce, complaint or
- * DMARC effects, in the same transaction that marks the message processed) → let reputation look
- * at the accounts touched. A message whose parse or effects fail is retried with growing pauses
- * and finally parked as `failed` with its error; its raw bytes stay until the retention prune.
- * Wakes on the listener's signal (herald_inbound) and polls every 2 s for retries.
- * Understanding is CPU work (mailparser and the report parsers: milliseconds a message, up to
- * seconds for a large DMARC report): it runs in a pool of worker threads (HERALD_PARSE_WORKERS,
- * src/lib/worker-pool.ts) so that the MX listener's thread stays free; claims, retries and every
- * database effect stay here. A parse that crashes its worker (or is handed to it behind one that
- * does) or outlasts PARSE_TIMEOUT fails like any other attempt and is retried.
+ * The inbound actor: a short story of named steps for the messages the MX listener committed.
+ * claim a batch (leased) → understand each (the pure parsers) → complete the batch: mark its
+ * messages processed and apply what they mean (bounce, complaint or DMARC effects, in the same
+ * transaction) → let reputation look at the accounts touched. A message whose parse or effects
+ * fail is retried with growing pauses and finally parked as `failed` with its error; its raw bytes
+ * stay until the retention prune. Wakes on the listener's signal (herald_inbound) and polls every
+ * 2 s for retries.
+ * Understanding is CPU work (a fraction of a millisecond for a bounce, up to seconds for a large
+ * DMARC report): it runs in a pool of worker threads (HERALD_PARSE_WORKERS, src/lib/worker-pool.ts)
+ * so that the MX listener's thread stays free; claims, retries and every database effect stay
+ * here. A parse that crashes its worker (or is handed to it behind one that does) or outlasts
+ * PARSE_TIMEOUT fails like any other attempt and is retried.
+ * Statements are what a message costs here, so they are per batch, not per message: one claim,
+ * one read of the deliveries the batch names, one UPDATE (effects only for the messages that name
+ * a delivery — most reports do not).
  */
-import { Clock, Duration, Effect, Queue, Schedule } from "effect"
+import type { SqlClient } from "@effect/sql"
+import { type Cause, Clock, Duration, Effect, Exit, Queue, Schedule } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { actorLayer } from "../../lib/actor.ts"
 import { randomBase62 } from "../../lib/ids.ts"
@@ -23,10 +28,9 @@ import { InboundConfig } from "../InboundConfig.ts"
 import { errorOf, toParseOutput } from "../parse-output.ts"
 import type { Understood } from "../parse/types.ts"
 import { understandMessage } from "../understand.ts"
-import { applyBounce } from "./bounces.ts"
-import { applyComplaint } from "./complaints.ts"
-import { storeDmarcReports } from "./dmarc.ts"
+import { effectsOf, keysOf, type Parsed } from "./effects.ts"
 import { type ClaimedInbound, InboundQueue } from "./InboundQueue.ts"
+import { lookupDeliveries } from "./mapping.ts"
 
 export const INBOUND_CHANNEL: Channel = "herald_inbound"
 const LEASE_MS = 5 * 60_000
@@ -36,20 +40,33 @@ const PARSE_TIMEOUT = Duration.minutes(1)
 /** Heap limit of one parse worker: a hostile message crashes its worker, not the appliance. */
 const PARSE_WORKER_MEMORY_MB = 512
 const PARSE_WORKER = new URL("../parse-worker.ts", import.meta.url)
+/**
+ * Raw bytes the claimed batches may hold in all (each claim CLAIM_BYTES / lanes, and always at
+ * least one message): a batch is held in memory until parsed, and a count alone would let 32
+ * messages of 25 MB through at once.
+ */
+const CLAIM_BYTES = 32 * 1024 * 1024
+/**
+ * How long a wake-up waits before it claims: the listener commits every few milliseconds under
+ * load, and a claim (with the group completion that follows) per commit cost more statements than
+ * the messages themselves. Parsing is not on the sender's path, so 50 ms more before it is free.
+ */
+const CLAIM_DELAY = Duration.millis(50)
 
 /**
- * How many messages one claim takes, how many are handled at once, and how many each worker is
- * handed ahead. The main thread's event loop is busy with the listener, so a worker waits for its
- * next message unless it already holds several (pipeline), and enough must be in flight that some
- * are being parsed while others are in their database step; a batch twice the concurrency keeps
- * them in flight between claims. (Measured on 2 cores under load: 16 in flight kept up with the
- * listener where 8 fell behind.) The raw bytes of a whole batch are in memory at once.
- * Without workers (0): two at a time in this thread, as before.
+ * How the processor claims and handles messages: a claim takes up to `batch` messages (and
+ * CLAIM_BYTES / lanes bytes), and `lanes` claimed batches are handled at once. A batch is handed
+ * to the workers whole, each worker holding `pipeline` messages ahead: the main thread's event
+ * loop is busy with the listener, so a worker waits for its next message unless it already holds
+ * several. A second batch keeps the parser busy while the first completes and the next claim is
+ * made (measured on 2 cores under load: one batch at a time left the worker idle between batches,
+ * and processing fell behind the listener). The raw bytes of two batches are in memory at once.
+ * Without workers (0): one batch of 8, parsed in this thread `concurrency` at a time.
  */
 export const inboundShape = (workers: number) => {
-  if (workers === 0) return { batch: 8, concurrency: 2, pipeline: 0 }
-  const concurrency = Math.min(32, Math.max(16, 4 * workers))
-  return { batch: 2 * concurrency, concurrency, pipeline: Math.min(8, Math.ceil(concurrency / workers)) }
+  if (workers === 0) return { lanes: 1, batch: 8, concurrency: 2, pipeline: 0 }
+  const batch = Math.min(32, Math.max(16, 4 * workers))
+  return { lanes: 2, batch, concurrency: batch, pipeline: Math.min(8, Math.ceil(batch / workers)) }
 }
 
 const asBuffer = (bytes: Uint8Array) => Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
@@ -62,67 +79,117 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
   const queue = yield* InboundQueue
   const reputation = yield* Reputation
   const verpSecret = (yield* VerpSecret).value
-  const wakeups = yield* (yield* QueueSignal).subscribe(INBOUND_CHANNEL)
+  const signal = yield* QueueSignal
   const owner = `${config.hostname}/${process.pid}/${randomBase62(6)}`
   const workers = settings.parseWorkers
-  const { batch, concurrency, pipeline } = inboundShape(workers)
+  const { lanes, batch, concurrency, pipeline } = inboundShape(workers)
+  const claimBytes = CLAIM_BYTES / lanes
   const pool = workers === 0 ? undefined : yield* makeWorkerPool<Understood>({
     name: "inbound parser",
     file: PARSE_WORKER,
     size: workers,
     pipeline,
-    queue: concurrency,
+    queue: lanes * batch,
     timeout: PARSE_TIMEOUT,
     maxMemoryMb: PARSE_WORKER_MEMORY_MB,
     inProcess: (bytes) => understandMessage(asBuffer(bytes))
   })
-  /** The raw bytes are handed over to the worker: `raw` is not to be read again. */
-  const understand = (raw: Buffer) => pool === undefined ? Effect.tryPromise(() => understandMessage(raw)) : pool.run(raw)
+  /**
+   * What the parsers make of each message, in order, as outcomes: one effect for the batch. The
+   * raw bytes are handed over to the workers: `raw` is not to be read again.
+   */
+  const understandAll = (raws: ReadonlyArray<Buffer>): Effect.Effect<ReadonlyArray<Exit.Exit<Understood, unknown>>> =>
+    pool === undefined
+      ? Effect.forEach(raws, (raw) => Effect.exit(Effect.tryPromise(() => understandMessage(raw))), { concurrency })
+      : pool.runAll(raws)
 
-  const effectsOf = (understood: Understood, message: ClaimedInbound, now: Date) => {
-    const ctx = { inboundId: message.id, rcptTo: message.rcpt_to, verpSecret, settings, now }
-    switch (understood.kind) {
-      case "bounce":
-        return applyBounce(understood.bounce, ctx)
-      case "complaint":
-        return applyComplaint(understood.complaint, ctx)
-      case "dmarc":
-        return storeDmarcReports(understood.dmarc, ctx).pipe(Effect.as({ matched: 0, accounts: [] as Array<string> }))
-      case "other":
-        return Effect.succeed({ matched: 0, accounts: [] as Array<string> })
-    }
-  }
-
-  const handle = (message: ClaimedInbound, now: Date) =>
-    Effect.gen(function*() {
-      if (message.raw === null) return yield* queue.fail(owner, message.id, message.attempts, "raw message missing", now)
-      const understood = yield* understand(message.raw)
-      const outcome = yield* queue.complete(
-        owner,
-        message.id,
-        understood.kind,
-        toParseOutput(understood),
-        errorOf(understood),
-        now,
-        effectsOf(understood, message, now)
-      )
-      for (const accountId of outcome?.accounts ?? []) yield* reputation.evaluate(accountId, now)
-      yield* Effect.logDebug("inbound message processed").pipe(Effect.annotateLogs({ kind: understood.kind }))
-    }).pipe(
-      Effect.catchAllCause((cause) =>
-        Effect.logWarning("inbound message could not be processed; will retry", cause).pipe(
-          Effect.zipRight(queue.fail(owner, message.id, message.attempts, String(cause), now)),
-          Effect.catchAllCause((again) => Effect.logError("could not record the failure; the lease hands it out again", again))
-        )),
+  /** A failed attempt: due again later, or parked with its error; the lease hands it out again if even that fails. */
+  const recordFailure = (message: ClaimedInbound, cause: Cause.Cause<unknown>, now: Date) =>
+    Effect.logWarning("inbound message could not be processed; will retry", cause).pipe(
+      Effect.zipRight(queue.fail(owner, message.id, message.attempts, String(cause), now)),
+      Effect.catchAllCause((again) => Effect.logError("could not record the failure; the lease hands it out again", again)),
       Effect.annotateLogs({ inbound_message_id: message.id })
     )
 
-  const step = Effect.gen(function*() {
-    const now = new Date(yield* Clock.currentTimeMillis)
-    const claimed = yield* queue.claim(owner, now, new Date(now.getTime() + LEASE_MS), batch)
-    yield* Effect.forEach(claimed, (message) => handle(message, now), { concurrency, discard: true })
-    return claimed.length === batch
-  }).pipe(Effect.catchAllCause((cause) => Effect.logError("inbound claim failed; retrying", cause).pipe(Effect.as(false))))
+  /** A batch's messages as parsed; those that could not be are recorded as failed attempts. */
+  const parseAll = (claimed: ReadonlyArray<ClaimedInbound>, now: Date) =>
+    Effect.gen(function*() {
+      const parsed: Array<Parsed> = []
+      const present = claimed.filter((message) => message.raw !== null)
+      for (const message of claimed) {
+        if (message.raw !== null) continue
+        yield* queue.fail(owner, message.id, message.attempts, "raw message missing", now).pipe(
+          Effect.catchAllCause((cause) => recordFailure(message, cause, now))
+        )
+      }
+      const exits = yield* understandAll(present.map((message) => message.raw!))
+      for (let i = 0; i < present.length; i++) {
+        const exit = exits[i]!
+        if (Exit.isSuccess(exit)) parsed.push({ message: present[i]!, understood: exit.value, now })
+        else yield* recordFailure(present[i]!, exit.cause, now)
+      }
+      return parsed
+    })
+
+  /**
+   * Marks parsed messages processed together: the deliveries they name read with one statement,
+   * then one UPDATE for all of them — in one transaction with the effects of those that change
+   * something — then reputation looks at the accounts touched.
+   */
+  const complete = (group: ReadonlyArray<Parsed>) =>
+    Effect.gen(function*() {
+      const keys = group.map((parsed) => keysOf(parsed, verpSecret))
+      const index = yield* lookupDeliveries(keys)
+      const outcomes = yield* queue.completeGroup(owner, group.map((parsed, i) => ({
+        id: parsed.message.id,
+        kind: parsed.understood.kind,
+        result: toParseOutput(parsed.understood),
+        error: errorOf(parsed.understood),
+        processedAt: parsed.now,
+        effects: effectsOf(parsed, keys[i]!, index, settings)
+      })))
+      yield* Effect.logDebug("inbound messages processed").pipe(Effect.annotateLogs({ messages: group.length }))
+      return new Set(outcomes.flatMap((outcome) => outcome?.accounts ?? []))
+    })
+
+  /** A group whose completion failed is completed message by message, so that one bad message fails alone. */
+  const completeOrSplit = (group: ReadonlyArray<Parsed>): Effect.Effect<ReadonlySet<string>, never, SqlClient.SqlClient> =>
+    complete(group).pipe(Effect.catchAllCause((cause) =>
+      group.length === 1
+        ? recordFailure(group[0]!.message, cause, group[0]!.now).pipe(Effect.as(new Set<string>()))
+        : Effect.forEach(group, (parsed) => completeOrSplit([parsed])).pipe(Effect.map((sets) => new Set(sets.flatMap((s) => [...s]))))
+    ))
+
+  const evaluateReputation = (accounts: ReadonlySet<string>, now: Date) =>
+    Effect.forEach(accounts, (accountId) =>
+      reputation.evaluate(accountId, now).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("reputation check after inbound reports failed", cause))
+      ), { discard: true })
+
+  /** One claimed batch: parsed (in the workers, as they come), then completed as one group. */
+  const handleBatch = (claimed: ReadonlyArray<ClaimedInbound>, now: Date) =>
+    Effect.gen(function*() {
+      const parsed = yield* parseAll(claimed, now)
+      if (parsed.length === 0) return
+      yield* evaluateReputation(yield* completeOrSplit(parsed), now)
+    })
+
+  /**
+   * Claims due messages and starts handling them; returns whether more are due right away (the
+   * claim was cut short by its count, or by its bytes — a cut leaves it at or past the budget).
+   */
+  const step = (slots: Effect.Semaphore) =>
+    Effect.gen(function*() {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const claimed = yield* queue.claim(owner, now, new Date(now.getTime() + LEASE_MS), batch, claimBytes).pipe(
+        Effect.onExit((exit) => (Exit.isSuccess(exit) && exit.value.length > 0 ? Effect.void : slots.release(1)))
+      )
+      if (claimed.length === 0) return false
+      // Measured before the batch is handed over: the workers take the raw bytes away.
+      const more = claimed.length === batch || claimed.reduce((bytes, m) => bytes + (m.raw?.length ?? 0), 0) >= claimBytes
+      yield* Effect.fork(handleBatch(claimed, now).pipe(Effect.ensuring(slots.release(1))))
+      return more
+    }).pipe(Effect.catchAllCause((cause) => Effect.logError("inbound claim failed; retrying", cause).pipe(Effect.as(false))))
 
   const prune = Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
@@ -132,8 +199,21 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
   yield* Effect.forkScoped(Effect.repeat(prune, Schedule.spaced(Duration.hours(1))))
 
   yield* Effect.logInfo("inbound processor started").pipe(Effect.annotateLogs({ owner, parse_workers: workers }))
+  // Up to `lanes` claimed batches are handled at once; the next claim waits for a free slot.
+  const slots = yield* Effect.makeSemaphore(lanes)
+  const wakeups = yield* signal.subscribe(INBOUND_CHANNEL)
+  /**
+   * Nothing more is due: wait for a wake-up (or the poll, for retries), then a moment longer, so
+   * that messages the listener commits one after another are claimed and completed together.
+   */
+  const idle = Queue.take(wakeups).pipe(
+    Effect.timeout(POLL),
+    Effect.ignore,
+    Effect.zipRight(Effect.sleep(CLAIM_DELAY)),
+    Effect.zipRight(Queue.takeAll(wakeups))
+  )
   yield* Effect.forever(Effect.gen(function*() {
-    const more = yield* step
-    if (!more) yield* Queue.take(wakeups).pipe(Effect.timeout(POLL), Effect.ignore)
+    yield* slots.take(1)
+    if (!(yield* step(slots))) yield* idle
   }))
 })))

@@ -17,32 +17,35 @@ import { suppressesAddress } from "../../mta/classify.ts"
 import { suppressAutomatically } from "../../platform/suppressions/suppress.ts"
 import type { InboundSettings } from "../InboundConfig.ts"
 import type { BounceReport, BouncedRecipient } from "../parse/types.ts"
-import { deliveriesByOriginal, type DeliveryRef, deliveryByVerp } from "./mapping.ts"
+import { deliveriesByOriginal, type DeliveryIndex, type DeliveryKeys, type DeliveryRef, deliveryByVerp } from "./mapping.ts"
 
 export interface BounceContext {
   readonly inboundId: string
-  readonly rcptTo: ReadonlyArray<string>
-  readonly verpSecret: string
   readonly settings: InboundSettings
   readonly now: Date
 }
 
-/** Pairs each bounced recipient with its delivery; returns the accounts touched. */
-export const applyBounce = (report: BounceReport, ctx: BounceContext) =>
+export type BouncePair = readonly [DeliveryRef, BouncedRecipient]
+
+/** Each bounced recipient paired with its delivery, from the deliveries the message's keys found. */
+export const bouncePairs = (report: BounceReport, keys: DeliveryKeys, index: DeliveryIndex): ReadonlyArray<BouncePair> => {
+  const byVerp = deliveryByVerp(index, keys)
+  if (byVerp !== null) {
+    // The VERP address names exactly one delivery; a forwarding hop may report another address.
+    const match = report.recipients.find((r) => r.email === byVerp.recipient.toLowerCase()) ?? report.recipients[0]
+    return match === undefined ? [] : [[byVerp, match]]
+  }
+  const pairs: Array<BouncePair> = []
+  for (const d of deliveriesByOriginal(index, keys, report.recipients.map((r) => r.email))) {
+    const match = report.recipients.find((r) => r.email === d.recipient.toLowerCase())
+    if (match !== undefined) pairs.push([d, match])
+  }
+  return pairs
+}
+
+/** Applies each pair; returns the accounts touched. */
+export const applyBounce = (pairs: ReadonlyArray<BouncePair>, ctx: BounceContext) =>
   Effect.gen(function*() {
-    const pairs: Array<[DeliveryRef, BouncedRecipient]> = []
-    const byVerp = yield* deliveryByVerp(ctx.rcptTo, ctx.verpSecret)
-    if (byVerp !== null) {
-      // The VERP address names exactly one delivery; a forwarding hop may report another address.
-      const match = report.recipients.find((r) => r.email === byVerp.recipient.toLowerCase()) ?? report.recipients[0]
-      if (match !== undefined) pairs.push([byVerp, match])
-    } else {
-      const deliveries = yield* deliveriesByOriginal(report.original, report.recipients.map((r) => r.email))
-      for (const d of deliveries) {
-        const match = report.recipients.find((r) => r.email === d.recipient.toLowerCase())
-        if (match !== undefined) pairs.push([d, match])
-      }
-    }
     for (const [delivery, recipient] of pairs) yield* applyOne(delivery, recipient, ctx)
     return { matched: pairs.length, accounts: [...new Set(pairs.map(([d]) => d.account_id))] }
   })

@@ -13,25 +13,25 @@ import { emitEvent } from "../../lib/outbox.ts"
 import { suppressAutomatically } from "../../platform/suppressions/suppress.ts"
 import { isComplaintFeedback, isOptOut } from "../parse/complaint.ts"
 import type { ComplaintReport } from "../parse/types.ts"
-import { deliveriesByOriginal, type DeliveryRef, deliveryByVerp } from "./mapping.ts"
+import { deliveriesByOriginal, type DeliveryIndex, type DeliveryKeys, type DeliveryRef, deliveryByVerp } from "./mapping.ts"
 
 export interface ComplaintContext {
   readonly inboundId: string
-  readonly rcptTo: ReadonlyArray<string>
-  readonly verpSecret: string
   readonly now: Date
 }
 
-export const applyComplaint = (report: ComplaintReport, ctx: ComplaintContext) =>
+/** The deliveries a report is about, from the deliveries the message's keys found. */
+export const complaintDeliveries = (report: ComplaintReport, keys: DeliveryKeys, index: DeliveryIndex): ReadonlyArray<DeliveryRef> => {
+  const byVerp = deliveryByVerp(index, keys)
+  if (byVerp !== null) return [byVerp]
+  const named = deliveriesByOriginal(index, keys, report.recipients)
+  // A redacted or rewritten recipient: fall back to every recipient of the original.
+  return named.length === 0 && report.recipients.length > 0 ? deliveriesByOriginal(index, keys, []) : named
+}
+
+export const applyComplaint = (report: ComplaintReport, deliveries: ReadonlyArray<DeliveryRef>, ctx: ComplaintContext) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const byVerp = yield* deliveryByVerp(ctx.rcptTo, ctx.verpSecret)
-    let deliveries: ReadonlyArray<DeliveryRef> = byVerp === null ? [] : [byVerp]
-    if (deliveries.length === 0) deliveries = yield* deliveriesByOriginal(report.original, report.recipients)
-    if (deliveries.length === 0 && report.recipients.length > 0) {
-      // A redacted or rewritten recipient: fall back to every recipient of the original.
-      deliveries = yield* deliveriesByOriginal(report.original, [])
-    }
     for (const d of deliveries) {
       yield* sql`
         INSERT INTO inbound_complaints (inbound_message_id, account_id, key_id, message_id, email, feedback_type, isp, created_at)

@@ -3,6 +3,10 @@
  * report was sent to — it names the delivery and carries an HMAC tag, so it cannot be forged — then
  * the identity headers of the returned original: `X-Herald-Message-Id`, else the local part of its
  * `Message-ID: <{message_id}@{sending domain}>`, matched with the recipient.
+ *
+ * The deliveries of a whole group of messages are read with one statement (`lookupDeliveries`);
+ * picking each message's deliveries out of that is pure. Most reports name nothing Herald sent, and
+ * a message with nothing to look up costs no statement at all.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -19,17 +23,15 @@ export interface DeliveryRef {
   readonly subject: string
 }
 
-/** The delivery named by a VERP address among the envelope recipients, if any checks out. */
-export const deliveryByVerp = (rcptTo: ReadonlyArray<string>, secret: string) =>
-  Effect.gen(function*() {
-    const ids = rcptTo.map((address) => decodeVerp(address, secret)).filter((id): id is string => id !== null)
-    if (ids.length === 0) return null
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<DeliveryRef>`
-      SELECT d.id, d.message_id, d.account_id, d.key_id, d.recipient, d.state, m.subject
-      FROM deliveries d JOIN messages m ON m.id = d.message_id WHERE d.id = ${ids[0]!}`
-    return rows[0] ?? null
-  })
+/** What a message's deliveries are found by. */
+export interface DeliveryKeys {
+  /** The delivery named by the first envelope recipient that is a valid VERP address. */
+  readonly verpId: string | null
+  /** Herald's message id as the returned original carries it. */
+  readonly messageId: string | null
+}
+
+export const noKeys: DeliveryKeys = { verpId: null, messageId: null }
 
 /** Herald's message id as the original carries it, or null when the original is not Herald's. */
 export const heraldMessageIdOf = (original: OriginalMessage): string | null => {
@@ -39,16 +41,49 @@ export const heraldMessageIdOf = (original: OriginalMessage): string | null => {
   return /^[A-Za-z0-9_]+$/.test(local) ? local : null
 }
 
-/** The deliveries of the original message, to `recipients` (all of them when none are named). */
-export const deliveriesByOriginal = (original: OriginalMessage, recipients: ReadonlyArray<string>) =>
+export const deliveryKeysOf = (rcptTo: ReadonlyArray<string>, original: OriginalMessage, verpSecret: string): DeliveryKeys => ({
+  verpId: rcptTo.map((address) => decodeVerp(address, verpSecret)).find((id): id is string => id !== null) ?? null,
+  messageId: heraldMessageIdOf(original)
+})
+
+/** The deliveries a group of messages names, by delivery id and by message id. */
+export interface DeliveryIndex {
+  readonly byId: ReadonlyMap<string, DeliveryRef>
+  readonly byMessage: ReadonlyMap<string, ReadonlyArray<DeliveryRef>>
+}
+
+const emptyIndex: DeliveryIndex = { byId: new Map(), byMessage: new Map() }
+
+/** One statement for every key of the group (none when no message has a key). */
+export const lookupDeliveries = (keys: ReadonlyArray<DeliveryKeys>) =>
   Effect.gen(function*() {
-    const messageId = heraldMessageIdOf(original)
-    if (messageId === null) return [] as ReadonlyArray<DeliveryRef>
+    const verpIds = [...new Set(keys.flatMap((k) => (k.verpId === null ? [] : [k.verpId])))]
+    const messageIds = [...new Set(keys.flatMap((k) => (k.messageId === null ? [] : [k.messageId])))]
+    if (verpIds.length === 0 && messageIds.length === 0) return emptyIndex
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql<DeliveryRef>`
       SELECT d.id, d.message_id, d.account_id, d.key_id, d.recipient, d.state, m.subject
-      FROM deliveries d JOIN messages m ON m.id = d.message_id WHERE d.message_id = ${messageId}`
-    if (recipients.length === 0) return rows
-    const wanted = new Set(recipients.map((r) => r.toLowerCase()))
-    return rows.filter((row) => wanted.has(row.recipient.toLowerCase()))
+      FROM deliveries d JOIN messages m ON m.id = d.message_id
+      WHERE d.id = ANY(${verpIds}) OR d.message_id = ANY(${messageIds})`
+    const byId = new Map(rows.map((row) => [row.id, row]))
+    const byMessage = new Map<string, Array<DeliveryRef>>()
+    for (const row of rows) {
+      if (!messageIds.includes(row.message_id)) continue
+      const list = byMessage.get(row.message_id) ?? []
+      list.push(row)
+      byMessage.set(row.message_id, list)
+    }
+    return { byId, byMessage } satisfies DeliveryIndex
   })
+
+/** The delivery named by the message's VERP address, if it exists. */
+export const deliveryByVerp = (index: DeliveryIndex, keys: DeliveryKeys): DeliveryRef | null =>
+  keys.verpId === null ? null : index.byId.get(keys.verpId) ?? null
+
+/** The deliveries of the original message, to `recipients` (all of them when none are named). */
+export const deliveriesByOriginal = (index: DeliveryIndex, keys: DeliveryKeys, recipients: ReadonlyArray<string>): ReadonlyArray<DeliveryRef> => {
+  const rows = keys.messageId === null ? [] : index.byMessage.get(keys.messageId) ?? []
+  if (recipients.length === 0) return rows
+  const wanted = new Set(recipients.map((r) => r.toLowerCase()))
+  return rows.filter((row) => wanted.has(row.recipient.toLowerCase()))
+}

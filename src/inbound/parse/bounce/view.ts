@@ -1,12 +1,11 @@
 /**
  * What the bounce parser reads of a message, whatever shape it arrived in: the top-level header
  * fields, the human-readable report text (cut where a returned copy of the original begins), the
- * `message/delivery-status` parts and the enclosed original. Built from mailparser's tree, or from
- * the raw bytes when mailparser could not split the message at all.
+ * `message/delivery-status` parts and the enclosed original. Built from the parsed message
+ * (../mail.ts), or from the raw bytes when the MIME walk could not split the message at all.
  */
-import type { AddressObject } from "mailparser"
 import { type Fields, field, headerBlock, noOriginal, originalFromHeaders, parseFields } from "../fields.ts"
-import type { ParsedMail } from "../mail.ts"
+import { type AddressField, hasOnlyBareCR, type ParsedMail } from "../mail.ts"
 import type { OriginalMessage } from "../types.ts"
 
 export interface MailView {
@@ -33,8 +32,8 @@ const ADDRESS = /[^\s<>"(),;:@]+@[A-Za-z0-9.-]+/
 
 const lf = (text: string) => text.replace(/\r\n?/g, "\n")
 
-const addresses = (value: AddressObject | ReadonlyArray<AddressObject> | undefined): ReadonlyArray<string> => {
-  const objects: ReadonlyArray<AddressObject> = value === undefined ? [] : Array.isArray(value) ? value : [value as AddressObject]
+const addresses = (value: AddressField | ReadonlyArray<AddressField> | undefined): ReadonlyArray<string> => {
+  const objects: ReadonlyArray<AddressField> = value === undefined ? [] : "value" in value ? [value] : value
   return objects.flatMap((o) => o.value.flatMap((a) => (a.address === undefined ? [] : [a.address.toLowerCase()])))
 }
 
@@ -90,11 +89,9 @@ export const splitReturned = (text: string): { report: string; returned: string 
 
 /*
  * A message with bare CR line ends (old Mac files, as in the corpus's qmail sample) is one long
- * header line to mailparser. parseBounce is synchronous, so such a message is read here directly:
+ * header line to the MIME walk (as it was to mailparser). Such a message is read here directly:
  * header block and body after line ends are normalised; the body is taken as plain text.
  */
-const hasOnlyBareCR = (raw: Buffer) => raw.includes(0x0d) && !raw.includes(0x0a)
-
 const fromRaw = (raw: Buffer): MailView => {
   const message = lf(raw.toString("utf8"))
   const head = headerBlock(message)

@@ -1,19 +1,20 @@
 /**
- * A small, tolerant MIME walker over the raw bytes. mailparser folds a `message/rfc822` part that
- * is not marked as an attachment into the text of the report and drops its headers, and most
- * feedback reports enclose the original that way (`Content-Disposition: inline` or none), so the
- * report's structure is read here instead. Only what the complaint parsers need: content types,
- * multipart children, the enclosed message of a `message/rfc822` part, and bodies decoded from
- * base64 or quoted-printable (RFC 2045 §6). Line ends may be CRLF, LF or CR alone.
+ * The report's MIME structure as the complaint parsers read it, from the shared walk of the raw
+ * bytes (../mime/split.ts) rather than mailparser's view, which folds an inline `message/rfc822`
+ * part into the text and drops the enclosed original's headers — and most feedback reports enclose
+ * the original that way (`Content-Disposition: inline` or none). Here every `message/rfc822` part
+ * is entered: the inline ones the walk already split, the others by splitting their decoded body.
+ * Bodies are decoded from base64 or quoted-printable (RFC 2045 §6) as UTF-8, when first read.
+ * Line ends may be CRLF, LF or CR alone.
  */
-import { type Fields, field, parseFields } from "../fields.ts"
+import { type Fields, parseFields } from "../fields.ts"
+import { hasOnlyBareCR } from "../mail.ts"
+import { headerValue, type MimeNode, splitMime } from "../mime/split.ts"
 
 export interface MimePart {
   readonly headers: Fields
   /** `type/subtype`, lower-cased; `text/plain` when absent (RFC 2045 §5.2). */
   readonly contentType: string
-  /** Attachment or part name (`filename` / `name` parameter), or null. */
-  readonly filename: string | null
   /** The body, transfer-decoded; for a multipart, the undecoded text between the headers and the end. */
   readonly body: string
   /** The parts of a multipart; the enclosed message of a `message/*` part; otherwise empty. */
@@ -23,16 +24,6 @@ export interface MimePart {
 /** Nesting and part-count limits: reports are shallow, and hostile input must not recurse forever. */
 const MAX_DEPTH = 8
 const MAX_PARTS = 200
-
-const HEADER_END = /\r\n\r\n|\n\n|\r\r|\r\n\n|\n\r\n/
-
-const splitMessage = (text: string): { header: string; body: string } => {
-  // A part that starts with a line break has no header fields at all (RFC 2046 §5.1.1).
-  const leading = /^(\r\n|\n|\r)/.exec(text)
-  if (leading !== null) return { header: "", body: text.slice(leading[0].length) }
-  const end = HEADER_END.exec(text)
-  return end === null ? { header: text, body: "" } : { header: text.slice(0, end.index), body: text.slice(end.index + end[0].length) }
-}
 
 /** The value of parameter `name` in a structured header value such as Content-Type (RFC 2045 §5.1). */
 export const headerParam = (value: string, name: string): string | null => {
@@ -84,49 +75,61 @@ const decodeBody = (body: string, encoding: string | null): string => {
   }
 }
 
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+const once = <A>(compute: () => A): (() => A) => {
+  let value: { readonly a: A } | undefined
+  return () => (value ??= { a: compute() }).a
+}
+
+/** The first value of a header field of `node`, from the walk's header lines (no full header parse). */
+const firstField = (node: MimeNode, name: string): string | null => {
+  const line = node.headerLines.find((l) => l.key === name)
+  return line === undefined ? null : headerValue(line.line)
+}
 
 /**
- * The bodies between the delimiter lines of `boundary` (RFC 2046 §5.1.1). Tolerant: trailing
- * white space after a delimiter, a missing close delimiter (the last part runs to the end).
+ * One node of the walk as a MimePart; `raw` is the text the walk ran over. The header fields and
+ * bodies are read when first asked for: most parts are only looked at for their content type.
  */
-const splitMultipart = (body: string, boundary: string): ReadonlyArray<string> => {
-  const delimiter = new RegExp(`(^|\\r\\n|\\n|\\r)--${escapeRegExp(boundary)}(--)?[ \\t]*(\\r\\n|\\n|\\r|$)`, "g")
-  const parts: Array<string> = []
-  let start: number | null = null
-  for (let found = delimiter.exec(body); found !== null; found = delimiter.exec(body)) {
-    if (start !== null) parts.push(body.slice(start, found.index))
-    if (found[2] === "--") return parts
-    start = found.index + found[0].length
-    // The closing line break doubles as the opening one of the next delimiter.
-    if (found[3] !== "") delimiter.lastIndex = found.index + found[0].length - found[3]!.length
-  }
-  if (start !== null) parts.push(body.slice(start))
-  return parts
-}
-
-const parsePart = (text: string, depth: number, budget: { parts: number }): MimePart => {
+const partOf = (node: MimeNode, raw: Buffer, depth: number, budget: { parts: number }): MimePart => {
   budget.parts += 1
-  const { header, body } = splitMessage(text)
-  const headers = parseFields(header)
-  const contentTypeValue = field(headers, "content-type")
-  const contentType = mediaType(contentTypeValue)
-  const disposition = field(headers, "content-disposition") ?? ""
-  const filename = headerParam(disposition, "filename") ?? (contentTypeValue === null ? null : headerParam(contentTypeValue, "name"))
+  const headers = once(() => parseFields(raw.subarray(node.headerStart, node.headerEnd).toString("utf8")))
+  const contentType = mediaType(firstField(node, "content-type"))
   const nested = depth < MAX_DEPTH && budget.parts < MAX_PARTS
+  const text = (start: number, end: number) => raw.subarray(start, end).toString("utf8")
   if (contentType.startsWith("multipart/")) {
-    const boundary = contentTypeValue === null ? null : headerParam(contentTypeValue, "boundary")
-    const children =
-      boundary === null || boundary === "" || !nested
-        ? []
-        : splitMultipart(body, boundary).flatMap((p) => (budget.parts < MAX_PARTS ? [parsePart(p, depth + 1, budget)] : []))
-    return { headers, contentType, filename, body, parts: children }
+    const parts = nested ? node.children.flatMap((c) => (budget.parts < MAX_PARTS ? [partOf(c, raw, depth + 1, budget)] : [])) : []
+    return { contentType, parts, get headers() { return headers() }, get body() { return text(node.bodyStart, node.partEnd) } }
   }
-  const decoded = decodeBody(body, field(headers, "content-transfer-encoding"))
-  const enclosesMessage = contentType === "message/rfc822" || contentType === "message/global"
-  return { headers, contentType, filename, body: decoded, parts: enclosesMessage && nested ? [parsePart(decoded, depth + 1, budget)] : [] }
+  const isMessage = contentType === "message/rfc822" || contentType === "message/global"
+  if (isMessage && node.enclosesMessage) {
+    const inner = node.children[0]
+    const parts = nested && inner !== undefined ? [partOf(inner, raw, depth + 1, budget)] : []
+    return { contentType, parts, get headers() { return headers() }, get body() { return text(node.headerEnd, node.partEnd) } }
+  }
+  const body = once(() => decodeBody(text(node.bodyStart, node.bodyEnd), firstField(node, "content-transfer-encoding")))
+  if (!isMessage || !nested) return { contentType, parts: [], get headers() { return headers() }, get body() { return body() } }
+  // An enclosed message the walk did not enter (an attachment, or transfer-encoded): split its decoded text.
+  const parts = once(() => {
+    const inner = Buffer.from(body(), "utf8")
+    try {
+      return [partOf(splitMime(inner), inner, depth + 1, budget)]
+    } catch {
+      return []
+    }
+  })
+  return { contentType, get headers() { return headers() }, get body() { return body() }, get parts() { return parts() } }
 }
 
-/** The MIME tree of a whole message. */
-export const parseMime = (raw: Buffer | string): MimePart =>
-  parsePart(typeof raw === "string" ? raw : raw.toString("utf8"), 0, { parts: 0 })
+/**
+ * The MIME tree of a message, from the walk `root` made of `raw`. A message with bare CR line
+ * ends (old Mac files) is one long line to that walk; it is walked again with LF line ends.
+ */
+export const mimeTree = (root: MimeNode, raw: Buffer): MimePart => {
+  if (!hasOnlyBareCR(raw)) return partOf(root, raw, 0, { parts: 0 })
+  const lines = Buffer.from(raw.toString("latin1").replace(/\r/g, "\n"), "latin1")
+  try {
+    return partOf(splitMime(lines), lines, 0, { parts: 0 })
+  } catch {
+    return partOf(root, raw, 0, { parts: 0 })
+  }
+}

@@ -9,13 +9,14 @@ import { noOriginal } from "../fields.ts"
 import { addressList, emptyDetails, type ParsedComplaint } from "./common.ts"
 import { resolveIsp } from "./isp.ts"
 
+/** The field's value when the message carries it exactly once. */
 const headerText = (mail: ParsedMail, name: string): string | null => {
-  const value = mail.headers.get(name)
-  return typeof value === "string" ? value.trim() : null
+  const values = mail.headerValues(name)
+  return values.length === 1 ? values[0]!.trim() : null
 }
 
 const addressesOf = (value: ParsedMail["to"]): ReadonlyArray<string> =>
-  value === undefined ? [] : (Array.isArray(value) ? value : [value]).flatMap((o) => addressList(o.text))
+  value === undefined ? [] : ("value" in value ? [value] : value).flatMap((o) => addressList(o.text))
 
 export const parseAppleUnsubscribe = (mail: ParsedMail, reporterFrom: string | null): ParsedComplaint | null => {
   if (headerText(mail, "x-apple-unsubscribe")?.toLowerCase() !== "true" || reporterFrom === null) return null

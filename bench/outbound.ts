@@ -10,6 +10,9 @@
  * builds it, is run under EXPLAIN (ANALYZE, BUFFERS) on the full queue (in a transaction rolled
  * back); then the appliance restarts with delivery on and drains the queue. Delivered/s and the
  * draining process's peak RSS are printed beside the bare loop's (same N).
+ *
+ * Also printed per phase: the appliance's CPU seconds per message and, when the server has
+ * pg_stat_statements loaded (DATABASE_URL pointing at one), SQL statements per message.
  */
 import { generateKeyPairSync } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
@@ -44,6 +47,10 @@ const claimPlan = async (url: string): Promise<Array<string>> => {
   }
 }
 
+const phaseLine = (phase: string, cpu: number, statements: number | undefined, messages: number) =>
+  `${phase}: ${(cpu / messages * 1000).toFixed(2)} ms CPU per message` +
+  (statements === undefined ? "" : `, ${(statements / messages).toFixed(2)} SQL statements per message`)
+
 const BODY = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(85) // ~5 KB
 
 // The sink: counts messages, discards them.
@@ -61,6 +68,19 @@ const sink = new SMTPServer({
 sink.on("error", () => undefined)
 const sinkPort = await freePort()
 await new Promise<void>((r) => sink.listen(sinkPort, "127.0.0.1", () => r()))
+/** pg_stat_statements calls in `url`'s database since the last reset; undefined when not loaded. */
+const statementsSinceReset = async (url: string, reset: boolean): Promise<number | undefined> => {
+  try {
+    await sql(url, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    const [row] = await sql(url, `SELECT coalesce(sum(calls), 0)::int AS n FROM pg_stat_statements
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`)
+    if (reset) await sql(url, "SELECT pg_stat_statements_reset()")
+    return Number(row?.["n"] ?? 0)
+  } catch {
+    return undefined
+  }
+}
+
 const waitReceived = async (target: number) => {
   while (received < target) await new Promise((r) => setTimeout(r, 20))
 }
@@ -95,7 +115,9 @@ try {
     const child = spawnNode("src/main.ts", {
       DATABASE_URL: url, HERALD_HTTP_PORT: String(port), HERALD_HTTP_HOST: "127.0.0.1", HERALD_SMTP_PORT: String(await freePort()),
       HERALD_BOOTSTRAP_KEY: token, HERALD_DNS_SERVERS: dns.address, HERALD_MX_PORT: String(sinkPort), HERALD_HOSTNAME: "mta.bench",
-      HERALD_MTA_ENABLED: String(mtaEnabled)
+      HERALD_MTA_ENABLED: String(mtaEnabled),
+      // e.g. BENCH_NODE_OPTIONS="--import /tmp/x/profiler.mjs" (NODE_OPTIONS refuses --cpu-prof)
+      ...(process.env["BENCH_NODE_OPTIONS"] === undefined ? {} : { NODE_OPTIONS: process.env["BENCH_NODE_OPTIONS"] })
     })
     await waitFor(`http://127.0.0.1:${port}/health`)
     return { child, port }
@@ -109,6 +131,9 @@ try {
   await sql(url, "UPDATE accounts SET rate_per_min_override = 100000000, monthly_quota_override = 100000000")
 
   const before = received
+  const statementsTracked = (await statementsSinceReset(url, true)) !== undefined
+  const perMessage: Array<string> = []
+  const cpuAtAccept = herald.child.cpuSeconds()
   t0 = performance.now()
   let sent = 0
   const accept = await load({
@@ -121,19 +146,30 @@ try {
 
   let queuedPlan: Array<string> = []
   let deliverFrom = before
+  let cpuFrom = cpuAtAccept
   if (QUEUED > 0) {
     // The whole queue is waiting: the claim's plan on it, then delivery on.
+    const acceptStatements = statementsTracked ? await statementsSinceReset(url, true) : undefined
+    perMessage.push(phaseLine("accept (delivery off)", herald.child.cpuSeconds() - cpuAtAccept, acceptStatements, accept.ok))
     await sql(url, "ANALYZE deliveries")
     const [waiting] = await sql(url, "SELECT count(*)::int AS n FROM deliveries WHERE state IN ('queued', 'deferred')")
     queuedPlan = [`(${waiting?.["n"]} deliveries queued)`, ...(await claimPlan(url))]
     await herald.child.stop()
     herald = await start(true)
+    if (statementsTracked) await statementsSinceReset(url, true)
+    cpuFrom = herald.child.cpuSeconds()
     t0 = performance.now()
     deliverFrom = received
   }
   await waitReceived(before + accept.ok)
   const heraldSeconds = (performance.now() - t0) / 1000
   const delivered = before + accept.ok - deliverFrom
+  const cpuEnd = herald.child.cpuSeconds()
+  // Not reset: pg_stat_statements keeps the delivery's statements for a closer look after the run.
+  const statements = statementsTracked ? await statementsSinceReset(url, false) : undefined
+  perMessage.push(QUEUED > 0
+    ? phaseLine("drain (delivery on)", cpuEnd - cpuFrom, statements, delivered)
+    : phaseLine("accept + delivery", cpuEnd - cpuFrom, statements, delivered))
   const [queued] = await sql(url, "SELECT count(*)::int AS n FROM deliveries WHERE state = 'sent'")
   const plan = await claimPlan(url)
   await herald.child.stop()
@@ -151,6 +187,7 @@ try {
       : [])
   ])
   console.log(`\nHerald delivered/s ÷ bare: ${((heraldRate / bareRate) * 100).toFixed(1)} % (target ≥ 60 %); marked sent: ${queued?.["n"]}`)
+  console.log(perMessage.join("\n"))
   if (queuedPlan.length > 0) console.log("claim plan on the full queue (EXPLAIN ANALYZE, rolled back):\n" + queuedPlan.map((l) => `  ${l}`).join("\n"))
   console.log("claim plan after delivery (EXPLAIN ANALYZE, rolled back):\n" + plan.map((l) => `  ${l}`).join("\n"))
 } finally {

@@ -192,6 +192,16 @@ export class Destinations extends Effect.Service<Destinations>()("herald/Destina
         )
       })
 
+    /**
+     * How many connections `domain`'s site may hold: its site's limit once an attempt has found
+     * the site, before that the limit the domain alone resolves to (its provider, or the default).
+     */
+    const connectionsFor = (domain: string): number => {
+      const key = domainSite.get(domain)
+      const site = key === undefined ? undefined : sites.get(key)
+      return site?.shaping.maxConnections ?? resolveShaping(file, domain).maxConnections
+    }
+
     /** Domains to leave out of the next claim (see the header); refreshes this replica's pauses. */
     const paused = (ms: number) =>
       Effect.gen(function*() {
@@ -234,6 +244,6 @@ export class Destinations extends Effect.Service<Destinations>()("herald/Destina
     yield* Effect.forkScoped(Effect.repeat(heartbeat, Schedule.spaced(Duration.millis(mta.leaseMs / 4))))
     yield* Effect.addFinalizer(() => store.releaseAll(me).pipe(Effect.ignoreLogged))
 
-    return { run, throttle, paused } as const
+    return { run, throttle, paused, connectionsFor } as const
   })
 }) {}

@@ -2,20 +2,24 @@
  * The outbound MTA actor: claims due deliveries (FOR UPDATE SKIP LOCKED, leased), runs each
  * attempt in its own fiber under the destination's limits, keeps the leases of work in hand
  * fresh, and on shutdown gives unfinished work back at once. Wakes on the queue signal (new sends,
- * local at once, other replicas by NOTIFY) and polls every second for retries that fall due.
+ * local at once, other replicas by NOTIFY), when attempts finish while a backlog is due, and polls
+ * every second for retries that fall due.
  */
-import { Clock, Duration, Effect, Queue, Schedule } from "effect"
+import { Clock, Duration, Effect, Exit, Queue, Schedule } from "effect"
 import { AppConfig } from "../config/app-config.ts"
 import { actorLayer } from "../lib/actor.ts"
+import type { Dns } from "../lib/dns.ts"
 import { randomBase62 } from "../lib/ids.ts"
 import { Delivery } from "./Delivery.ts"
 import { Destinations } from "./Destinations.ts"
 import { MtaConfig } from "./MtaConfig.ts"
-import { DeliveryQueue } from "./queue/DeliveryQueue.ts"
+import { type ClaimedDelivery, DeliveryQueue } from "./queue/DeliveryQueue.ts"
 import { QueueSignal } from "./queue/QueueSignal.ts"
 
 export const QUEUE_CHANNEL = "herald_queue"
 const POLL = Duration.seconds(1)
+const SKIP_RECHECK_MS = 1_000
+const CLAIM_GATHER = Duration.millis(50)
 
 export const MtaLive = actorLayer("mta", Effect.gen(function*() {
   const mta = yield* MtaConfig
@@ -39,29 +43,120 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
   // Refreshed at a quarter of the lease, so a slow GC or DB blip never lets a live lease lapse.
   yield* Effect.forkScoped(Effect.repeat(refresh, Schedule.spaced(Duration.millis(mta.leaseMs / 4))))
 
+  // Wake-ups: new sends (this replica's at once, other replicas' by NOTIFY), and attempts that
+  // finish while due work was left behind by a full claim.
+  const kick = yield* Queue.sliding<void>(1)
   const wakeups = yield* signal.subscribe("herald_queue")
+  yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Queue.take(wakeups), Queue.offer(kick, undefined))))
+  /** The last claim took all it asked for: more work is probably due. */
+  let backlog = false
+  /**
+   * With work in hand, claims wait until this many slots are free: a claim (and the destinations'
+   * skip list read before it) then serves a group of attempts rather than one per finished
+   * attempt. Idle capacity claims at once, so a new send on a quiet MTA goes out without waiting.
+   */
+  const refillAt = Math.max(1, Math.floor(mta.concurrency / 4))
+  /**
+   * The domains a claim leaves out (paused sites, sites full with other replicas' connections),
+   * read at most once a second: a busy MTA claims many times a second, and work claimed for a site
+   * paused meanwhile is only given back (Destinations checks its own view of the pauses).
+   */
+  let skip: ReadonlyArray<string> = []
+  let skipReadAt = Number.NEGATIVE_INFINITY
+
+  /**
+   * Claimed deliveries not started yet, by recipient domain. A domain runs at most twice as many
+   * attempts as its site may hold connections (one sending and one ready to follow, per
+   * connection); the others wait here as claimed rows, leased like the rest of the work in hand.
+   * An attempt that waits for a connection instead holds a fiber, its message and its waiting
+   * machinery, and a long wait moves them all to the old generation: a claim of 100 for a site of
+   * 10 connections made 90 such waits, most of the MTA's heap growth on bench/outbound.ts.
+   */
+  const ready = new Map<string, Array<ClaimedDelivery>>()
+  const running = new Map<string, number>()
+  const scope = yield* Effect.scope
+
+  /** Starts `d`; its place among its domain's running attempts goes to the next ready one once it leaves the destination. */
+  const start = (d: ClaimedDelivery): Effect.Effect<void, never, Dns> =>
+    Effect.suspend(() => {
+      const domain = d.recipient_domain
+      running.set(domain, (running.get(domain) ?? 0) + 1)
+      let left = false
+      /**
+       * Gives `d`'s place to the next ready delivery of the domain; when the destination refused
+       * `d`, the ready ones are given back with it, in one statement, rather than each waiting in
+       * turn for the same refusal (up to 5 s each when other replicas hold every connection).
+       */
+      const leave = (startNext: boolean, refused: boolean): Effect.Effect<void, never, Dns> =>
+        Effect.suspend(() => {
+          if (left) return Effect.void
+          left = true
+          const others = running.get(domain)! - 1
+          if (others === 0) running.delete(domain)
+          else running.set(domain, others)
+          if (refused) {
+            const back = ready.get(domain) ?? []
+            ready.delete(domain)
+            for (const r of back) inFlight.delete(r.id)
+            return back.length === 0 ? Effect.void : Effect.flatMap(now, (at) => queue.release(owner, back.map((r) => r.id), at)).pipe(
+              Effect.catchAllCause((cause) => Effect.logWarning("giving deliveries back failed; their leases run out", cause))
+            )
+          }
+          const next = startNext ? ready.get(domain)?.shift() : undefined
+          if (ready.get(domain)?.length === 0) ready.delete(domain)
+          return next === undefined ? Effect.void : start(next)
+        })
+      return delivery.attempt(owner, d, (refused) => leave(true, refused)).pipe(
+        Effect.catchAllCause((cause) => Effect.logError("delivery attempt failed; the lease will hand it out again", cause)),
+        Effect.annotateLogs({ delivery_id: d.id, recipient_domain: domain }),
+        Effect.onExit((exit) =>
+          Effect.suspend(() => {
+            inFlight.delete(d.id)
+            // At shutdown nothing new starts: what is still ready is given back with the leases.
+            return Effect.zipRight(leave(!Exit.isInterrupted(exit), false), backlog ? Queue.offer(kick, undefined) : Effect.void)
+          })
+        ),
+        Effect.forkIn(scope),
+        Effect.asVoid
+      )
+    })
+
+  const admit = (d: ClaimedDelivery) =>
+    Effect.suspend(() => {
+      inFlight.add(d.id)
+      const domain = d.recipient_domain
+      if ((running.get(domain) ?? 0) < 2 * destinations.connectionsFor(domain)) return start(d)
+      const waiting = ready.get(domain)
+      if (waiting === undefined) ready.set(domain, [d])
+      else waiting.push(d)
+      return Effect.void
+    })
 
   const step = Effect.gen(function*() {
     const free = mta.concurrency - inFlight.size
-    if (free <= 0) return false
-    const at = yield* now
-    const claimed = yield* queue.claim(owner, at, new Date(at.getTime() + mta.leaseMs), free, yield* destinations.paused(at.getTime()))
-    for (const d of claimed) {
-      inFlight.add(d.id)
-      yield* Effect.forkScoped(
-        delivery.attempt(owner, d).pipe(
-          Effect.catchAllCause((cause) => Effect.logError("delivery attempt failed; the lease will hand it out again", cause)),
-          Effect.ensuring(Effect.sync(() => inFlight.delete(d.id))),
-          Effect.annotateLogs({ delivery_id: d.id, recipient_domain: d.recipient_domain })
-        )
-      )
+    if (free <= 0 || (free < refillAt && inFlight.size > 0)) {
+      // Woken while (nearly) full: the next attempts to finish claim what may have come.
+      backlog = true
+      return false
     }
-    return claimed.length === free
+    const at = yield* now
+    if (at.getTime() - skipReadAt >= SKIP_RECHECK_MS) {
+      skip = yield* destinations.paused(at.getTime())
+      skipReadAt = at.getTime()
+    }
+    const claimed = yield* queue.claim(owner, at, new Date(at.getTime() + mta.leaseMs), free, skip)
+    backlog = claimed.length === free
+    for (const d of claimed) yield* admit(d)
+    return backlog
   }).pipe(Effect.catchAllCause((cause) => Effect.logError("claim failed; retrying", cause).pipe(Effect.as(false))))
 
   yield* Effect.logInfo("outbound MTA started").pipe(Effect.annotateLogs({ owner, concurrency: mta.concurrency }))
   yield* Effect.forever(Effect.gen(function*() {
     const more = yield* step
-    if (!more) yield* Queue.take(wakeups).pipe(Effect.timeout(POLL), Effect.ignore)
+    if (more) return
+    yield* Queue.take(kick).pipe(Effect.timeout(POLL), Effect.ignore)
+    // With work in hand, the sends of the next moment are claimed together: a busy API wakes the
+    // MTA once per send, and a claim per wake-up cost a statement per message (bench/outbound.ts).
+    if (inFlight.size > 0) yield* Effect.sleep(CLAIM_GATHER)
   }))
 }))

@@ -46,9 +46,15 @@ export const relaxedHeader = (field: string): string => {
   return `${name}:${value}`
 }
 
-/** Body canonicalisation "relaxed" (§3.4.4), of a CRLF body. */
+/**
+ * Body canonicalisation "relaxed" (§3.4.4), of a CRLF body. The composer's bodies (quoted-printable
+ * or base64) rarely hold a run of whitespace or whitespace at a line's end, so each rewrite runs
+ * only when its pattern occurs: an unconditional `replace` rebuilt the whole body piece by piece
+ * and was 12 % of all the MTA allocated (bench/outbound.ts, allocation profile).
+ */
 export const relaxedBody = (body: string): string => {
-  let b = body.replace(/[ \t]+/g, " ").replace(/ \r\n/g, "\r\n")
+  let b = /\t| {2}/.test(body) ? body.replace(/[ \t]+/g, " ") : body
+  if (b.includes(" \r\n")) b = b.replace(/ \r\n/g, "\r\n")
   let end = b.length
   for (;;) {
     if (end > 0 && b.charCodeAt(end - 1) === 32) end -= 1

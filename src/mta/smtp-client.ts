@@ -1,6 +1,7 @@
 /**
- * Hands a signed message to the next hop over SMTP (nodemailer's pooled transport, one pool per
- * host and port, so connections are reused up to the destination's messages-per-connection).
+ * Hands a signed message to the next hop over SMTP (a pool of nodemailer's SMTP connections per
+ * host and port, ./smtp-pool.ts, so connections are reused up to the destination's
+ * messages-per-connection).
  * Recipients' MX: opportunistic STARTTLS, upgraded when offered, certificates not required
  * (RFC 7435 — an MX's certificate rarely matches, and unauthenticated encryption beats plaintext).
  * The smarthost carries our credentials, so its certificate is verified (unless the operator opts
@@ -9,8 +10,8 @@
  * be reached; the first SMTP reply about the message decides the attempt. A session that could
  * not be set up (TLS or AUTH refused) says nothing about the recipient: it defers, never bounces.
  */
-import nodemailer from "nodemailer"
 import type { Reply } from "./classify.ts"
+import { SmtpPool } from "./smtp-pool.ts"
 
 export interface Hop {
   readonly host: string
@@ -28,8 +29,6 @@ export interface Envelope {
   readonly from: string
   readonly to: string
 }
-
-type Transport = ReturnType<typeof nodemailer.createTransport>
 
 export interface SmtpClientOptions {
   readonly heloName: string
@@ -49,34 +48,28 @@ const errorReply = (error: unknown): Reply => {
 }
 
 export class SmtpClient {
-  private readonly pools = new Map<string, Transport>()
+  private readonly pools = new Map<string, SmtpPool>()
 
-  private pool(hop: Hop, options: SmtpClientOptions): Transport {
+  private pool(hop: Hop, options: SmtpClientOptions): SmtpPool {
     const key = `${hop.host}:${hop.port}`
-    let transport = this.pools.get(key)
-    if (transport === undefined) {
-      transport = nodemailer.createTransport({
+    let pool = this.pools.get(key)
+    if (pool === undefined) {
+      pool = new SmtpPool({
         host: hop.host,
         port: hop.port,
         secure: hop.secure ?? false,
-        name: options.heloName,
-        pool: true,
-        maxConnections: options.maxConnections,
-        maxMessages: options.messagesPerConnection,
-        ...(hop.auth === undefined ? {} : { auth: { user: hop.auth.user, pass: hop.auth.pass } }),
+        heloName: options.heloName,
+        auth: hop.auth,
         // Credentials over smtp:// only after STARTTLS: a relay that does not offer it is refused.
         requireTLS: hop.auth !== undefined && hop.secure !== true,
-        tls: {
-          rejectUnauthorized: hop.verifyCertificate ?? false,
-          ...(hop.servername === undefined ? {} : { servername: hop.servername })
-        },
-        connectionTimeout: 30_000,
-        greetingTimeout: 30_000,
-        socketTimeout: 120_000
+        rejectUnauthorized: hop.verifyCertificate ?? false,
+        servername: hop.servername,
+        maxConnections: options.maxConnections,
+        maxMessages: options.messagesPerConnection
       })
-      this.pools.set(key, transport)
+      this.pools.set(key, pool)
     }
-    return transport
+    return pool
   }
 
   /** Tries each hop in order while it cannot be reached; returns the reply that decided. */
@@ -84,7 +77,7 @@ export class SmtpClient {
     let last: Reply & { host: string } = { code: null, text: "no host to deliver to", host: "" }
     for (const hop of hops) {
       try {
-        const info = await this.pool(hop, options).sendMail({ envelope: { from: envelope.from, to: [envelope.to] }, raw })
+        const info = await this.pool(hop, options).send(envelope.from, envelope.to, raw)
         const response = String(info.response ?? "250 OK")
         return { code: Number(response.slice(0, 3)) || 250, text: response, host: hop.servername ?? hop.host }
       } catch (error) {
@@ -96,7 +89,7 @@ export class SmtpClient {
   }
 
   close(): void {
-    for (const transport of this.pools.values()) transport.close()
+    for (const pool of this.pools.values()) pool.close()
     this.pools.clear()
   }
 }

@@ -8,7 +8,7 @@ import { generateKeyPairSync } from "node:crypto"
 import { dkimVerify } from "mailauth/lib/dkim/verify.js"
 import { describe, expect, it } from "vitest"
 import { prepareKey, relaxedBody, relaxedHeader, signMessage } from "../../src/mta/dkim.ts"
-import { ByteBoundedCache } from "../../src/mta/Delivery.ts"
+import { ByteBoundedCache } from "../../src/mta/lookup-cache.ts"
 
 const { privateKey, publicKey } = generateKeyPairSync("rsa", {
   modulusLength: 2048,

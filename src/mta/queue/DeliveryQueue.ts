@@ -12,7 +12,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { emitEvent } from "../../lib/outbox.ts"
+import { newId } from "../../lib/ids.ts"
 import { suppressAutomatically } from "../../platform/suppressions/suppress.ts"
 
 export interface ClaimedDelivery {
@@ -35,6 +35,17 @@ export interface MessageForDelivery {
   readonly created_at: Date
 }
 
+/**
+ * A message with its sending domain's row as it is now (the domain columns are null when the
+ * domain was removed): read at every attempt, so the return path follows the domain's re-check
+ * and a removed domain stops at once.
+ */
+export interface LoadedMessage extends MessageForDelivery {
+  readonly domain_id: string | null
+  readonly dkim_selector: string | null
+  readonly return_path_verified_at: Date | null
+}
+
 /** What the classification of an attempt decided, ready to be written. */
 export type Outcome =
   | { readonly _tag: "sent"; readonly code: number; readonly status: string; readonly reply: string }
@@ -49,6 +60,55 @@ export type Outcome =
   | { readonly _tag: "deferred"; readonly code: number | null; readonly status: string; readonly reply: string; readonly retryAt: Date }
   | { readonly _tag: "failed"; readonly code: number | null; readonly status: string; readonly reply: string }
 
+/** One attempt's outcome, ready to be written by `completeMany`. */
+export interface Completion {
+  /** The lease owner: only its lease lets the row be written. */
+  readonly owner: string
+  readonly d: ClaimedDelivery
+  readonly m: MessageForDelivery
+  readonly outcome: Outcome
+  readonly now: Date
+}
+
+/** The event an outcome emits (its outbox row), if any: a deferral emits none. */
+const eventOf = ({ d, m, outcome }: Completion): { readonly event: string; readonly payload: Record<string, unknown> } | null => {
+  const common = { request_id: m.request_id, to: [d.recipient], subject: m.subject, message_id: m.id }
+  switch (outcome._tag) {
+    case "sent":
+      return { event: "email.sent", payload: common }
+    case "failed":
+      return { event: "email.failed", payload: { ...common, error: outcome.reply } }
+    case "bounced":
+      return {
+        event: "email.bounced",
+        payload: { recipient: d.recipient, status: outcome.status, category: outcome.category, diagnostic: outcome.reply, message_id: m.id }
+      }
+    case "deferred":
+      return null
+  }
+}
+
+/** A completion as one row of the statement's JSON recordset (times as ISO strings). */
+const rowOf = (c: Completion) => {
+  const { d, outcome, now } = c
+  const emitted = eventOf(c)
+  return {
+    id: d.id,
+    owner: c.owner,
+    state: outcome._tag,
+    code: outcome.code,
+    status: outcome.status,
+    reply: outcome.reply.slice(0, 1000),
+    next_attempt_at: (outcome._tag === "deferred" ? outcome.retryAt : now).toISOString(),
+    completed_at: outcome._tag === "deferred" ? null : now.toISOString(),
+    updated_at: now.toISOString(),
+    event_id: emitted === null ? null : newId("evt"),
+    account_id: d.account_id,
+    key_id: d.key_id,
+    event: emitted?.event ?? null,
+    payload: emitted?.payload ?? null
+  }
+}
 
 export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/DeliveryQueue", {
   effect: Effect.gen(function*() {
@@ -82,57 +142,71 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
         : sql`UPDATE deliveries SET next_attempt_at = ${now}, lease_owner = NULL
             WHERE lease_owner = ${owner} AND id IN ${sql.in(ids)} AND state IN ('queued', 'deferred')`.pipe(Effect.asVoid)
 
-    const messages = (ids: ReadonlyArray<string>) =>
+    /** Messages with their sending domain, one statement for any number of attempts (see LoadedMessage). */
+    const load = (ids: ReadonlyArray<string>) =>
       ids.length === 0
-        ? Effect.succeed([] as ReadonlyArray<MessageForDelivery>)
-        : sql<MessageForDelivery>`
-            SELECT id, request_id, from_domain, subject, content, created_at FROM messages WHERE id IN ${sql.in(ids)}`
+        ? Effect.succeed([] as ReadonlyArray<LoadedMessage>)
+        : sql<LoadedMessage>`
+            SELECT m.id, m.request_id, m.from_domain, m.subject, m.content, m.created_at,
+                   s.id AS domain_id, s.dkim_selector, s.return_path_verified_at
+            FROM messages m LEFT JOIN domains s ON s.account_id = m.account_id AND s.domain = m.from_domain
+            WHERE m.id IN ${sql.in(ids)}`
 
-    const event = (d: ClaimedDelivery, name: string, payload: Record<string, unknown>, now: Date) =>
-      emitEvent({ accountId: d.account_id, keyId: d.key_id, event: name, payload, at: now })
+    const dkimKey = (domainId: string) =>
+      Effect.map(
+        sql<{ dkim_private_key: string }>`SELECT dkim_private_key FROM domains WHERE id = ${domainId}`,
+        (rows) => rows[0]?.dkim_private_key
+      )
 
     /**
-     * Writes an attempt's outcome with its event in one transaction (the outbox rule). Only the
-     * lease owner may write: a row whose lease was lost to another replica is left alone.
+     * Writes the outcomes of many attempts, each with its event (and, for a bounce that asks for
+     * it, the address's suppression), in one transaction: the outbox rule holds for every row, and
+     * a busy MTA pays one round trip per group of attempts instead of four per attempt. Only the
+     * lease owner may write: a row whose lease was lost to another replica is left alone, and so
+     * are its event and suppression. Answers, per item, whether its row was written.
      */
-    const complete = (owner: string, d: ClaimedDelivery, m: MessageForDelivery, outcome: Outcome, now: Date) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const final = outcome._tag !== "deferred"
-        const updated = yield* sql`
-          UPDATE deliveries SET
-            state = ${outcome._tag}, attempts = attempts + 1, last_code = ${outcome.code},
-            last_status = ${outcome.status}, last_reply = ${outcome.reply.slice(0, 1000)}, updated_at = ${now},
-            next_attempt_at = ${outcome._tag === "deferred" ? outcome.retryAt : now},
-            lease_owner = NULL, completed_at = ${final ? now : null}
-          WHERE id = ${d.id} AND lease_owner = ${owner} AND state IN ('queued', 'deferred')
-          RETURNING id`
-        if (updated.length === 0) return false
-        const common = { request_id: m.request_id, to: [d.recipient], subject: m.subject, message_id: m.id }
-        switch (outcome._tag) {
-          case "sent":
-            yield* event(d, "email.sent", common, now)
-            break
-          case "failed":
-            yield* event(d, "email.failed", { ...common, error: outcome.reply }, now)
-            break
-          case "bounced":
-            yield* event(d, "email.bounced", {
-              recipient: d.recipient,
-              status: outcome.status,
-              category: outcome.category,
-              diagnostic: outcome.reply,
-              message_id: m.id
-            }, now)
-            if (outcome.suppress) {
-              yield* suppressAutomatically(d.account_id, d.recipient, "bounce", `smtp ${outcome.status}`, now)
+    const completeMany = (items: ReadonlyArray<Completion>) =>
+      Effect.gen(function*() {
+        if (items.length === 0) return [] as ReadonlyArray<boolean>
+        const rows = items.map(rowOf)
+        const write = sql<{ id: string }>`
+          WITH o AS (
+            SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS o(
+              id text, owner text, state text, code int, status text, reply text, next_attempt_at timestamptz, completed_at timestamptz,
+              updated_at timestamptz, event_id text, account_id text, key_id text, event text, payload jsonb)
+          ), done AS (
+            UPDATE deliveries d SET
+              state = o.state, attempts = d.attempts + 1, last_code = o.code, last_status = o.status, last_reply = o.reply,
+              updated_at = o.updated_at, next_attempt_at = o.next_attempt_at, lease_owner = NULL, completed_at = o.completed_at
+            FROM o
+            WHERE d.id IN ${sql.in(rows.map((r) => r.id))} AND d.id = o.id
+              AND d.lease_owner = o.owner AND d.state IN ('queued', 'deferred')
+            RETURNING d.id
+          ), emitted AS (
+            INSERT INTO events (id, account_id, key_id, event, payload, created_at)
+            SELECT o.event_id, o.account_id, o.key_id, o.event, o.payload, o.updated_at FROM o JOIN done ON done.id = o.id
+            WHERE o.event IS NOT NULL
+          )
+          SELECT id FROM done`
+        const suppressing = items.filter((i) => i.outcome._tag === "bounced" && i.outcome.suppress)
+        const written = suppressing.length === 0
+          ? yield* write
+          : yield* sql.withTransaction(Effect.gen(function*() {
+            const done = yield* write
+            const ids = new Set(done.map((r) => r.id))
+            for (const { d, outcome, now } of suppressing) {
+              if (ids.has(d.id)) {
+                yield* suppressAutomatically(d.account_id, d.recipient, "bounce", `smtp ${outcome.status}`, now).pipe(
+                  Effect.provideService(SqlClient.SqlClient, sql)
+                )
+              }
             }
-            break
-          case "deferred":
-            break
-        }
-        return true
-      }))
+            return done
+          }))
+        const ids = new Set(written.map((r) => r.id))
+        return items.map((i) => ids.has(i.d.id))
+      })
 
-    return { claim, extend, release, messages, complete } as const
+    return { claim, extend, release, load, dkimKey, completeMany } as const
   })
 }) {}

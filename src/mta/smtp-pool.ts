@@ -1,0 +1,191 @@
+/**
+ * The connections to one next hop (host and port): nodemailer's SMTP connection (the protocol,
+ * STARTTLS, AUTH, dot-stuffing), pooled here rather than through nodemailer's pooled transport.
+ * That transport wraps every message in a Mail object, runs it through its plugins and streams it
+ * through a MIME node, which the MTA's ready-made, signed bytes do not need: measured against a
+ * bare sink, a message cost 1.1 ms of CPU through the transport and 0.5 ms through the
+ * connection alone.
+ *
+ * The pool keeps what the transport did: at most `maxConnections` connections, each closed after
+ * `maxMessages` messages; a message refused by the server (envelope or data) leaves the
+ * connection usable after RSET; any other failure closes it; a connection the server closed while
+ * idle is dropped, and a message that found its reused connection dead before a byte was sent is
+ * tried once more on a fresh one. Idle connections close themselves after the socket timeout.
+ */
+import SMTPConnection from "nodemailer/lib/smtp-connection"
+
+export interface PoolOptions {
+  readonly host: string
+  readonly port: number
+  readonly secure: boolean
+  readonly heloName: string
+  readonly auth: { readonly user: string; readonly pass: string } | undefined
+  /** Credentials never travel in plaintext: STARTTLS is required before AUTH on smtp://. */
+  readonly requireTLS: boolean
+  readonly rejectUnauthorized: boolean
+  readonly servername: string | undefined
+  readonly maxConnections: number
+  readonly maxMessages: number
+}
+
+export type SmtpError = SMTPConnection.SMTPError
+
+interface Pooled {
+  readonly connection: SMTPConnection
+  sent: number
+  dead: boolean
+}
+
+/** Failures that say nothing about the message: the connection was gone before it was sent. */
+const CONNECTION_LOST = new Set(["ECONNECTION", "ESOCKET", "ETIMEDOUT"])
+
+export class SmtpPool {
+  private readonly idle: Array<Pooled> = []
+  private readonly waiting: Array<(pooled: Pooled | undefined) => void> = []
+  private open = 0
+  private closed = false
+
+  constructor(private readonly options: PoolOptions) {}
+
+  /** Sends `raw` to one recipient; resolves with the server's final reply or rejects with its error. */
+  async send(from: string, to: string, raw: Buffer): Promise<SMTPConnection.SentMessageInfo> {
+    const pooled = await this.acquire()
+    const reused = pooled.sent > 0
+    try {
+      const info = await this.transact(pooled, from, to, raw)
+      this.release(pooled)
+      return info
+    } catch (error) {
+      const e = error as SmtpError
+      if ((e.code === "EENVELOPE" || e.code === "EMESSAGE") && e.responseCode !== 421 && !pooled.dead) {
+        pooled.connection.reset((resetError) => (resetError ? this.discard(pooled) : this.release(pooled)))
+      } else {
+        this.discard(pooled)
+        // A reused connection the server had closed meanwhile: the message never left, try a fresh one.
+        if (reused && e.responseCode === undefined && CONNECTION_LOST.has(e.code ?? "")) return this.send(from, to, raw)
+      }
+      throw error
+    }
+  }
+
+  close(): void {
+    this.closed = true
+    for (const pooled of this.idle.splice(0)) this.discard(pooled)
+    for (const waiter of this.waiting.splice(0)) waiter(undefined)
+  }
+
+  private transact(pooled: Pooled, from: string, to: string, raw: Buffer) {
+    return new Promise<SMTPConnection.SentMessageInfo>((resolve, reject) => {
+      pooled.sent += 1
+      // The envelope object is the connection's to annotate: a fresh one per message.
+      pooled.connection.send({ from, to: [to] }, raw, (error, info) => (error ? reject(error) : resolve(info)))
+    })
+  }
+
+  private async acquire(): Promise<Pooled> {
+    for (;;) {
+      if (this.closed) throw Object.assign(new Error("SMTP client closed"), { code: "ECONNECTION" })
+      const idle = this.idle.pop()
+      if (idle !== undefined) {
+        if (!idle.dead) return idle
+        continue
+      }
+      if (this.open < this.options.maxConnections) {
+        this.open += 1
+        try {
+          return await this.connect()
+        } catch (error) {
+          this.open -= 1
+          this.handOn()
+          throw error
+        }
+      }
+      const handed = await new Promise<Pooled | undefined>((resolve) => this.waiting.push(resolve))
+      if (handed !== undefined && !handed.dead) return handed
+    }
+  }
+
+  /**
+   * A connection is handed on one event-loop turn after its reply (as nodemailer's pool does):
+   * the connection finishes its own bookkeeping of the reply first.
+   */
+  private release(pooled: Pooled): void {
+    setImmediate(() => {
+      if (pooled.dead || this.closed || pooled.sent >= this.options.maxMessages) return this.discard(pooled)
+      const waiter = this.waiting.shift()
+      if (waiter !== undefined) waiter(pooled)
+      else this.idle.push(pooled)
+    })
+  }
+
+  private discard(pooled: Pooled): void {
+    if (!pooled.dead) {
+      pooled.dead = true
+      this.open -= 1
+      pooled.connection.quit()
+    }
+    const i = this.idle.indexOf(pooled)
+    if (i >= 0) this.idle.splice(i, 1)
+    this.handOn()
+  }
+
+  /** A connection's place came free: a waiter may open a new one. */
+  private handOn(): void {
+    if (this.open < this.options.maxConnections) this.waiting.shift()?.(undefined)
+  }
+
+  private connect(): Promise<Pooled> {
+    const o = this.options
+    const connection = new SMTPConnection({
+      host: o.host,
+      port: o.port,
+      secure: o.secure,
+      name: o.heloName,
+      requireTLS: o.requireTLS,
+      tls: { rejectUnauthorized: o.rejectUnauthorized, ...(o.servername === undefined ? {} : { servername: o.servername }) },
+      connectionTimeout: 30_000,
+      greetingTimeout: 30_000,
+      socketTimeout: 120_000
+    })
+    const pooled: Pooled = { connection, sent: 0, dead: false }
+    return new Promise<Pooled>((resolve, reject) => {
+      let settled = false
+      const fail = (error: unknown) => {
+        if (settled) return
+        settled = true
+        pooled.dead = true
+        connection.close()
+        reject(error)
+      }
+      // Errors outside a transaction (the server hung up, a timeout while idle) retire the
+      // connection; those inside one also reach the transaction's callback.
+      connection.on("error", (error) => {
+        if (!settled) return fail(error)
+        this.retire(pooled)
+      })
+      connection.on("end", () => (settled ? this.retire(pooled) : fail(Object.assign(new Error("Connection closed"), { code: "ECONNECTION" }))))
+      connection.connect((error) => {
+        if (error) return fail(error)
+        if (o.auth === undefined) {
+          settled = true
+          return resolve(pooled)
+        }
+        connection.login({ user: o.auth.user, pass: o.auth.pass }, (loginError) => {
+          if (loginError) return fail(loginError)
+          settled = true
+          resolve(pooled)
+        })
+      })
+    })
+  }
+
+  /** The connection is gone (closed by the server, or failed): forget it without waiting for it. */
+  private retire(pooled: Pooled): void {
+    if (pooled.dead) return
+    pooled.dead = true
+    this.open -= 1
+    const i = this.idle.indexOf(pooled)
+    if (i >= 0) this.idle.splice(i, 1)
+    this.handOn()
+  }
+}

@@ -42,6 +42,10 @@ export interface ParsedMail {
   readonly to?: AddressField | ReadonlyArray<AddressField>
   /** The inline text parts, decoded and joined (LF line ends); undefined when there are none. */
   readonly text?: string
+  /**
+   * The HTML parts joined, false when there are none. Read only when there is no `text`, so the
+   * HTML mailparser renders from text parts (only when there are some) is left out.
+   */
   readonly html: string | false
   readonly attachments: ReadonlyArray<Attachment>
 }

@@ -83,7 +83,7 @@ const base64Runs = (text: string): Buffer => {
 }
 
 /** RFC 2045 §6.8, leniently: stray characters are dropped, a trailing partial quartet kept as it came. */
-export const decodeBase64 = (body: Buffer): Buffer => {
+const decodeBase64 = (body: Buffer): Buffer => {
   let text = body.toString("ascii")
   if (/[^a-zA-Z0-9+/=]/.test(text)) text = text.replace(/[^a-zA-Z0-9+/=]/g, "")
   const lastPad = text.lastIndexOf("=")
@@ -105,7 +105,7 @@ export const decodeBase64 = (body: Buffer): Buffer => {
 const HEX = /^[\da-fA-F]{2}$/
 
 /** RFC 2045 §6.7: trailing blanks and soft line breaks dropped, `=XX` decoded, other bytes kept. */
-export const decodeQuotedPrintable = (body: Buffer): Buffer => {
+const decodeQuotedPrintable = (body: Buffer): Buffer => {
   const text = body.toString("latin1").replace(/[\t ]+$/gm, "").replace(/=(?:\r?\n|$)/g, "")
   const out = Buffer.allocUnsafe(text.length)
   let n = 0

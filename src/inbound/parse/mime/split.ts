@@ -76,7 +76,7 @@ export const headerValue = (line: string): string => {
 }
 
 /** mailsplit's header lines: unfolded by continuation, an mbox `From ` or HTTP `POST ` preamble line dropped. */
-export const headerLinesOf = (block: Buffer): Array<HeaderLine> => {
+const headerLinesOf = (block: Buffer): Array<HeaderLine> => {
   const raw = block.toString("latin1").replace(/[\r\n]+$/, "").split(/\r?\n/)
   const lines: Array<{ key: string; line: string }> = []
   let i = 1

@@ -175,7 +175,8 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
           return answer(input, { ...base, message: queued.length > 0 ? "accepted (sandbox: nothing was sent)" : "nothing to send" })
         }
 
-        const hash = hashBody(input.rawBody)
+        // Only an Idempotency-Key compares bodies: no hash on the usual send's path.
+        const hash = Option.isSome(input.idempotencyKey) ? hashBody(input.rawBody) : Buffer.alloc(0)
         const replayStored = (key: string) =>
           Effect.gen(function*() {
             const found = yield* idempotency.lookup(input.keyId, key, hash, input.now)

@@ -12,6 +12,7 @@ import type { Dns } from "../lib/dns.ts"
 import { randomBase62 } from "../lib/ids.ts"
 import { Delivery } from "./Delivery.ts"
 import { Destinations } from "./Destinations.ts"
+import { makeMessageBudget } from "./message-budget.ts"
 import { MtaConfig } from "./MtaConfig.ts"
 import { type ClaimedDelivery, DeliveryQueue } from "./queue/DeliveryQueue.ts"
 import { QueueSignal } from "./queue/QueueSignal.ts"
@@ -75,6 +76,16 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
   const ready = new Map<string, Array<ClaimedDelivery>>()
   const running = new Map<string, number>()
   const scope = yield* Effect.scope
+  /**
+   * Claimed deliveries whose message found no room in the memory budget (HERALD_MTA_MESSAGE_BUDGET_MB),
+   * oldest first: they are admitted as attempts give room back. A delivery holds its message's
+   * room from admission (waiting among its domain's ready ones included) until its attempt ends.
+   */
+  const budget = makeMessageBudget(mta.messageBudgetBytes)
+  const overBudget: Array<ClaimedDelivery> = []
+  /** `d` no longer holds its message: room freed admits what waited for it. */
+  const giveRoom = (d: ClaimedDelivery): Effect.Effect<void, never, Dns> =>
+    Effect.suspend(() => (budget.give(d.message_id) && overBudget.length > 0 ? admitWaiting : Effect.void))
 
   /** Starts `d`; its place among its domain's running attempts goes to the next ready one once it leaves the destination. */
   const start = (d: ClaimedDelivery): Effect.Effect<void, never, Dns> =>
@@ -97,7 +108,10 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
           if (refused) {
             const back = ready.get(domain) ?? []
             ready.delete(domain)
-            for (const r of back) inFlight.delete(r.id)
+            for (const r of back) {
+              inFlight.delete(r.id)
+              budget.give(r.message_id)
+            }
             return back.length === 0 ? Effect.void : Effect.flatMap(now, (at) => queue.release(owner, back.map((r) => r.id), at)).pipe(
               Effect.catchAllCause((cause) => Effect.logWarning("giving deliveries back failed; their leases run out", cause))
             )
@@ -112,8 +126,12 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
         Effect.onExit((exit) =>
           Effect.suspend(() => {
             inFlight.delete(d.id)
+            const interrupted = Exit.isInterrupted(exit)
             // At shutdown nothing new starts: what is still ready is given back with the leases.
-            return Effect.zipRight(leave(!Exit.isInterrupted(exit), false), backlog ? Queue.offer(kick, undefined) : Effect.void)
+            return leave(!interrupted, false).pipe(
+              Effect.zipRight(interrupted ? Effect.sync(() => budget.give(d.message_id)) : giveRoom(d)),
+              Effect.zipRight(backlog ? Queue.offer(kick, undefined) : Effect.void)
+            )
           })
         ),
         Effect.forkIn(scope),
@@ -121,9 +139,9 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
       )
     })
 
-  const admit = (d: ClaimedDelivery) =>
+  /** Starts `d`, or makes it wait among its domain's ready deliveries (it holds its message's room already). */
+  const place = (d: ClaimedDelivery) =>
     Effect.suspend(() => {
-      inFlight.add(d.id)
       const domain = d.recipient_domain
       if ((running.get(domain) ?? 0) < 2 * destinations.connectionsFor(domain)) return start(d)
       const waiting = ready.get(domain)
@@ -131,6 +149,21 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
       else waiting.push(d)
       return Effect.void
     })
+
+  const admit = (d: ClaimedDelivery) =>
+    Effect.suspend(() => {
+      inFlight.add(d.id)
+      if (overBudget.length === 0 && budget.take(d.message_id, d.content_bytes)) return place(d)
+      overBudget.push(d)
+      return Effect.void
+    })
+
+  /** Admits waiting deliveries, oldest first, while their messages find room. */
+  const admitWaiting: Effect.Effect<void, never, Dns> = Effect.suspend(() => {
+    const admitted: Array<ClaimedDelivery> = []
+    while (overBudget.length > 0 && budget.take(overBudget[0]!.message_id, overBudget[0]!.content_bytes)) admitted.push(overBudget.shift()!)
+    return Effect.forEach(admitted, place, { discard: true })
+  })
 
   const step = Effect.gen(function*() {
     const free = mta.concurrency - inFlight.size

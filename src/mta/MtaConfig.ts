@@ -11,6 +11,8 @@ export interface MtaSettings {
   readonly smarthostTlsVerify: boolean
   readonly maxAgeMs: number
   readonly concurrency: number
+  /** HERALD_MTA_MESSAGE_BUDGET_MB, in bytes: message content the attempts in hand may hold (message-budget.ts). */
+  readonly messageBudgetBytes: number
   readonly leaseMs: number
   readonly shapingFile: string | undefined
 }
@@ -53,6 +55,7 @@ export const MtaConfigLive = Layer.effect(MtaConfig, Effect.gen(function*() {
     smarthostTlsVerify,
     maxAgeMs: (yield* checked("HERALD_QUEUE_MAX_AGE_HOURS", Config.number(), "must be more than 0", (n) => n > 0, 120)) * 3_600_000,
     concurrency: yield* checked("HERALD_MTA_CONCURRENCY", Config.integer(), "must be at least 1", (n) => n >= 1, 100),
+    messageBudgetBytes: (yield* checked("HERALD_MTA_MESSAGE_BUDGET_MB", Config.number(), "must be a positive number of megabytes", (n) => n > 0, 64)) * 1_048_576,
     leaseMs: (yield* checked("HERALD_QUEUE_LEASE_SECONDS", Config.integer(), "must be at least 5", (n) => n >= 5, 120)) * 1000,
     shapingFile: Option.getOrUndefined(yield* Config.option(Config.string("HERALD_SHAPING_FILE")))
   }

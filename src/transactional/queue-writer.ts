@@ -30,24 +30,29 @@ export interface QueueContext {
 
 /** PostgreSQL takes at most 65,535 parameters per statement; rows are written in chunks below it. */
 const MAX_PARAMETERS = 60_000
-const COLUMNS = 10
+const COLUMNS = 11
 
 export const writeQueue = (ctx: QueueContext, messages: ReadonlyArray<QueuedMessage>) =>
   Effect.gen(function*() {
     if (messages.length === 0) return
     const sql = yield* SqlClient.SqlClient
-    const messageRows = messages.map((m) => ({
-      id: m.messageId,
-      account_id: ctx.accountId,
-      key_id: ctx.keyId,
-      request_id: ctx.requestId,
-      personalization_index: m.personalizationIndex,
-      from_email: ctx.fromEmail,
-      from_domain: domainOf(ctx.fromEmail),
-      subject: m.subject,
-      content: JSON.stringify(m.content),
-      created_at: ctx.now
-    }))
+    const messageRows = messages.map((m) => {
+      const content = JSON.stringify(m.content)
+      return {
+        id: m.messageId,
+        account_id: ctx.accountId,
+        key_id: ctx.keyId,
+        request_id: ctx.requestId,
+        personalization_index: m.personalizationIndex,
+        from_email: ctx.fromEmail,
+        from_domain: domainOf(ctx.fromEmail),
+        subject: m.subject,
+        content,
+        // What the MTA's memory budget counts (src/mta/message-budget.ts).
+        content_bytes: Buffer.byteLength(content),
+        created_at: ctx.now
+      }
+    })
     const deliveryRows = messages.flatMap((m) =>
       m.recipients.map((r) => ({
         id: newId("dlv"),

@@ -24,6 +24,8 @@ export interface ClaimedDelivery {
   readonly recipient_domain: string
   readonly attempts: number
   readonly created_at: Date
+  /** The size of the message's request (what the MTA's memory budget counts). */
+  readonly content_bytes: number
 }
 
 export interface MessageForDelivery {
@@ -126,7 +128,8 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
           LIMIT ${limit}
           FOR UPDATE SKIP LOCKED
         ))
-        RETURNING d.id, d.message_id, d.account_id, d.key_id, d.recipient, d.recipient_domain, d.attempts, d.created_at`
+        RETURNING d.id, d.message_id, d.account_id, d.key_id, d.recipient, d.recipient_domain, d.attempts, d.created_at,
+          (SELECT coalesce(m.content_bytes, pg_column_size(m.content)) FROM messages m WHERE m.id = d.message_id) AS content_bytes`
 
     /** Keeps the lease of work still in hand (a fiber calls this well before the lease ends). */
     const extend = (owner: string, ids: ReadonlyArray<string>, leaseUntil: Date) =>

@@ -35,6 +35,8 @@ export interface AppConfigShape {
   readonly domainGraceHours: number
   readonly maxRecipients: number
   readonly maxJsonBytes: number
+  /** HERALD_HTTP_BODY_BUDGET_MB in bytes: large request bodies being handled at once (server-middleware.ts). */
+  readonly httpBodyBudgetBytes: number
   readonly maxAttachmentBytes: number
   readonly maxTotalAttachmentsBytes: number
 }
@@ -123,6 +125,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   domainGraceHours: checked("HERALD_DOMAIN_GRACE_HOURS", Config.number(), "must be zero or more hours", (n) => n >= 0, 72),
   maxRecipients: atLeast("HERALD_MAX_RECIPIENTS", 1, 1000),
   maxJsonBytes: megabytes("MAX_JSON_MB", 15),
+  httpBodyBudgetBytes: megabytes("HERALD_HTTP_BODY_BUDGET_MB", 32),
   maxAttachmentBytes: megabytes("MAX_ATTACHMENT_MB", 10),
   maxTotalAttachmentsBytes: megabytes("MAX_TOTAL_ATTACHMENTS_MB", 20)
 }).pipe(

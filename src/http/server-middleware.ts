@@ -3,6 +3,12 @@
  * every log line), refuses bodies over MAX_JSON_MB before reading them (chunked ones while
  * reading them: see chunked-body.ts), turns anything that escaped the API (a defect) into the 500
  * envelope with its cause logged, adds the headers handlers asked for, and writes one access log line.
+ *
+ * Large bodies are handled a budget at a time (HERALD_HTTP_BODY_BUDGET_MB): a 15 MB send holds its
+ * text, the parsed request, the decoded attachments and the stored JSON at once, several times
+ * its size, so many of them together could take more memory than the process has. A body over
+ * LARGE_BODY takes its size (in MB, at most the whole budget; a chunked one MAX_JSON_MB) from the
+ * budget while it is read and handled, and waits while the budget is spent; smaller bodies pass.
  */
 import { HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, Option } from "effect"
@@ -10,17 +16,34 @@ import { randomBase62 } from "../lib/ids.ts"
 import { bufferChunkedBody, isChunked } from "./chunked-body.ts"
 import { currentRequest } from "./request-context.ts"
 
+const MB = 1_048_576
+const LARGE_BODY = MB
+
 const envelope = (status: number, type: string, code: string, message: string) =>
   HttpServerResponse.unsafeJson({ error: { type, code, message } }, { status })
 
-const handle = <E, R>(app: HttpApp.Default<E, R>, requestId: string, maxJsonBytes: number) =>
+interface Limits {
+  readonly maxJsonBytes: number
+  /** Permits in MB: what large bodies take while they are handled. */
+  readonly budget: Effect.Semaphore
+  readonly budgetMb: number
+}
+
+/** The MB a body takes from the budget: none up to LARGE_BODY, never more than the whole budget. */
+const budgetShare = (request: HttpServerRequest.HttpServerRequest, declared: number, limits: Limits) => {
+  const bytes = isChunked(request) ? limits.maxJsonBytes : declared
+  return bytes <= LARGE_BODY ? 0 : Math.min(limits.budgetMb, Math.ceil(bytes / MB))
+}
+
+const handle = <E, R>(app: HttpApp.Default<E, R>, requestId: string, limits: Limits) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const state = { requestId, responseHeaders: {} as Record<string, string> }
     const started = Date.now()
+    const { maxJsonBytes } = limits
     const declared = Number(request.headers["content-length"] ?? "0")
     const tooLarge = (message: string) => envelope(413, "invalid_request_error", "payload_too_large", message)
-    const inner = isChunked(request)
+    const read = isChunked(request)
       ? bufferChunkedBody(request, maxJsonBytes).pipe(
         Effect.orDie,
         Effect.flatMap(Option.match({
@@ -29,6 +52,8 @@ const handle = <E, R>(app: HttpApp.Default<E, R>, requestId: string, maxJsonByte
         }))
       )
       : app
+    const share = budgetShare(request, declared, limits)
+    const inner = share === 0 ? read : limits.budget.withPermits(share)(read)
     const response = Number.isFinite(declared) && declared > maxJsonBytes
       ? tooLarge(`The request body is ${declared} bytes; the limit is ${maxJsonBytes} bytes (MAX_JSON_MB)`)
       : yield* inner.pipe(
@@ -53,8 +78,12 @@ const handle = <E, R>(app: HttpApp.Default<E, R>, requestId: string, maxJsonByte
     return final
   })
 
-export const requestMiddleware = (maxJsonBytes: number) => <E, R>(app: HttpApp.Default<E, R>) =>
-  Effect.suspend(() => {
-    const requestId = `req_${randomBase62(20)}`
-    return handle(app, requestId, maxJsonBytes).pipe(Effect.annotateLogs("request_id", requestId))
-  })
+export const requestMiddleware = (maxJsonBytes: number, bodyBudgetBytes: number) => {
+  const budgetMb = Math.max(1, Math.floor(bodyBudgetBytes / MB))
+  const limits: Limits = { maxJsonBytes, budget: Effect.unsafeMakeSemaphore(budgetMb), budgetMb }
+  return <E, R>(app: HttpApp.Default<E, R>) =>
+    Effect.suspend(() => {
+      const requestId = `req_${randomBase62(20)}`
+      return handle(app, requestId, limits).pipe(Effect.annotateLogs("request_id", requestId))
+    })
+}

@@ -56,7 +56,7 @@ const ServeLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const app = yield* HttpApiBuilder.httpApp
-    return HttpServer.serve(requestMiddleware(config.maxJsonBytes)(app))
+    return HttpServer.serve(requestMiddleware(config.maxJsonBytes, config.httpBodyBudgetBytes)(app))
   })
 ).pipe(Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]))
 

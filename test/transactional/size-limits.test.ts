@@ -1,7 +1,8 @@
 /**
  * Size limits of POST /v1/mail/send with small configured limits (MB = 2^20 bytes): the total of
  * the attachments (MAX_TOTAL_ATTACHMENTS_MB, decoded bytes) and the raw body (MAX_JSON_MB,
- * refused before parsing). Neither leaves a row behind.
+ * refused before parsing). Neither leaves a row behind. And the budget of large bodies handled at
+ * once (HERALD_HTTP_BODY_BUDGET_MB): sends that each take all of it wait their turn, none is lost.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Appliance, startAppliance } from "../support/appliance.ts"
@@ -18,7 +19,7 @@ let sender: Sender
 beforeAll(async () => {
   dns = await startDnsServer()
   app = await startAppliance({
-    env: { HERALD_DNS_SERVERS: dns.address, MAX_JSON_MB: "2", MAX_TOTAL_ATTACHMENTS_MB: "1", MAX_ATTACHMENT_MB: "1" }
+    env: { HERALD_DNS_SERVERS: dns.address, MAX_JSON_MB: "2", MAX_TOTAL_ATTACHMENTS_MB: "1", MAX_ATTACHMENT_MB: "1", HERALD_HTTP_BODY_BUDGET_MB: "2" }
   })
   sender = await newSender(app, dns, { packageId: "growth" })
 })
@@ -58,5 +59,15 @@ describe("attachment and body size limits", () => {
     const garbage = await send({ rawBody: "{" + " ".repeat(2 * MB + 1) })
     expect(garbage.status).toBe(413)
     expect(garbage.json.error.code).toBe("payload_too_large")
+  })
+
+  it("handles large sends that each take the whole body budget one after another, every one accepted", async () => {
+    // ~1.2 MB bodies: each takes 2 MB of the 2 MB budget, so they are handled one at a time.
+    for (const round of [1, 2]) {
+      const recipients = [1, 2, 3, 4, 5].map((i) => `budget${round}-${i}@example.org`)
+      const answers = await Promise.all(recipients.map((to) => send({ body: sendBody(sender, to, { attachments: [file("c.bin", Math.round(0.9 * MB))] }) })))
+      expect(answers.map((res) => res.status)).toEqual([202, 202, 202, 202, 202])
+      for (const to of recipients) expect(await messagesTo(to)).toBe(1)
+    }
   })
 })

@@ -99,9 +99,19 @@ export interface Child {
   readonly cpuSeconds: () => number
 }
 
-/** Spawns `node --import tsx <script>` with env, sampling its RSS from /proc every 200 ms. */
+/** The V8 flags `npm start` gives the appliance (its heap cap): the benchmarks run it the same way. */
+const applianceFlags = (JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")).scripts.start as string)
+  .split(" ")
+  .filter((word) => word.startsWith("--max-"))
+
+/**
+ * Spawns `node --import tsx <script>` with env, sampling its RSS from /proc every 200 ms; the
+ * appliance (src/main.ts) with `npm start`'s flags. BENCH_NODE_FLAGS adds flags to every child
+ * (say `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile a run).
+ */
 export const spawnNode = (script: string, env: Record<string, string>, args: ReadonlyArray<string> = []): Child => {
-  const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
+  const flags = [...(script === "src/main.ts" ? applianceFlags : []), ...(process.env["BENCH_NODE_FLAGS"] ?? "").split(" ").filter(Boolean)]
+  const child = spawn(process.execPath, [...flags, "--import", "tsx", script, ...args], {
     cwd: repoRoot,
     env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", HERALD_LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "inherit", "inherit"]

@@ -4,7 +4,7 @@
  * destination's limits, the classification of the reply, and the outcome written with its event.
  *
  * The database work of an attempt is two statements shared with every attempt running at the
- * same time (group commit, ../inbound/group-commit.ts): one reads the messages with their sending
+ * same time (group commit, src/lib/group-commit.ts): one reads the messages with their sending
  * domain's row, one writes the outcomes with their events. Measured on bench/outbound.ts, one
  * attempt used to cost six round trips (the message, the domain row, then BEGIN, UPDATE, INSERT
  * event, COMMIT), and the round trips were most of the MTA's main-thread time.
@@ -15,7 +15,7 @@ import { AppConfig } from "../config/app-config.ts"
 import type { Dns } from "../lib/dns.ts"
 import { returnPathDomain } from "../platform/domains/records.ts"
 import { Reputation } from "../platform/reputation/Reputation.ts"
-import { makeGroupCommit } from "../inbound/group-commit.ts"
+import { makeGroupCommit } from "../lib/group-commit.ts"
 import { composeMessage } from "../transactional/compose.ts"
 import type { FullRequest } from "../transactional/request.ts"
 import { classifyReply } from "./classify.ts"

@@ -1,14 +1,14 @@
 /**
  * Raw inbound messages in PostgreSQL: committed before the listener answers 250. Messages that
- * arrive together are committed together (group commit, ../group-commit.ts): one multi-row INSERT
- * — a single statement, so a single commit — per group, and each session's 250 waits for the
+ * arrive together are committed together (group commit, src/lib/group-commit.ts): one multi-row
+ * INSERT — a single statement, so a single commit — per group, and each session's 250 waits for the
  * commit that holds its own row. A quiet listener still writes each message at once.
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { newId } from "../../lib/ids.ts"
 import { QueueSignal } from "../../mta/queue/QueueSignal.ts"
-import { makeGroupCommit } from "../group-commit.ts"
+import { makeGroupCommit } from "../../lib/group-commit.ts"
 import { INBOUND_CHANNEL } from "../processor/Processor.ts"
 
 export interface ReceivedEnvelope {

@@ -1,13 +1,13 @@
 /**
- * Group commit (src/inbound/group-commit.ts), the listener's way to commit messages that arrive
- * together with one INSERT: items submitted while a write is under way share the next write,
+ * Group commit (src/lib/group-commit.ts), how the MX listener and the MTA write what arrives
+ * together with one statement: items submitted while a write is under way share the next write,
  * each submitter resumes with its own item's result only after the write that holds it, groups
  * are bounded by items and bytes, a failed group is redone item by item so that one bad item
  * fails alone, and submitters still waiting at shutdown are interrupted rather than left hanging.
  */
 import { Deferred, Effect, Exit, Fiber, FiberStatus, Scope } from "effect"
 import { describe, expect, it } from "vitest"
-import { makeGroupCommit } from "../../src/inbound/group-commit.ts"
+import { makeGroupCommit } from "../../src/lib/group-commit.ts"
 
 interface Item {
   readonly name: string

@@ -1,5 +1,6 @@
 /**
- * Group commit: items submitted concurrently (one per SMTP session) are written together, one
+ * Group commit: items submitted concurrently (the MX listener's messages, one per SMTP session;
+ * the MTA's message reads and outcome writes, one per attempt) are written together, one
  * statement for the group, and each submitter resumes only once the write that holds its item has
  * committed. Groups form by themselves: a writer takes whatever waits, and what arrives while it
  * writes waits for the next round, so a quiet server writes each item at once and a busy one

@@ -9,7 +9,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { newId, randomBase62 } from "../lib/ids.ts"
+import { newId } from "../lib/ids.ts"
 import type { AttemptResult } from "./post.ts"
 
 export interface DeliveryRow {
@@ -89,14 +89,7 @@ export const deliveryView = (d: HistoryRow) => ({
 const bodyOf = (eventId: string, event: string, at: Date, keyId: string, fields: Record<string, unknown>) =>
   JSON.stringify({ id: eventId, event, ts: at.toISOString(), app: keyId, ...fields })
 
-/** `n` delivery ids as `newId("whd")` makes them, from one draw of random characters rather than one each. */
-const deliveryIds = (n: number) => {
-  const chars = randomBase62(ID_LENGTH * n)
-  return Array.from({ length: n }, (_, i) => `whd_${chars.slice(i * ID_LENGTH, (i + 1) * ID_LENGTH)}`)
-}
-
-/** The random characters of an id (lib/ids.ts newId). */
-const ID_LENGTH = 20
+const deliveryIds = (n: number) => Array.from({ length: n }, () => newId("whd"))
 
 /** Times travel as epoch milliseconds (no ISO text to format per attempt); exact, unlike to_timestamp's float seconds. */
 const EPOCH = "timestamptz 'epoch'"

@@ -79,8 +79,13 @@ export const startWebhook = (options: PostOptions, resolve: (result: AttemptResu
       size += chunk.length
       if (size >= RESPONSE_BODY_LIMIT) res.destroy()
     })
-    res.on("end", () => finish(answered(res, chunks)))
-    res.on("close", () => finish(answered(res, chunks)))
+    // Both fire for a complete answer: the body is assembled once.
+    res.on("end", () => {
+      if (!settled) finish(answered(res, chunks))
+    })
+    res.on("close", () => {
+      if (!settled) finish(answered(res, chunks))
+    })
   })
   const timer = setTimeout(() => {
     req.destroy()

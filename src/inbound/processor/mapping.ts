@@ -54,21 +54,38 @@ export interface DeliveryIndex {
 
 const emptyIndex: DeliveryIndex = { byId: new Map(), byMessage: new Map() }
 
-/** One statement for every key of the group (none when no message has a key). */
+/**
+ * One statement for every key of the group (none when no message has a key). A message's original
+ * is looked up by its message id only when its VERP address names no delivery: a Herald bounce
+ * carries both, and reading every delivery of the original (up to HERALD_MAX_RECIPIENTS rows) for
+ * a delivery already named would be wasted. A VERP id with no row left (rare) costs a second
+ * statement for those messages' ids.
+ */
 export const lookupDeliveries = (keys: ReadonlyArray<DeliveryKeys>) =>
   Effect.gen(function*() {
-    const verpIds = [...new Set(keys.flatMap((k) => (k.verpId === null ? [] : [k.verpId])))]
-    const messageIds = [...new Set(keys.flatMap((k) => (k.messageId === null ? [] : [k.messageId])))]
-    if (verpIds.length === 0 && messageIds.length === 0) return emptyIndex
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<DeliveryRef>`
-      SELECT d.id, d.message_id, d.account_id, d.key_id, d.recipient, d.state, m.subject
-      FROM deliveries d JOIN messages m ON m.id = d.message_id
-      WHERE d.id = ANY(${verpIds}) OR d.message_id = ANY(${messageIds})`
+    const read = (verpIds: ReadonlyArray<string>, messageIds: ReadonlyArray<string>) =>
+      verpIds.length === 0 && messageIds.length === 0
+        ? Effect.succeed([] as ReadonlyArray<DeliveryRef>)
+        : sql<DeliveryRef>`
+          SELECT d.id, d.message_id, d.account_id, d.key_id, d.recipient, d.state, m.subject
+          FROM deliveries d JOIN messages m ON m.id = d.message_id
+          WHERE d.id = ANY(${verpIds}) OR d.message_id = ANY(${messageIds})`
+    const distinct = (ids: ReadonlyArray<string | null>) => [...new Set(ids.filter((id): id is string => id !== null))]
+    const verpIds = distinct(keys.map((k) => k.verpId))
+    const messageIds = new Set(distinct(keys.map((k) => (k.verpId === null ? k.messageId : null))))
+    const rows = [...yield* read(verpIds, [...messageIds])]
+    const found = new Set(rows.map((row) => row.id))
+    const fallback = distinct(keys.map((k) => (k.verpId !== null && !found.has(k.verpId) && !messageIds.has(k.messageId ?? "") ? k.messageId : null)))
+    if (fallback.length > 0) {
+      rows.push(...yield* read([], fallback))
+      for (const id of fallback) messageIds.add(id)
+    }
+    if (rows.length === 0) return emptyIndex
     const byId = new Map(rows.map((row) => [row.id, row]))
     const byMessage = new Map<string, Array<DeliveryRef>>()
-    for (const row of rows) {
-      if (!messageIds.includes(row.message_id)) continue
+    for (const row of byId.values()) {
+      if (!messageIds.has(row.message_id)) continue
       const list = byMessage.get(row.message_id) ?? []
       list.push(row)
       byMessage.set(row.message_id, list)

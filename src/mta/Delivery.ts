@@ -37,8 +37,6 @@ import { SmtpClient } from "./smtp-client.ts"
 import { encodeVerp } from "./verp.ts"
 import { VerpSecret } from "./VerpSecret.ts"
 
-// Where test/unit/dkim.test.ts finds it.
-
 /** Lookups of one delivery group's messages share a statement up to this many (bounded by the claim anyway). */
 const LOAD_GROUP = 200
 /** Outcomes written in one statement, at most (a parameter list and a JSON document per group). */
@@ -51,9 +49,10 @@ const WRITE_GROUP = 500
 const ROUTE_TTL_MS = 30_000
 const ROUTES_KEPT = 10_000
 
-/** A message in the hands of `refs` attempts, composed and signed once for all of them. */
+/** A message in the hands of `refs` attempts, read (its content), composed and signed once for all of them. */
 interface Held {
   refs: number
+  content: unknown
   signed: { readonly key: SigningKey; readonly raw: Promise<Buffer> } | undefined
 }
 
@@ -78,10 +77,10 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
     // Concurrent attempts read their messages (with the sending domain's row, at every attempt)
     // and write their outcomes (with their events) a group per statement.
     const loads = yield* makeGroupCommit({
-      write: (ids: ReadonlyArray<string>) =>
-        Effect.map(queue.load([...new Set(ids)]), (rows) => {
+      write: (items: ReadonlyArray<{ readonly id: string; readonly content: boolean }>) =>
+        Effect.map(queue.load([...new Set(items.map((i) => i.id))], items.filter((i) => i.content).map((i) => i.id)), (rows) => {
           const byId = new Map(rows.map((r) => [r.id, r]))
-          return ids.map((id): LoadedMessage | undefined => byId.get(id))
+          return items.map((i): LoadedMessage | undefined => byId.get(i.id))
         }),
       maxItems: LOAD_GROUP
     })
@@ -103,7 +102,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
         Effect.sync(() => {
           let h = held.get(messageId)
           if (h === undefined) {
-            h = { refs: 0, signed: undefined }
+            h = { refs: 0, content: undefined, signed: undefined }
             held.set(messageId, h)
           }
           h.refs += 1
@@ -138,8 +137,13 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
     const routeOf = (domain: string) => routes.get(domain, resolveRoute(domain))
     const targetsOf = (hosts: ReadonlyArray<string>) => targets.get(hosts.join(" "), resolveTargets(hosts))
 
-    const messageOf = (id: string) =>
-      Effect.flatMap(loads.submit(id), (row) => (row === undefined ? Effect.die(new Error(`delivery without message ${id}`)) : Effect.succeed(row)))
+    /** The message with its domain's row as it is now; its content from the first attempt that read it. */
+    const messageOf = (id: string, h: Held) =>
+      Effect.flatMap(loads.submit({ id, content: h.content === undefined }), (row): Effect.Effect<LoadedMessage> => {
+        if (row === undefined) return Effect.die(new Error(`delivery without message ${id}`))
+        if (h.content === undefined) h.content = row.content
+        return Effect.succeed(row.content === null ? { ...row, content: h.content } : row)
+      })
 
     /**
      * Hands an outcome to the group writer and waits until it is on record. Uninterruptible: at
@@ -162,7 +166,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
      */
     const attempt = (owner: string, d: ClaimedDelivery, leftDestination: (refused: boolean) => Effect.Effect<void, never, Dns> = () => Effect.void) =>
       holding(d.message_id, (h) => Effect.gen(function*() {
-        const m = yield* messageOf(d.message_id)
+        const m = yield* messageOf(d.message_id, h)
         const now = () => Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
         if (m.domain_id === null || m.dkim_selector === null) {
           return yield* complete(owner, d, m, {

@@ -145,12 +145,16 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
         : sql`UPDATE deliveries SET next_attempt_at = ${now}, lease_owner = NULL
             WHERE lease_owner = ${owner} AND id IN ${sql.in(ids)} AND state IN ('queued', 'deferred')`.pipe(Effect.asVoid)
 
-    /** Messages with their sending domain, one statement for any number of attempts (see LoadedMessage). */
-    const load = (ids: ReadonlyArray<string>) =>
+    /**
+     * Messages with their sending domain, one statement for any number of attempts (see
+     * LoadedMessage). The content (the whole request, attachments included) only of `withContent`:
+     * a message already in the MTA's hands is not read again for its next recipient.
+     */
+    const load = (ids: ReadonlyArray<string>, withContent: ReadonlyArray<string>) =>
       ids.length === 0
         ? Effect.succeed([] as ReadonlyArray<LoadedMessage>)
         : sql<LoadedMessage>`
-            SELECT m.id, m.request_id, m.from_domain, m.subject, m.content, m.created_at,
+            SELECT m.id, m.request_id, m.from_domain, m.subject, CASE WHEN m.id = ANY(${withContent}) THEN m.content END AS content, m.created_at,
                    s.id AS domain_id, s.dkim_selector, s.return_path_verified_at
             FROM messages m LEFT JOIN domains s ON s.account_id = m.account_id AND s.domain = m.from_domain
             WHERE m.id IN ${sql.in(ids)}`

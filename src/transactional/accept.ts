@@ -81,7 +81,7 @@ export class SenderDomainNotAuthorized extends Data.TaggedError("SenderDomainNot
   readonly state: "not_registered" | "unverified" | "grace_expired"
 }> {}
 /** A twin request with the same Idempotency-Key committed while this one was running. */
-class IdempotencyRace extends Data.TaggedError("IdempotencyRace")<{}> {}
+class IdempotencyRace extends Data.TaggedError("IdempotencyRace")<{ readonly keyed: { readonly key: string; readonly hash: Buffer } }> {}
 export class IdempotencyConflict extends Data.TaggedError("IdempotencyConflict")<{ readonly key: string }> {}
 /** A stored response for this Idempotency-Key and body: answer it again, send nothing. */
 export class IdempotentReplay extends Data.TaggedError("IdempotentReplay")<{
@@ -176,15 +176,15 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
         }
 
         // Only an Idempotency-Key compares bodies: no hash on the usual send's path.
-        const hash = Option.isSome(input.idempotencyKey) ? hashBody(input.rawBody) : Buffer.alloc(0)
-        const replayStored = (key: string) =>
+        const keyed = Option.map(input.idempotencyKey, (key) => ({ key, hash: hashBody(input.rawBody) }))
+        const replayStored = ({ hash, key }: { readonly key: string; readonly hash: Buffer }) =>
           Effect.gen(function*() {
             const found = yield* idempotency.lookup(input.keyId, key, hash, input.now)
             if (Option.isNone(found)) return
             if (found.value._tag === "conflict") return yield* new IdempotencyConflict({ key })
             return yield* new IdempotentReplay({ status: found.value.status, response: found.value.response })
           })
-        if (Option.isSome(input.idempotencyKey)) yield* replayStored(input.idempotencyKey.value)
+        if (Option.isSome(keyed)) yield* replayStored(keyed.value)
 
         const scheduled = input.request.send_at !== undefined && queued.length > 0
         const response = answer(input, scheduled
@@ -214,19 +214,18 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
                 ${JSON.stringify(input.request)}::jsonb, ${new Date(input.request.send_at!)}, ${input.now})`.pipe(Effect.asVoid)
           : Effect.asVoid(writeQueue(context, messages))
         // Without an Idempotency-Key the rows are one statement: its own transaction, one round trip.
-        const idempotencyKey = input.idempotencyKey
-        const commit: Effect.Effect<void, SqlError | IdempotencyRace, SqlClient.SqlClient> = Option.isNone(idempotencyKey)
+        const commit: Effect.Effect<void, SqlError | IdempotencyRace, SqlClient.SqlClient> = Option.isNone(keyed)
           ? rows
           : sql.withTransaction(Effect.gen(function*() {
           yield* rows
-          const stored = yield* idempotency.record(input.keyId, idempotencyKey.value, hash, 202, response, input.now)
+          const stored = yield* idempotency.record(input.keyId, keyed.value.key, keyed.value.hash, 202, response, input.now)
           // A twin request committed first: roll back ours and answer with the twin's response.
-          if (!stored) return yield* new IdempotencyRace()
+          if (!stored) return yield* new IdempotencyRace({ keyed: keyed.value })
         }))
         yield* commit.pipe(
           Effect.onError(() => (recipientCount > 0 ? Effect.ignoreLogged(releaseQuota(limits, input.keyId, recipientCount)) : Effect.void)),
-          Effect.catchTag("IdempotencyRace", () =>
-            Effect.flatMap(replayStored(Option.getOrElse(input.idempotencyKey, () => "")), () =>
+          Effect.catchTag("IdempotencyRace", (race) =>
+            Effect.flatMap(replayStored(race.keyed), () =>
               Effect.die(new Error("idempotency record vanished during a race"))))
         )
         if (!scheduled && messages.length > 0) yield* signal.wake("herald_queue")

@@ -9,8 +9,7 @@ import type { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option, Runtime } from "effect"
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server"
 import { AppConfig } from "../../config/app-config.ts"
-import { domainOf } from "../../lib/email.ts"
-import { acceptsRecipient } from "./recipients.ts"
+import { recipientDecision, returnPathVerified } from "./recipients.ts"
 import { InboundStore } from "./InboundStore.ts"
 
 /** An error smtp-server turns into an SMTP reply. */
@@ -62,10 +61,11 @@ export const MxListenerLive = Layer.scopedDiscard(
         else perIp.set(session.remoteAddress, open)
       },
       onRcptTo(address, _session, callback) {
-        // The bounce and inbound domains are answered here; only return-path domains need the database.
-        if (fixedDomains.has(domainOf(address.address))) return callback()
-        run(acceptsRecipient(address.address, fixedDomains)).then(
-          (ok) => callback(ok ? undefined : reply(550, "5.7.1 Relaying denied: this server only accepts mail for its own domains")),
+        const relayDenied = () => reply(550, "5.7.1 Relaying denied: this server only accepts mail for its own domains")
+        const decision = recipientDecision(address.address, fixedDomains)
+        if (typeof decision === "boolean") return callback(decision ? undefined : relayDenied())
+        run(returnPathVerified(decision.customerDomain)).then(
+          (ok) => callback(ok ? undefined : relayDenied()),
           () => callback(reply(451, "4.3.0 Temporary failure, try again later"))
         )
       },

@@ -1,7 +1,8 @@
 /**
- * The transactional outbox: every state change that emits an event writes its row with this, in
- * the same transaction as the change (the webhook dispatcher fans the rows out later). `keyId` is
- * the event's `app`.
+ * The transactional outbox: every state change that emits an event writes its row in the same
+ * transaction as the change (the webhook dispatcher fans the rows out later), with this — or, for
+ * the MTA's outcomes, many at once in the statement that records them (DeliveryQueue.completeMany,
+ * same columns). `keyId` is the event's `app`.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"

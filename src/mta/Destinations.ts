@@ -88,7 +88,8 @@ export class Destinations extends Effect.Service<Destinations>()("herald/Destina
 
     /**
      * Whether the site is paused, from a view of the pauses at most a second old: refreshed by
-     * every claim, and here when claims stop (all of this replica's capacity is work in hand).
+     * the claims' skip-list reads (`paused`, at most once a second, see Mta.ts), and here when
+     * claims stop (all of this replica's capacity is work in hand).
      */
     const isPaused = (site: local.Site) =>
       Effect.gen(function*() {

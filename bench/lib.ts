@@ -53,6 +53,20 @@ export const sql = async (url: string, text: string, values: ReadonlyArray<unkno
   }
 }
 
+/**
+ * A reader of how many statements the database has run so far, or null readings when the server
+ * has no pg_stat_statements (it must be in shared_preload_libraries).
+ */
+export const statementCounter = async (databaseUrl: string) => {
+  const available = await sql(databaseUrl, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements").then(() => true, () => false)
+  return async () => {
+    if (!available) return null
+    const [row] = await sql(databaseUrl, `SELECT coalesce(sum(calls), 0)::bigint AS n FROM pg_stat_statements
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`).catch(() => [undefined])
+    return row === undefined ? null : Number(row["n"])
+  }
+}
+
 export const freePort = (): Promise<number> =>
   new Promise((resolve) => {
     const s = http.createServer().listen(0, "127.0.0.1", () => {

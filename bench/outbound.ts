@@ -23,7 +23,7 @@ import pg from "pg"
 import { SMTPServer } from "smtp-server"
 import { DeliveryQueue } from "../src/mta/queue/DeliveryQueue.ts"
 import { startDnsServer } from "../test/support/dns-server.ts"
-import { benchPostgres, createDatabase, freePort, load, spawnNode, sql, table, waitFor } from "./lib.ts"
+import { benchPostgres, createDatabase, freePort, load, spawnNode, sql, statementCounter, table, waitFor } from "./lib.ts"
 
 const QUEUED = Number(process.env["BENCH_QUEUED"] ?? 0)
 const N = QUEUED > 0 ? QUEUED : Number(process.env["BENCH_MESSAGES"] ?? 5000)
@@ -48,9 +48,9 @@ const claimPlan = async (url: string): Promise<Array<string>> => {
   }
 }
 
-const phaseLine = (phase: string, cpu: number, statements: number | undefined, messages: number) =>
+const phaseLine = (phase: string, cpu: number, statements: number | null, messages: number) =>
   `${phase}: ${(cpu / messages * 1000).toFixed(2)} ms CPU per message` +
-  (statements === undefined ? "" : `, ${(statements / messages).toFixed(2)} SQL statements per message`)
+  (statements === null ? "" : `, ${(statements / messages).toFixed(2)} SQL statements per message`)
 
 const BODY = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(85) // ~5 KB
 
@@ -69,19 +69,6 @@ const sink = new SMTPServer({
 sink.on("error", () => undefined)
 const sinkPort = await freePort()
 await new Promise<void>((r) => sink.listen(sinkPort, "127.0.0.1", () => r()))
-/** pg_stat_statements calls in `url`'s database since the last reset; undefined when not loaded. */
-const statementsSinceReset = async (url: string, reset: boolean): Promise<number | undefined> => {
-  try {
-    await sql(url, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
-    const [row] = await sql(url, `SELECT coalesce(sum(calls), 0)::int AS n FROM pg_stat_statements
-      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`)
-    if (reset) await sql(url, "SELECT pg_stat_statements_reset()")
-    return Number(row?.["n"] ?? 0)
-  } catch {
-    return undefined
-  }
-}
-
 const waitReceived = async (target: number) => {
   while (received < target) await new Promise((r) => setTimeout(r, 20))
 }
@@ -121,8 +108,6 @@ try {
       DATABASE_URL: url, HERALD_HTTP_PORT: String(port), HERALD_HTTP_HOST: "127.0.0.1", HERALD_SMTP_PORT: String(await freePort()),
       HERALD_BOOTSTRAP_KEY: token, HERALD_DNS_SERVERS: dns.address, HERALD_MX_PORT: String(sinkPort), HERALD_HOSTNAME: "mta.bench",
       HERALD_MTA_ENABLED: String(mtaEnabled),
-      // e.g. BENCH_NODE_OPTIONS="--import /tmp/x/profiler.mjs" (NODE_OPTIONS refuses --cpu-prof)
-      ...(process.env["BENCH_NODE_OPTIONS"] === undefined ? {} : { NODE_OPTIONS: process.env["BENCH_NODE_OPTIONS"] })
     })
     await waitFor(`http://127.0.0.1:${port}/health`)
     return { child, port }
@@ -136,7 +121,15 @@ try {
   await sql(url, "UPDATE accounts SET rate_per_min_override = 100000000, monthly_quota_override = 100000000")
 
   const before = received
-  const statementsTracked = (await statementsSinceReset(url, true)) !== undefined
+  const statements = await statementCounter(url)
+  /** Statements since the last call (null without pg_stat_statements). */
+  let mark = await statements()
+  const statementsSinceMark = async () => {
+    const now = await statements()
+    const since = now === null || mark === null ? null : now - mark
+    mark = now
+    return since
+  }
   const perMessage: Array<string> = []
   const cpuAtAccept = herald.child.cpuSeconds()
   let t0 = performance.now()
@@ -154,14 +147,14 @@ try {
   let cpuFrom = cpuAtAccept
   if (QUEUED > 0) {
     // The whole queue is waiting: the claim's plan on it, then delivery on.
-    const acceptStatements = statementsTracked ? await statementsSinceReset(url, true) : undefined
+    const acceptStatements = await statementsSinceMark()
     perMessage.push(phaseLine("accept (delivery off)", herald.child.cpuSeconds() - cpuAtAccept, acceptStatements, accept.ok))
     await sql(url, "ANALYZE deliveries")
     const [waiting] = await sql(url, "SELECT count(*)::int AS n FROM deliveries WHERE state IN ('queued', 'deferred')")
     queuedPlan = [`(${waiting?.["n"]} deliveries queued)`, ...(await claimPlan(url))]
     await herald.child.stop()
     herald = await start(true)
-    if (statementsTracked) await statementsSinceReset(url, true)
+    await statementsSinceMark()
     cpuFrom = herald.child.cpuSeconds()
     t0 = performance.now()
     deliverFrom = received
@@ -170,11 +163,10 @@ try {
   const heraldSeconds = (performance.now() - t0) / 1000
   const delivered = before + accept.ok - deliverFrom
   const cpuEnd = herald.child.cpuSeconds()
-  // Not reset: pg_stat_statements keeps the delivery's statements for a closer look after the run.
-  const statements = statementsTracked ? await statementsSinceReset(url, false) : undefined
+  const deliveryStatements = await statementsSinceMark()
   perMessage.push(QUEUED > 0
-    ? phaseLine("drain (delivery on)", cpuEnd - cpuFrom, statements, delivered)
-    : phaseLine("accept + delivery", cpuEnd - cpuFrom, statements, delivered))
+    ? phaseLine("drain (delivery on)", cpuEnd - cpuFrom, deliveryStatements, delivered)
+    : phaseLine("accept + delivery", cpuEnd - cpuFrom, deliveryStatements, delivered))
   const [queued] = await sql(url, "SELECT count(*)::int AS n FROM deliveries WHERE state = 'sent'")
   const plan = await claimPlan(url)
   await herald.child.stop()

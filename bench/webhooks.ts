@@ -22,7 +22,7 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import pg from "pg"
 import { signPayload, verifySignature } from "../src/webhooks/signature.ts"
-import { benchPostgres, createDatabase, freePort, spawnNode, sql, table, waitFor } from "./lib.ts"
+import { benchPostgres, createDatabase, freePort, spawnNode, sql, statementCounter, table, waitFor } from "./lib.ts"
 
 const EVENTS = Number(process.env["BENCH_EVENTS"] ?? 5000)
 const SECONDS = Number(process.env["BENCH_SECONDS"] ?? 20)
@@ -131,20 +131,6 @@ const feed = async (pool: pg.Pool, accountId: string, keyIds: ReadonlyArray<stri
     ))
   }
   await Promise.all(pending)
-}
-
-/**
- * A reader of how many statements the database has run so far, or null readings when the server
- * has no pg_stat_statements (it must be in shared_preload_libraries).
- */
-const statementCounter = async (databaseUrl: string) => {
-  const available = await sql(databaseUrl, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements").then(() => true, () => false)
-  return async () => {
-    if (!available) return null
-    const [row] = await sql(databaseUrl, `SELECT coalesce(sum(calls), 0)::bigint AS n FROM pg_stat_statements
-      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`).catch(() => [undefined])
-    return row === undefined ? null : Number(row["n"])
-  }
 }
 
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024

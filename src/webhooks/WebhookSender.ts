@@ -83,19 +83,17 @@ export class WebhookSender extends Effect.Service<WebhookSender>()("herald/Webho
         .pipe(Effect.map(([v4, v6]) => [...v4, ...v6]))
 
     /**
-     * The part of the check that needs no DNS, remembered per URL: for a URL naming an IP address
-     * (or malformed, or not allowed) the answer depends on nothing else, so every attempt need not
-     * parse it again. A host name is resolved and checked on every attempt.
+     * The part of the check that needs no DNS, remembered per URL (it depends on nothing else): the
+     * answer for a URL naming an IP address (or malformed, or not allowed), or the parsed URL and
+     * the host to resolve. A host name is still resolved and its addresses checked on every attempt.
      */
-    const decided = new Map<string, CheckedUrl>()
+    const decided = new Map<string, CheckedUrl | HostToResolve>()
     const checkedWithoutDns = (url: string): CheckedUrl | HostToResolve => {
       const known = decided.get(url)
       if (known !== undefined) return known
       const checked = checkWebhookUrlSync(url, policy)
-      if ("ok" in checked) {
-        if (decided.size >= DECIDED_MAX) decided.clear()
-        decided.set(url, checked)
-      }
+      if (decided.size >= DECIDED_MAX) decided.clear()
+      decided.set(url, checked)
       return checked
     }
 

@@ -118,15 +118,11 @@ export class SmtpPool {
     })
   }
 
+  /** Closes a connection we no longer want (retired first, so its place is free at once). */
   private discard(pooled: Pooled): void {
-    if (!pooled.dead) {
-      pooled.dead = true
-      this.open -= 1
-      pooled.connection.quit()
-    }
-    const i = this.idle.indexOf(pooled)
-    if (i >= 0) this.idle.splice(i, 1)
-    this.handOn()
+    if (pooled.dead) return
+    this.retire(pooled)
+    pooled.connection.quit()
   }
 
   /** A connection's place came free: a waiter may open a new one. */

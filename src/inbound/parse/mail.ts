@@ -183,7 +183,6 @@ const metaOf = (lines: ReadonlyArray<HeaderLine>): { text: string; html: string 
 }
 
 interface Reading {
-  readonly node: MimeNode
   readonly contentType: string | false
   readonly showMeta: boolean
   textContent?: string
@@ -199,7 +198,7 @@ export const readMail = (raw: Buffer): ParsedMail => {
 
   const visit = (node: MimeNode) => {
     const contentType = node.contentType || (node.parent === null ? "text/plain" : false)
-    const reading: Reading = { node, contentType, showMeta: node.parent?.contentType === "message/rfc822" }
+    const reading: Reading = { contentType, showMeta: node.parent?.contentType === "message/rfc822" }
     readings.set(node, reading)
     const leaf = !/^multipart\//i.test(String(contentType))
     if (leaf && !node.enclosesMessage) {

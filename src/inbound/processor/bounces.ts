@@ -47,7 +47,7 @@ export const bouncePairs = (report: BounceReport, keys: DeliveryKeys, index: Del
 export const applyBounce = (pairs: ReadonlyArray<BouncePair>, ctx: BounceContext) =>
   Effect.gen(function*() {
     for (const [delivery, recipient] of pairs) yield* applyOne(delivery, recipient, ctx)
-    return { matched: pairs.length, accounts: [...new Set(pairs.map(([d]) => d.account_id))] }
+    return { accounts: [...new Set(pairs.map(([d]) => d.account_id))] }
   })
 
 const applyOne = (d: DeliveryRef, r: BouncedRecipient, ctx: BounceContext) =>

@@ -50,5 +50,5 @@ export const applyComplaint = (report: ComplaintReport, deliveries: ReadonlyArra
         yield* suppressAutomatically(d.account_id, d.recipient, "unsubscribe", `opt-out report from ${report.isp}`, ctx.now)
       }
     }
-    return { matched: deliveries.length, accounts: [...new Set(deliveries.map((d) => d.account_id))] }
+    return { accounts: [...new Set(deliveries.map((d) => d.account_id))] }
   })

@@ -21,13 +21,12 @@ export interface Parsed {
   readonly now: Date
 }
 
-/** What applying a message changed: deliveries matched, and the accounts whose reputation to look at. */
+/** What applying a message changed: the accounts whose reputation to look at. */
 export interface Outcome {
-  readonly matched: number
   readonly accounts: ReadonlyArray<string>
 }
 
-const nothingMatched: Outcome = { matched: 0, accounts: [] }
+const nothingMatched: Outcome = { accounts: [] }
 
 /** Where the deliveries a message is about are found: its VERP address and its returned original. */
 export const keysOf = (parsed: Parsed, verpSecret: string): DeliveryKeys => {

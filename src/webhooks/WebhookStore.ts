@@ -85,9 +85,12 @@ export const deliveryView = (d: HistoryRow) => ({
   updated_at: d.updated_at.toISOString()
 })
 
-/** The body a receiver gets: `id`, `event`, `ts` (the event's time), `app` (the key) and the fields. */
-const bodyOf = (eventId: string, event: string, at: Date, keyId: string, fields: Record<string, unknown>) =>
-  JSON.stringify({ id: eventId, event, ts: at.toISOString(), app: keyId, ...fields })
+/**
+ * The body a receiver gets, built in SQL from an event row aliased `e`: `id`, `event`, `ts` (the
+ * event's time, ISO 8601 to the millisecond, as JavaScript writes it), `app` (the key) and the fields.
+ */
+const RECEIVER_BODY = `jsonb_build_object('id', e.id, 'event', e.event,
+  'ts', to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'app', e.key_id) || e.payload`
 
 const deliveryIds = (n: number) => Array.from({ length: n }, () => newId("whd"))
 
@@ -110,8 +113,7 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("herald/Webhook
      * the key already has due deliveries waiting, which go first — and those come back to be
      * attempted without a claim: under load that saves a row version and a round trip per event.
      * The rest are due now for whoever claims them. Answers how many events were dispatched, how
-     * many deliveries they made, and the leased ones. The body's `ts` is the event's time in
-     * milliseconds, as `bodyOf` writes it.
+     * many deliveries they made, and the leased ones. The body is RECEIVER_BODY.
      */
     const fanOut = (now: Date, batch: number, ahead: { readonly owner: string; readonly leaseUntil: Date; readonly room: ReadonlyMap<string, number> }) =>
       sql<{ events: number; deliveries: number } & Partial<HeldDelivery>>`
@@ -131,11 +133,10 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("herald/Webhook
           WHERE (SELECT 1 FROM webhook_deliveries w WHERE w.key_id = r.key AND w.status = 'pending' AND w.next_attempt_at <= ${now} LIMIT 1) IS NULL
         ), inserted AS (
           INSERT INTO webhook_deliveries (id, key_id, account_id, event_id, event, payload, next_attempt_at, lease_owner, created_at, updated_at)
-          SELECT (${deliveryIds(batch)}::text[])[x.n], x.key_id, x.account_id, x.id, x.event,
-            jsonb_build_object('id', x.id, 'event', x.event, 'ts', to_char(x.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'app', x.key_id) || x.payload,
-            CASE WHEN x.leased THEN ${ahead.leaseUntil}::timestamptz ELSE ${now}::timestamptz END,
-            CASE WHEN x.leased THEN ${ahead.owner} END, ${now}, ${now}
-          FROM (SELECT nb.*, nb.rank_in_key <= coalesce(room.room, 0) AS leased FROM numbered nb LEFT JOIN room USING (key_id)) x
+          SELECT (${deliveryIds(batch)}::text[])[e.n], e.key_id, e.account_id, e.id, e.event, ${sql.literal(RECEIVER_BODY)},
+            CASE WHEN e.leased THEN ${ahead.leaseUntil}::timestamptz ELSE ${now}::timestamptz END,
+            CASE WHEN e.leased THEN ${ahead.owner} END, ${now}, ${now}
+          FROM (SELECT nb.*, nb.rank_in_key <= coalesce(room.room, 0) AS leased FROM numbered nb LEFT JOIN room USING (key_id)) e
           RETURNING id, key_id, event_id, status, attempts, payload::text AS body, created_at, lease_owner
         )
         SELECT c.events, c.deliveries, held.id, held.key_id, held.event_id, held.status, held.attempts, held.body, held.created_at, held.webhook_url, held.webhook_secret
@@ -151,19 +152,23 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("herald/Webhook
       })))
 
     /**
-     * An event written to the outbox and fanned out to the key's endpoint in one transaction (the
+     * An event written to the outbox and fanned out to the key's endpoint in one statement (the
      * webhook.test event): the dispatcher delivers it like any other.
      */
     const enqueue = (keyId: string, accountId: string, event: string, fields: Record<string, unknown>, now: Date) =>
-      sql.withTransaction(Effect.gen(function*() {
+      Effect.gen(function*() {
         const eventId = newId("evt")
         const deliveryId = newId("whd")
-        yield* sql`INSERT INTO events (id, account_id, key_id, event, payload, created_at, dispatched_at)
-          VALUES (${eventId}, ${accountId}, ${keyId}, ${event}, ${JSON.stringify(fields)}::jsonb, ${now}, ${now})`
-        yield* sql`INSERT INTO webhook_deliveries (id, key_id, account_id, event_id, event, payload, next_attempt_at, created_at, updated_at)
-          VALUES (${deliveryId}, ${keyId}, ${accountId}, ${eventId}, ${event}, ${bodyOf(eventId, event, now, keyId, fields)}::jsonb, ${now}, ${now}, ${now})`
+        yield* sql`
+          WITH e AS (
+            INSERT INTO events (id, account_id, key_id, event, payload, created_at, dispatched_at)
+            VALUES (${eventId}, ${accountId}, ${keyId}, ${event}, ${JSON.stringify(fields)}::jsonb, ${now}, ${now})
+            RETURNING id, key_id, event, payload, created_at
+          )
+          INSERT INTO webhook_deliveries (id, key_id, account_id, event_id, event, payload, next_attempt_at, created_at, updated_at)
+          SELECT ${deliveryId}, e.key_id, ${accountId}, e.id, e.event, ${sql.literal(RECEIVER_BODY)}, ${now}, ${now}, ${now} FROM e`
         return { eventId, deliveryId }
-      }))
+      })
 
     /**
      * Leases up to `limit` due deliveries, oldest due first, at most `perKey` per key less what

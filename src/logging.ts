@@ -6,8 +6,9 @@
  * log shipper or `jq 'select(.request_id == "req_…")'` finds the annotations at the top level
  * (Effect's own `Logger.json` nests them under `annotations`).
  */
-import { Effect, Inspectable, Layer, Logger } from "effect"
+import { Effect, FiberRefs, HashMap, Inspectable, Layer, Logger } from "effect"
 import { AppConfig } from "./config/app-config.ts"
+import { currentRequest } from "./http/request-context.ts"
 
 /** Fields every line has; an annotation with one of these names is kept as `annotation_<name>`. */
 const RESERVED = new Set(["timestamp", "level", "message", "cause", "spans", "fiber"])
@@ -30,14 +31,33 @@ export const flatJsonLogger = Logger.map(Logger.structuredLogger, (log) => {
   return Inspectable.stringifyCircular(line)
 }).pipe(Logger.withConsoleLog)
 
+/**
+ * A line written while a request is handled carries its `request_id`, read from the request's
+ * state (src/http/request-context.ts) when the line is written. A log annotation set on every
+ * request would do the same, but it is a FiberRef update per request, paid even when nothing is
+ * logged (most requests, at the default level).
+ */
+const withRequestId = <Message, Output>(logger: Logger.Logger<Message, Output>) =>
+  Logger.mapInputOptions(logger, (options: Logger.Logger.Options<Message>) => {
+    const { requestId } = FiberRefs.getOrDefault(options.context, currentRequest)
+    return requestId === "" || HashMap.has(options.annotations, "request_id")
+      ? options
+      : { ...options, annotations: HashMap.set(options.annotations, "request_id", requestId) }
+  })
+
 export const LoggingLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     Layer.merge(
-      config.logFormat === "json"
-        ? Logger.replace(Logger.defaultLogger, flatJsonLogger)
-        : config.logFormat === "pretty"
-        ? Logger.pretty
-        : Logger.logFmt,
+      Logger.replace(
+        Logger.defaultLogger,
+        withRequestId(
+          config.logFormat === "json"
+            ? flatJsonLogger
+            : config.logFormat === "pretty"
+            ? Logger.prettyLoggerDefault
+            : Logger.withConsoleLog(Logger.logfmtLogger)
+        )
+      ),
       Logger.minimumLogLevel(config.logLevel)
     ))
 )

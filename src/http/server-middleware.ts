@@ -1,6 +1,6 @@
 /**
  * The outermost request wrapper: gives each request an id (`X-Request-Id`, and `request_id` on
- * every log line), refuses bodies over MAX_JSON_MB before reading them (chunked ones while
+ * every log line: src/logging.ts reads it from the request's state), refuses bodies over MAX_JSON_MB before reading them (chunked ones while
  * reading them: see chunked-body.ts), turns anything that escaped the API (a defect) into the 500
  * envelope with its cause logged, adds the headers handlers asked for, and writes one access log line.
  *
@@ -10,8 +10,8 @@
  * LARGE_BODY takes its size (in MB, at most the whole budget; a chunked one MAX_JSON_MB) from the
  * budget while it is read and handled, and waits while the budget is spent; smaller bodies pass.
  */
-import { HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Effect, Option } from "effect"
+import { FileSystem, HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Cause, Effect, Layer, Option } from "effect"
 import { randomBase62 } from "../lib/ids.ts"
 import { bufferChunkedBody, isChunked } from "./chunked-body.ts"
 import { currentRequest } from "./request-context.ts"
@@ -57,7 +57,6 @@ const handle = <E, R>(app: HttpApp.Default<E, R>, requestId: string, limits: Lim
     const response = Number.isFinite(declared) && declared > maxJsonBytes
       ? tooLarge(`The request body is ${declared} bytes; the limit is ${maxJsonBytes} bytes (MAX_JSON_MB)`)
       : yield* inner.pipe(
-        HttpIncomingMessage.withMaxBodySize(Option.some(maxJsonBytes)),
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)
             ? Effect.failCause(cause)
@@ -67,23 +66,33 @@ const handle = <E, R>(app: HttpApp.Default<E, R>, requestId: string, limits: Lim
         Effect.locally(currentRequest, state)
       )
     const final = HttpServerResponse.setHeaders(response, { ...state.responseHeaders, "x-request-id": requestId })
-    yield* Effect.logDebug("http").pipe(
-      Effect.annotateLogs({
-        method: request.method,
-        path: request.url.split("?")[0] ?? request.url,
-        status: final.status,
-        ms: Date.now() - started
-      })
+    // Built only when debug lines are written: the annotations cost something on every request.
+    yield* Effect.whenLogLevel(
+      Effect.logDebug("http").pipe(
+        Effect.annotateLogs({
+          request_id: requestId,
+          method: request.method,
+          path: request.url.split("?")[0] ?? request.url,
+          status: final.status,
+          ms: Date.now() - started
+        })
+      ),
+      "Debug"
     )
     return final
   })
+
+/**
+ * The most any body read through the platform may be (MAX_JSON_MB), for the whole server: one
+ * service in the server's context rather than one provided per request (each `provideService`
+ * copies the request's context, which holds every service of the appliance).
+ */
+export const bodyLimitLayer = (maxJsonBytes: number) =>
+  Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(maxJsonBytes)))
 
 export const requestMiddleware = (maxJsonBytes: number, bodyBudgetBytes: number) => {
   const budgetMb = Math.max(1, Math.floor(bodyBudgetBytes / MB))
   const limits: Limits = { maxJsonBytes, budget: Effect.unsafeMakeSemaphore(budgetMb), budgetMb }
   return <E, R>(app: HttpApp.Default<E, R>) =>
-    Effect.suspend(() => {
-      const requestId = `req_${randomBase62(20)}`
-      return handle(app, requestId, limits).pipe(Effect.annotateLogs("request_id", requestId))
-    })
+    Effect.suspend(() => handle(app, `req_${randomBase62(20)}`, limits))
 }

@@ -23,7 +23,7 @@ import { AuthenticationLive } from "./auth.ts"
 import { DocsRoutesLive } from "./docs/routes.ts"
 import { ErrorMappingLive } from "./error-mapping.ts"
 import { MetaHttpLive } from "./meta/Http.ts"
-import { requestMiddleware } from "./server-middleware.ts"
+import { bodyLimitLayer, requestMiddleware } from "./server-middleware.ts"
 
 const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
   Layer.provide([
@@ -56,7 +56,9 @@ const ServeLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const app = yield* HttpApiBuilder.httpApp
-    return HttpServer.serve(requestMiddleware(config.maxJsonBytes, config.httpBodyBudgetBytes)(app))
+    return HttpServer.serve(requestMiddleware(config.maxJsonBytes, config.httpBodyBudgetBytes)(app)).pipe(
+      Layer.provide(bodyLimitLayer(config.maxJsonBytes))
+    )
   })
 ).pipe(Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]))
 

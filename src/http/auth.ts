@@ -1,6 +1,7 @@
 /**
  * Bearer authentication for everything under /v1/. Missing or unknown tokens → 401 in the error
- * envelope; a revoked key stops working at once because every request looks the digest up.
+ * envelope; a revoked key stops working at once: lookups are cached for seconds, and every key
+ * change empties the cache of every replica (src/platform/keys/key-cache.ts).
  * Authentication also records the key's `last_used_at` (at most once a minute, off the request's
  * path: see ApiKeys.authenticate).
  */

@@ -56,8 +56,12 @@ describe("a key's last use", () => {
     await sleep(500)
     expect(await lastUsedAt(key.id)).toBe(recent.toISOString())
 
+    // A minute later, as the database tells it: the appliance remembers the key (and when it last
+    // recorded its use) for a few seconds, so the edit is announced the way key changes are.
     const old = new Date(Date.now() - 120_000)
     await query(app.databaseUrl, "UPDATE api_keys SET last_used_at = $1 WHERE id = $2", [old, key.id])
+    await query(app.databaseUrl, "SELECT pg_notify('herald_keys', '')")
+    await sleep(300)
     expect((await app.request("GET", "/v1/client/keys", { token: key.token })).status).toBe(200)
     const refreshed = await waitForLastUsed(key.id, (v) => v !== old.toISOString())
     expect(new Date(refreshed!).getTime()).toBeGreaterThan(old.getTime() + 60_000)

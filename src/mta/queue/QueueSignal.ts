@@ -12,8 +12,11 @@ import { Duration, Effect, Layer, PubSub, type Queue, Redacted, Ref, Runtime, Sc
 import pg from "pg"
 import { randomBase62 } from "../../lib/ids.ts"
 
-/** The channels replicas wake each other on: the delivery queue, inbound mail, webhook events. */
-export const CHANNELS = ["herald_queue", "herald_inbound", "herald_events"] as const
+/**
+ * The channels replicas wake each other on: the delivery queue, inbound mail, webhook events, and
+ * key changes (sent by a trigger, migration 0012: the key cache is emptied, src/platform/keys/).
+ */
+export const CHANNELS = ["herald_queue", "herald_inbound", "herald_events", "herald_keys"] as const
 export type Channel = typeof CHANNELS[number]
 
 const isChannel = (name: string): name is Channel => (CHANNELS as ReadonlyArray<string>).includes(name)

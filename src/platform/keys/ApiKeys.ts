@@ -1,10 +1,13 @@
 /**
  * API keys: creation (token shown once), lookup by token digest, listing, renaming, revocation.
- * A key belongs to one account; the key id is the spec's `app`.
+ * A key belongs to one account; the key id is the spec's `app`. Lookups go through a short-lived
+ * cache that every key change empties (key-cache.ts).
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Data, Effect, Option } from "effect"
+import { Clock, Data, Effect, Option, Queue } from "effect"
 import { newId } from "../../lib/ids.ts"
+import { QueueSignal } from "../../mta/queue/QueueSignal.ts"
+import { type CachedKey, makeKeyCache } from "./key-cache.ts"
 import { generateToken, hashToken, tokenHint } from "./tokens.ts"
 
 /** `last_used_at` is kept to the minute: a busy key costs one UPDATE a minute, not one per request. */
@@ -56,17 +59,23 @@ const view = (row: KeyRow): KeyView => ({
 })
 
 export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const cache = makeKeyCache<Principal>()
+    // A key or an admin flag changed somewhere (a trigger's NOTIFY, migration 0012): forget all.
+    const changes = yield* (yield* QueueSignal).subscribe("herald_keys")
+    yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Queue.take(changes), Effect.sync(cache.clear))))
 
     /**
      * Records that a key was used, at most once a minute per key: a conditional UPDATE forked off
      * the request, so it never slows a request down and its failure never fails one.
      */
-    const touch = (id: string, lastUsedAt: Date | null) =>
+    const touch = (key: CachedKey<Principal>, now: number) =>
       Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
+        const { lastUsedAt } = key
         if (lastUsedAt !== null && now - lastUsedAt.getTime() < LAST_USED_GRANULARITY_MS) return
+        key.lastUsedAt = new Date(now)
+        const id = key.principal.keyId
         const stale = new Date(now - LAST_USED_GRANULARITY_MS)
         yield* sql`
           UPDATE api_keys SET last_used_at = ${new Date(now)}
@@ -79,14 +88,28 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
     const authenticate = (token: string) =>
       Effect.gen(function*() {
         if (token.length === 0 || token.length > 200) return Option.none<Principal>()
+        const now = yield* Clock.currentTimeMillis
+        const digest = hashToken(token)
+        // Keyed by the digest, never the token: no timing of the lookup says anything about a token.
+        const cacheKey = digest.toString("base64")
+        const cached = cache.get(cacheKey, now)
+        if (cached !== undefined) {
+          yield* touch(cached, now)
+          return Option.some(cached.principal)
+        }
         const rows = yield* sql<{ id: string; account_id: string; is_admin: boolean; last_used_at: Date | null }>`
           SELECT k.id, k.account_id, a.is_admin, k.last_used_at
           FROM api_keys k JOIN accounts a ON a.id = k.account_id
-          WHERE k.token_hash = ${hashToken(token)} AND k.revoked_at IS NULL`
+          WHERE k.token_hash = ${digest} AND k.revoked_at IS NULL`
         const row = rows[0]
         if (row === undefined) return Option.none<Principal>()
-        yield* touch(row.id, row.last_used_at)
-        return Option.some<Principal>({ keyId: row.id, accountId: row.account_id, isAdmin: row.is_admin })
+        const key: CachedKey<Principal> = {
+          principal: { keyId: row.id, accountId: row.account_id, isAdmin: row.is_admin },
+          lastUsedAt: row.last_used_at
+        }
+        cache.set(cacheKey, key, now)
+        yield* touch(key, now)
+        return Option.some(key.principal)
       })
 
     /** Inserts a key with the given token (the bootstrap key) or a fresh random one. */
@@ -135,6 +158,8 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
       Effect.gen(function*() {
         yield* findOwned(accountId, id)
         yield* sql`UPDATE api_keys SET revoked_at = ${now} WHERE id = ${id} AND revoked_at IS NULL`
+        // This process forgets at once; the trigger's NOTIFY tells the other replicas.
+        cache.clear()
       })
 
     /** The operator's revocation (CLI): any account's key; revoking twice keeps the first time. */
@@ -145,6 +170,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
           RETURNING account_id, revoked_at`
         const row = rows[0]
         if (row === undefined) return yield* new KeyNotFound({ id })
+        cache.clear()
         return { id, account_id: row.account_id, revoked_at: row.revoked_at.toISOString() }
       })
 
@@ -154,5 +180,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
       )
 
     return { authenticate, create, list, get, rename, setWebhook, webhookSecret, revoke, revokeById } as const
-  })
+  }),
+  // The same layer value as the appliance's own: one QueueSignal (layers are shared by reference).
+  dependencies: [QueueSignal.Default]
 }) {}

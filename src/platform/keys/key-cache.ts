@@ -1,0 +1,40 @@
+/**
+ * Who a token is, remembered for a few seconds, so that a busy key does not cost a database round
+ * trip on every request (the send path's four statements were one lookup plus three of its own).
+ *
+ * It must not let a revoked key keep working, so it is forgotten whole whenever a key or an
+ * account's admin flag changes: at once in the process that made the change, and in every
+ * replica on the `herald_keys` NOTIFY a trigger sends (migration 0012). The time limit covers the
+ * one case the NOTIFY cannot: a replica whose LISTEN connection was down at that moment.
+ * Unknown tokens are not remembered: a stream of wrong tokens must not fill memory, and a key
+ * made a moment ago must work at once.
+ */
+export interface CachedKey<A> {
+  readonly principal: A
+  /** When the key was last recorded as used, as last read or written by this process. */
+  lastUsedAt: Date | null
+}
+
+/** Longest a remembered token is trusted without a look at the database. */
+export const KEY_CACHE_TTL_MS = 10_000
+/** More distinct tokens than any deployment uses at once: past it, the cache starts afresh. */
+const MAX_ENTRIES = 10_000
+
+export const makeKeyCache = <A>(ttlMs = KEY_CACHE_TTL_MS) => {
+  const entries = new Map<string, { readonly key: CachedKey<A>; readonly expires: number }>()
+  return {
+    get: (digest: string, now: number): CachedKey<A> | undefined => {
+      const entry = entries.get(digest)
+      if (entry === undefined) return undefined
+      if (entry.expires > now) return entry.key
+      entries.delete(digest)
+      return undefined
+    },
+    set: (digest: string, key: CachedKey<A>, now: number) => {
+      if (entries.size >= MAX_ENTRIES) entries.clear()
+      entries.set(digest, { key, expires: now + ttlMs })
+    },
+    clear: () => entries.clear(),
+    size: () => entries.size
+  }
+}

@@ -1,0 +1,31 @@
+/** The key cache's own rules: remembered until the time limit, forgotten whole on clear, bounded. */
+import { describe, expect, it } from "vitest"
+import { KEY_CACHE_TTL_MS, makeKeyCache } from "../../src/platform/keys/key-cache.ts"
+
+describe("makeKeyCache", () => {
+  it("answers a remembered digest until the time limit, then forgets it", () => {
+    const cache = makeKeyCache<string>()
+    cache.set("d1", { principal: "key_1", lastUsedAt: null }, 1_000)
+    expect(cache.get("d1", 1_000 + KEY_CACHE_TTL_MS - 1)?.principal).toBe("key_1")
+    expect(cache.get("d1", 1_000 + KEY_CACHE_TTL_MS)).toBeUndefined()
+    expect(cache.size()).toBe(0)
+  })
+
+  it("forgets everything on clear", () => {
+    const cache = makeKeyCache<string>()
+    cache.set("d1", { principal: "key_1", lastUsedAt: null }, 0)
+    cache.set("d2", { principal: "key_2", lastUsedAt: null }, 0)
+    cache.clear()
+    expect(cache.get("d1", 1)).toBeUndefined()
+    expect(cache.get("d2", 1)).toBeUndefined()
+  })
+
+  it("starts afresh rather than growing past its bound", () => {
+    const cache = makeKeyCache<number>()
+    for (let i = 0; i < 10_000; i++) cache.set(`d${i}`, { principal: i, lastUsedAt: null }, 0)
+    expect(cache.size()).toBe(10_000)
+    cache.set("one-more", { principal: -1, lastUsedAt: null }, 0)
+    expect(cache.size()).toBe(1)
+    expect(cache.get("one-more", 1)?.principal).toBe(-1)
+  })
+})

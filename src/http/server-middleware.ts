@@ -1,8 +1,9 @@
 /**
  * The outermost request wrapper: gives each request an id (`X-Request-Id`, and `request_id` on
- * every log line: src/logging.ts reads it from the request's state), refuses bodies over MAX_JSON_MB before reading them (chunked ones while
- * reading them: see chunked-body.ts), turns anything that escaped the API (a defect) into the 500
- * envelope with its cause logged, adds the headers handlers asked for, and writes one access log line.
+ * every log line: src/logging.ts reads it from the request's state), refuses bodies over
+ * MAX_JSON_MB before reading them (chunked ones while reading them: see chunked-body.ts), turns
+ * anything that escaped the API (a defect) into the 500 envelope with its cause logged, adds the
+ * headers handlers asked for, and writes one access log line (at debug level).
  *
  * Large bodies are handled a budget at a time (HERALD_HTTP_BODY_BUDGET_MB): a 15 MB send holds its
  * text, the parsed request, the decoded attachments and the stored JSON at once, several times

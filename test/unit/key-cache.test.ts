@@ -5,7 +5,7 @@ import { KEY_CACHE_TTL_MS, makeKeyCache } from "../../src/platform/keys/key-cach
 describe("makeKeyCache", () => {
   it("answers a remembered digest until the time limit, then forgets it", () => {
     const cache = makeKeyCache<string>()
-    cache.set("d1", { principal: "key_1", lastUsedAt: null }, 1_000)
+    cache.set("d1", { principal: "key_1", lastUsedAt: null }, 1_000, cache.generation())
     expect(cache.get("d1", 1_000 + KEY_CACHE_TTL_MS - 1)?.principal).toBe("key_1")
     expect(cache.get("d1", 1_000 + KEY_CACHE_TTL_MS)).toBeUndefined()
     expect(cache.size()).toBe(0)
@@ -13,18 +13,28 @@ describe("makeKeyCache", () => {
 
   it("forgets everything on clear", () => {
     const cache = makeKeyCache<string>()
-    cache.set("d1", { principal: "key_1", lastUsedAt: null }, 0)
-    cache.set("d2", { principal: "key_2", lastUsedAt: null }, 0)
+    cache.set("d1", { principal: "key_1", lastUsedAt: null }, 0, cache.generation())
+    cache.set("d2", { principal: "key_2", lastUsedAt: null }, 0, cache.generation())
     cache.clear()
     expect(cache.get("d1", 1)).toBeUndefined()
     expect(cache.get("d2", 1)).toBeUndefined()
   })
 
+  it("does not remember a lookup that was under way when it was emptied", () => {
+    const cache = makeKeyCache<string>()
+    const readAt = cache.generation()
+    cache.clear() // a revocation announced while the lookup ran
+    cache.set("d1", { principal: "key_1", lastUsedAt: null }, 0, readAt)
+    expect(cache.get("d1", 1)).toBeUndefined()
+    cache.set("d1", { principal: "key_1", lastUsedAt: null }, 0, cache.generation())
+    expect(cache.get("d1", 1)?.principal).toBe("key_1")
+  })
+
   it("starts afresh rather than growing past its bound", () => {
     const cache = makeKeyCache<number>()
-    for (let i = 0; i < 10_000; i++) cache.set(`d${i}`, { principal: i, lastUsedAt: null }, 0)
+    for (let i = 0; i < 10_000; i++) cache.set(`d${i}`, { principal: i, lastUsedAt: null }, 0, cache.generation())
     expect(cache.size()).toBe(10_000)
-    cache.set("one-more", { principal: -1, lastUsedAt: null }, 0)
+    cache.set("one-more", { principal: -1, lastUsedAt: null }, 0, cache.generation())
     expect(cache.size()).toBe(1)
     expect(cache.get("one-more", 1)?.principal).toBe(-1)
   })

@@ -97,6 +97,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
           yield* touch(cached, now)
           return Option.some(cached.principal)
         }
+        const readAt = cache.generation()
         const rows = yield* sql<{ id: string; account_id: string; is_admin: boolean; last_used_at: Date | null }>`
           SELECT k.id, k.account_id, a.is_admin, k.last_used_at
           FROM api_keys k JOIN accounts a ON a.id = k.account_id
@@ -107,7 +108,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
           principal: { keyId: row.id, accountId: row.account_id, isAdmin: row.is_admin },
           lastUsedAt: row.last_used_at
         }
-        cache.set(cacheKey, key, now)
+        cache.set(cacheKey, key, now, readAt)
         yield* touch(key, now)
         return Option.some(key.principal)
       })

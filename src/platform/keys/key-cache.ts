@@ -7,7 +7,9 @@
  * replica on the `herald_keys` NOTIFY a trigger sends (migration 0012). The time limit covers the
  * one case the NOTIFY cannot: a replica whose LISTEN connection was down at that moment.
  * Unknown tokens are not remembered: a stream of wrong tokens must not fill memory, and a key
- * made a moment ago must work at once.
+ * made a moment ago must work at once. A lookup that was under way when the cache was emptied is
+ * not remembered either (it may have read the key before its revocation): `set` takes the
+ * generation read before the lookup, and every `clear` starts a new one.
  */
 export interface CachedKey<A> {
   readonly principal: A
@@ -22,7 +24,9 @@ const MAX_ENTRIES = 10_000
 
 export const makeKeyCache = <A>(ttlMs = KEY_CACHE_TTL_MS) => {
   const entries = new Map<string, { readonly key: CachedKey<A>; readonly expires: number }>()
+  let generation = 0
   return {
+    generation: () => generation,
     get: (digest: string, now: number): CachedKey<A> | undefined => {
       const entry = entries.get(digest)
       if (entry === undefined) return undefined
@@ -30,11 +34,16 @@ export const makeKeyCache = <A>(ttlMs = KEY_CACHE_TTL_MS) => {
       entries.delete(digest)
       return undefined
     },
-    set: (digest: string, key: CachedKey<A>, now: number) => {
+    /** Remembers `key` unless the cache was emptied since `readAt` (its generation before the lookup). */
+    set: (digest: string, key: CachedKey<A>, now: number, readAt: number) => {
+      if (readAt !== generation) return
       if (entries.size >= MAX_ENTRIES) entries.clear()
       entries.set(digest, { key, expires: now + ttlMs })
     },
-    clear: () => entries.clear(),
+    clear: () => {
+      generation += 1
+      entries.clear()
+    },
     size: () => entries.size
   }
 }

@@ -30,7 +30,8 @@ const BACKLOG_SECONDS = Number(process.env["BENCH_BACKLOG_SECONDS"] ?? 60)
 const SAMPLE_SECONDS = 5
 const WARMUP_SECONDS = Number(process.env["BENCH_WARMUP"] ?? 2)
 const CONCURRENCY = 8
-const CORPUS = process.env["BENCH_CORPUS"] ?? "/work/shared/corpus"
+// The shared folder beside the checkout (as CI lays it out), unless BENCH_CORPUS names another.
+const CORPUS = process.env["BENCH_CORPUS"] ?? path.resolve(import.meta.dirname, "../../shared/corpus")
 const LARGE_DMARC = path.join(CORPUS, "dmarc", "parsedmarc--!large-example.com!1711897200!1711983600.xml")
 const HOSTNAME = "bench.herald.test"
 const DOMAIN = `bounces.${HOSTNAME}`

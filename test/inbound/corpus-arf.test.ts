@@ -1,7 +1,7 @@
 /**
- * The complaint parser against the real feedback reports in /work/shared/corpus/arf/: every fact
+ * The complaint parser against the real feedback reports in ../shared/corpus/arf/: every fact
  * expected.json states (see SOURCES.md, "Format of expected.json") must come out of
- * `parseComplaint`, and no bounce of /work/shared/corpus/bounces/ may be taken for a complaint.
+ * `parseComplaint`, and no bounce of ../shared/corpus/bounces/ may be taken for a complaint.
  */
 import { readdirSync, readFileSync } from "node:fs"
 import { afterAll, describe, expect, it } from "vitest"

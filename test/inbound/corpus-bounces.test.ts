@@ -1,5 +1,5 @@
 /**
- * The bounce corpus (/work/shared/corpus/bounces, SOURCES.md "Format of expected.json"): every fact
+ * The bounce corpus (../shared/corpus/bounces, SOURCES.md "Format of expected.json"): every fact
  * expected.json states about a file is checked against parseBounce. `source_expectation` rows are
  * sisimai's own view (its pseudo-codes never appear in the messages) and are not facts here; nor is
  * anything a file leaves out. A fact that cannot be derived without a file-specific hack goes in

@@ -1,8 +1,8 @@
 /**
- * The DMARC aggregate report parser against the real reports in /work/shared/corpus/dmarc/: every
+ * The DMARC aggregate report parser against the real reports in ../shared/corpus/dmarc/: every
  * fact expected.json states (SOURCES.md, "Format of expected.json") must come out of
  * `parseDmarcBytes` (bare files) or `readMail` + `parseDmarcMail` (`.eml`), and no bounce or
- * complaint of /work/shared/corpus/bounces/ and /arf/ may be taken for a DMARC report mail.
+ * complaint of ../shared/corpus/bounces/ and /arf/ may be taken for a DMARC report mail.
  */
 import { readdirSync, readFileSync } from "node:fs"
 import { afterAll, describe, expect, it } from "vitest"

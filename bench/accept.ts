@@ -11,9 +11,10 @@
  *
  * A second baseline shows what the decided stack itself allows: the same bare work (decode with
  * Herald's schema, one INSERT, 202) written as an Effect HttpApi endpoint over @effect/sql-pg
- * (bench/effect-floor-accept-server.ts). No handler on this stack can be faster than that, and on
- * this 2-core machine it lands near 50 % of the bare node:http server by itself; Herald's send adds
- * authentication, the rate window, the quota and the queue rows (four statements in all).
+ * (bench/effect-floor-accept-server.ts). No handler on this stack can be faster than that; on this
+ * 2-core machine it measured 31–79 % of the bare node:http server (near bare when the disk's
+ * flushes decide, far below when the CPU does). Herald's send adds authentication (cached), the
+ * rate window, the quota and the queue rows: three statements in all.
  */
 import { benchPostgres, createDatabase, freePort, load, spawnNode, sql, table, waitFor, waitForTcp } from "./lib.ts"
 

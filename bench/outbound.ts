@@ -1,10 +1,10 @@
 /**
  * npm run bench:outbound — N messages (BENCH_MESSAGES, default 5,000, ~5 KB each) accepted through
  * the API (BENCH_BATCH personalizations per request, default 10) and delivered by Herald's MTA to a
- * local SMTP sink; prints accepted/s, delivered/s, accept
- * latency p50/p99 and the appliance's peak RSS. Baseline in the same run: the same messages sent by
- * a bare pooled nodemailer transport with DKIM (RSA-2048) to the same sink, before and after
- * Herald (the mean of the two is the baseline: this VM's speed drifts within minutes).
+ * local SMTP sink; prints accepted/s, delivered/s, accept latency p50/p99 and the appliance's peak
+ * RSS. Baseline in the same run: the same messages sent by a bare pooled nodemailer transport with
+ * DKIM (RSA-2048) to the same sink, before and after Herald (the mean of the two is the baseline:
+ * this VM's speed drifts within minutes).
  * Targets: delivered/s ≥ 60 % of the baseline; peak RSS < 400 MB.
  *
  * BENCH_QUEUED=10000 (or 100000): the queue-length mode. N = BENCH_QUEUED messages are accepted

@@ -9,6 +9,7 @@
  */
 import { type Fields, parseFields } from "../fields.ts"
 import { hasOnlyBareCR } from "../mail.ts"
+import { decodeTransfer } from "../mime/decode.ts"
 import { headerValue, type MimeNode, splitMime } from "../mime/split.ts"
 
 export interface MimePart {
@@ -36,43 +37,6 @@ export const headerParam = (value: string, name: string): string | null => {
 export const mediaType = (value: string | null): string => {
   const type = (value ?? "").split(";")[0]!.trim().toLowerCase()
   return /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(type) ? type : "text/plain"
-}
-
-const hexValue = (byte: number | undefined): number => {
-  if (byte === undefined) return -1
-  if (byte >= 0x30 && byte <= 0x39) return byte - 0x30
-  if (byte >= 0x41 && byte <= 0x46) return byte - 0x37
-  if (byte >= 0x61 && byte <= 0x66) return byte - 0x57
-  return -1
-}
-
-/** RFC 2045 §6.7; a `=` not followed by two hex digits is kept as it stands (rule 1 leniency). */
-const decodeQuotedPrintable = (text: string): string => {
-  const src = Buffer.from(text.replace(/=[ \t]*(\r\n|\n|\r)/g, ""), "utf8")
-  const out = Buffer.alloc(src.length)
-  let n = 0
-  for (let i = 0; i < src.length; i++) {
-    const hi = src[i] === 0x3d ? hexValue(src[i + 1]) : -1
-    const lo = hi < 0 ? -1 : hexValue(src[i + 2])
-    if (lo >= 0) {
-      out[n++] = hi * 16 + lo
-      i += 2
-    } else {
-      out[n++] = src[i]!
-    }
-  }
-  return out.subarray(0, n).toString("utf8")
-}
-
-const decodeBody = (body: string, encoding: string | null): string => {
-  switch ((encoding ?? "").trim().toLowerCase()) {
-    case "base64":
-      return Buffer.from(body.replace(/[^A-Za-z0-9+/=]/g, ""), "base64").toString("utf8")
-    case "quoted-printable":
-      return decodeQuotedPrintable(body)
-    default:
-      return body
-  }
 }
 
 const once = <A>(compute: () => A): (() => A) => {
@@ -106,7 +70,9 @@ const partOf = (node: MimeNode, raw: Buffer, depth: number, budget: { parts: num
     const parts = nested && inner !== undefined ? [partOf(inner, raw, depth + 1, budget)] : []
     return { contentType, parts, get headers() { return headers() }, get body() { return text(node.headerEnd, node.partEnd) } }
   }
-  const body = once(() => decodeBody(text(node.bodyStart, node.bodyEnd), firstField(node, "content-transfer-encoding")))
+  // Transfer-decoded from the bytes (the walk's own decoder, ../mime/decode.ts), then read as UTF-8.
+  const encoding = (firstField(node, "content-transfer-encoding") ?? "").trim().toLowerCase()
+  const body = once(() => decodeTransfer(raw.subarray(node.bodyStart, node.bodyEnd), encoding).toString("utf8"))
   if (!isMessage || !nested) return { contentType, parts: [], get headers() { return headers() }, get body() { return body() } }
   // An enclosed message the walk did not enter (an attachment, or transfer-encoded): split its decoded text.
   const parts = once(() => {

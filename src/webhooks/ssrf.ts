@@ -124,14 +124,3 @@ export const checkAddresses = (target: HostToResolve, addresses: ReadonlyArray<s
   }
   return { ok: true, url: target.url, address: addresses[0]! }
 }
-
-/** Checks a webhook URL and picks the address to connect to (the first allowed one). */
-export const checkWebhookUrl = async (
-  raw: string,
-  policy: UrlPolicy,
-  lookup: (host: string) => Promise<ReadonlyArray<string>>
-): Promise<CheckedUrl> => {
-  const now = checkWebhookUrlSync(raw, policy)
-  if ("ok" in now) return now
-  return checkAddresses(now, await lookup(now.host).catch(() => [] as ReadonlyArray<string>), policy)
-}

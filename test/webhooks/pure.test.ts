@@ -10,7 +10,13 @@ import { ATTEMPT_TIMEOUT_MS, postWebhook } from "../../src/webhooks/post.ts"
 import { generateWebhookSecret, maskSecret } from "../../src/webhooks/secret.ts"
 import { signPayload, verifySignature } from "../../src/webhooks/signature.ts"
 import { makeSlots } from "../../src/webhooks/slots.ts"
-import { checkWebhookUrl, checkWebhookUrlSync, embeddedV4, forbiddenAddress } from "../../src/webhooks/ssrf.ts"
+import { checkAddresses, checkWebhookUrlSync, embeddedV4, forbiddenAddress, type UrlPolicy } from "../../src/webhooks/ssrf.ts"
+
+/** The whole check as WebhookSender makes it: the URL alone, then (for a host name) its addresses. */
+const checkWebhookUrl = async (raw: string, policy: UrlPolicy, lookup: (host: string) => Promise<ReadonlyArray<string>>) => {
+  const now = checkWebhookUrlSync(raw, policy)
+  return "ok" in now ? now : checkAddresses(now, await lookup(now.host), policy)
+}
 
 describe("signatures", () => {
   const ts = "2026-11-22T10:00:00.000Z"

@@ -40,9 +40,7 @@ export const flatJsonLogger = Logger.map(Logger.structuredLogger, (log) => {
 const withRequestId = <Message, Output>(logger: Logger.Logger<Message, Output>) =>
   Logger.mapInputOptions(logger, (options: Logger.Logger.Options<Message>) => {
     const { requestId } = FiberRefs.getOrDefault(options.context, currentRequest)
-    return requestId === "" || HashMap.has(options.annotations, "request_id")
-      ? options
-      : { ...options, annotations: HashMap.set(options.annotations, "request_id", requestId) }
+    return requestId === "" ? options : { ...options, annotations: HashMap.set(options.annotations, "request_id", requestId) }
   })
 
 export const LoggingLive = Layer.unwrapEffect(

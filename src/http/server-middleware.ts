@@ -15,7 +15,7 @@ import { FileSystem, HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServer
 import { Cause, Effect, Layer, Option } from "effect"
 import { randomBase62 } from "../lib/ids.ts"
 import { bufferChunkedBody, isChunked } from "./chunked-body.ts"
-import { currentRequest } from "./request-context.ts"
+import { currentRequest, type RequestState } from "./request-context.ts"
 
 const MB = 1_048_576
 const LARGE_BODY = MB
@@ -36,10 +36,11 @@ const budgetShare = (request: HttpServerRequest.HttpServerRequest, declared: num
   return bytes <= LARGE_BODY ? 0 : Math.min(limits.budgetMb, Math.ceil(bytes / MB))
 }
 
-const handle = <E, R>(app: HttpApp.Default<E, R>, requestId: string, limits: Limits) =>
+/** One request, run with its state (`currentRequest`) set: every line it logs carries its id. */
+const handle = <E, R>(app: HttpApp.Default<E, R>, state: RequestState, limits: Limits) =>
   Effect.gen(function*() {
+    const { requestId } = state
     const request = yield* HttpServerRequest.HttpServerRequest
-    const state = { requestId, responseHeaders: {} as Record<string, string> }
     const started = Date.now()
     const { maxJsonBytes } = limits
     const declared = Number(request.headers["content-length"] ?? "0")
@@ -63,15 +64,13 @@ const handle = <E, R>(app: HttpApp.Default<E, R>, requestId: string, limits: Lim
             ? Effect.failCause(cause)
             : Effect.logError("request failed", cause).pipe(
               Effect.as(envelope(500, "api_error", "internal_error", `Internal error (request ${requestId})`))
-            )),
-        Effect.locally(currentRequest, state)
+            ))
       )
     const final = HttpServerResponse.setHeaders(response, { ...state.responseHeaders, "x-request-id": requestId })
     // Built only when debug lines are written: the annotations cost something on every request.
     yield* Effect.whenLogLevel(
       Effect.logDebug("http").pipe(
         Effect.annotateLogs({
-          request_id: requestId,
           method: request.method,
           path: request.url.split("?")[0] ?? request.url,
           status: final.status,
@@ -95,5 +94,8 @@ export const requestMiddleware = (maxJsonBytes: number, bodyBudgetBytes: number)
   const budgetMb = Math.max(1, Math.floor(bodyBudgetBytes / MB))
   const limits: Limits = { maxJsonBytes, budget: Effect.unsafeMakeSemaphore(budgetMb), budgetMb }
   return <E, R>(app: HttpApp.Default<E, R>) =>
-    Effect.suspend(() => handle(app, `req_${randomBase62(20)}`, limits))
+    Effect.suspend(() => {
+      const state: RequestState = { requestId: `req_${randomBase62(20)}`, responseHeaders: {} }
+      return Effect.locally(handle(app, state, limits), currentRequest, state)
+    })
 }

@@ -83,12 +83,12 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
    */
   const budget = makeMessageBudget(mta.messageBudgetBytes)
   const overBudget: Array<ClaimedDelivery> = []
-  /** `d` no longer holds its message: the room it (or deliveries given back before it) freed admits what waited. */
+  /**
+   * `d` no longer holds its message: if that freed room (it was the message's last holder), what
+   * waited is admitted — into that room and any freed before it by deliveries given back.
+   */
   const giveRoom = (d: ClaimedDelivery): Effect.Effect<void, never, Dns> =>
-    Effect.suspend(() => {
-      budget.give(d.message_id)
-      return overBudget.length > 0 ? admitWaiting : Effect.void
-    })
+    Effect.suspend(() => (budget.give(d.message_id) && overBudget.length > 0 ? admitWaiting : Effect.void))
 
   /** Starts `d`; its place among its domain's running attempts goes to the next ready one once it leaves the destination. */
   const start = (d: ClaimedDelivery): Effect.Effect<void, never, Dns> =>

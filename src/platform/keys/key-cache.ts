@@ -22,7 +22,7 @@ export const KEY_CACHE_TTL_MS = 10_000
 /** More distinct tokens than any deployment uses at once: past it, the cache starts afresh. */
 const MAX_ENTRIES = 10_000
 
-export const makeKeyCache = <A>(ttlMs = KEY_CACHE_TTL_MS) => {
+export const makeKeyCache = <A>() => {
   const entries = new Map<string, { readonly key: CachedKey<A>; readonly expires: number }>()
   let generation = 0
   return {
@@ -38,7 +38,7 @@ export const makeKeyCache = <A>(ttlMs = KEY_CACHE_TTL_MS) => {
     set: (digest: string, key: CachedKey<A>, now: number, readAt: number) => {
       if (readAt !== generation) return
       if (entries.size >= MAX_ENTRIES) entries.clear()
-      entries.set(digest, { key, expires: now + ttlMs })
+      entries.set(digest, { key, expires: now + KEY_CACHE_TTL_MS })
     },
     clear: () => {
       generation += 1

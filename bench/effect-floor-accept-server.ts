@@ -23,13 +23,21 @@ const FloorApi = HttpApi.make("floor").add(
 const SendLive = HttpApiBuilder.group(FloorApi, "send", (handlers) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    yield* sql`CREATE TABLE IF NOT EXISTS floor_accept (id bigserial PRIMARY KEY, body jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`
+    yield* sql`CREATE TABLE IF NOT EXISTS floor_accept (
+      id bigserial PRIMARY KEY, body jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`
+    const invalid = HttpServerResponse.unsafeJson({ error: "invalid" }, { status: 400 })
+    /** Herald's own decoding of the body: true when it is a valid send request. */
+    const valid = (raw: string) => {
+      try {
+        return Either.isRight(decodeSendRequest(JSON.parse(raw)))
+      } catch {
+        return false
+      }
+    }
     return handlers.handleRaw("send", ({ request }) =>
       Effect.gen(function*() {
         const raw = yield* Effect.orDie(request.text)
-        const decoded = Effect.try(() => decodeSendRequest(JSON.parse(raw)))
-        const body = yield* Effect.either(decoded)
-        if (Either.isLeft(body) || Either.isLeft(body.right)) return HttpServerResponse.unsafeJson({ error: "invalid" }, { status: 400 })
+        if (!valid(raw)) return invalid
         const rows = yield* Effect.orDie(sql<{ id: string }>`INSERT INTO floor_accept (body) VALUES (${raw}) RETURNING id`)
         return HttpServerResponse.unsafeJson({ id: String(rows[0]!.id) }, { status: 202 })
       }))

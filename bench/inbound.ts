@@ -4,12 +4,12 @@
  * between) send the corpus bounces and ARF reports in turn for BENCH_SECONDS (default 10, after
  * BENCH_WARMUP seconds of warm-up, default 2) to a bare smtp-server that reads and discards DATA
  * (bench/bare-smtp-server.ts, the baseline: run before Herald and again after, the mean counts),
- * then to Herald (src/main.ts, fresh database), whose 250 follows the committed INSERT. The same load then runs BENCH_BACKLOG_SECONDS (default 60)
- * against Herald while the backlog (inbound_messages in state 'received') is sampled. For
- * context: Herald again with the inbound processor off (parsing no longer shares the listener's
- * thread; the commit stays), each server's CPU per accepted message (from /proc; steadier than
- * msg/s when the machine is busy), and `understandMessage` alone in this process over the same mix
- * (one core). Last, a fresh child process parses the 900 KB DMARC report five times (bare XML,
+ * then to Herald (src/main.ts, fresh database), whose 250 follows the committed INSERT. The same
+ * load then runs BENCH_BACKLOG_SECONDS (default 60) against Herald while the backlog
+ * (inbound_messages in state 'received') is sampled. For context: Herald again with the inbound
+ * processor off (parsing no longer shares the listener's thread; the commit stays), each server's
+ * CPU per accepted message (from /proc; steadier than msg/s when the machine is busy), and
+ * `understandMessage` alone in this process over the same mix (one core). Last, a fresh child process parses the 900 KB DMARC report five times (bare XML,
  * then zipped in a report e-mail), printing its RSS before and its peak RSS.
  * Targets (ratios from one run): durable acceptance ≥ 30 % of the bare discarding listener;
  * parsing keeps up (no backlog growth); the 900 KB report parsed in bounded memory.

@@ -2,13 +2,20 @@
  * One webhook attempt: POST the signed body to the checked address (the URL's host is kept for
  * the Host header and TLS SNI, so there is no second DNS lookup to rebind), any 2xx within 10 s is
  * success, at most 2 KB of the answer is kept.
+ *
+ * The client is undici's dispatcher API (the Node.js project's own HTTP/1.1 client, already under
+ * @effect/platform-node): measured against a local receiver with 4 attempts in flight, a POST cost
+ * ~0.06–0.09 ms of CPU where `node:http` cost ~0.11–0.15, and the dispatcher's hot path is mostly
+ * this (bench:webhooks). One keep-alive pool per (origin, checked address): a host whose address
+ * changes gets a new pool, never a connection made to an address nobody checked.
  */
-import * as http from "node:http"
-import * as https from "node:https"
 import type { LookupFunction } from "node:net"
+import { type Dispatcher, Pool } from "undici"
 
 export const ATTEMPT_TIMEOUT_MS = 10_000
 export const RESPONSE_BODY_LIMIT = 2_048
+/** Pools kept (one per receiver in practice); past this the oldest is closed once its attempts end. */
+const POOLS_MAX = 256
 
 export interface AttemptResult {
   readonly ok: boolean
@@ -34,67 +41,77 @@ const answeringWith = (address: string): LookupFunction => {
   return (_host, opts, callback) => opts.all === true ? callback(null, [{ address, family }]) : callback(null, address, family)
 }
 
-/** The result of an answer: its code and at most RESPONSE_BODY_LIMIT bytes of its body. */
-const answered = (res: http.IncomingMessage, chunks: ReadonlyArray<Buffer>): Omit<AttemptResult, "durationMs"> => {
-  const code = res.statusCode ?? 0
-  return {
-    ok: code >= 200 && code < 300,
-    httpCode: code,
-    error: null,
-    responseBody: chunks.length === 0 ? "" : Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString("utf8")
+const pools = new Map<string, Pool>()
+const poolFor = (url: URL, address: string): Pool => {
+  const name = `${url.origin} ${address}`
+  let pool = pools.get(name)
+  if (pool === undefined) {
+    if (pools.size >= POOLS_MAX) {
+      const [oldest, old] = pools.entries().next().value!
+      pools.delete(oldest)
+      void old.close()
+    }
+    // No cap on connections: the dispatcher's slots and per-key workers already bound them.
+    pool = new Pool(url.origin, { connect: { lookup: answeringWith(address) } })
+    pools.set(name, pool)
   }
+  return pool
 }
 
 /**
  * Starts the attempt; `resolve` gets its result exactly once. Answers a function that aborts it.
- * The callbacks are written inline on purpose: under tsx (keepNames) every function bound to a
- * name is renamed with a defineProperty call, about 1 µs each, on every attempt.
+ * The handler's methods are written inline on purpose: under tsx (keepNames) every function bound
+ * to a name is renamed with a defineProperty call, about 1 µs each, on every attempt.
  */
 export const startWebhook = (options: PostOptions, resolve: (result: AttemptResult) => void): () => void => {
   const started = performance.now()
   const timeoutMs = options.timeoutMs ?? ATTEMPT_TIMEOUT_MS
-  const client = options.url.protocol === "https:" ? https : http
   let settled = false
-  const finish = (result: Omit<AttemptResult, "durationMs">) => {
+  let controller: Dispatcher.DispatchController | undefined
+  let code = 0
+  let chunks: Array<Buffer> | undefined
+  let size = 0
+  const finish = (ok: boolean, httpCode: number | null, error: string | null) => {
     if (settled) return
     settled = true
     clearTimeout(timer)
-    resolve({ ...result, durationMs: Math.round(performance.now() - started) })
+    const responseBody = chunks === undefined ? "" : Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString("utf8")
+    resolve({ ok, httpCode, error, durationMs: Math.round(performance.now() - started), responseBody })
   }
+  const answered = () => finish(code >= 200 && code < 300, code, null)
+  // Ends the attempt with `error` and stops the request, now or as soon as it has a controller.
+  const abort = (error: string) => {
+    finish(false, null, error)
+    controller?.abort(new Error(error))
+  }
+  const timer = setTimeout(() => abort(`timed out after ${timeoutMs} ms`), timeoutMs)
   const url = options.url
-  // The URL's parts rather than the URL: Node would convert it again on every request.
-  const req = client.request({
-    protocol: url.protocol,
-    hostname: url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname,
-    port: url.port,
+  poolFor(url, options.address).dispatch({
     path: `${url.pathname}${url.search}`,
     method: "POST",
-    lookup: answeringWith(options.address),
-    headers: { ...options.headers, "content-length": Buffer.byteLength(options.body) }
-  }, (res) => {
-    const chunks: Array<Buffer> = []
-    let size = 0
-    res.on("data", (chunk: Buffer) => {
-      if (size < RESPONSE_BODY_LIMIT) chunks.push(chunk)
+    headers: options.headers,
+    body: options.body,
+    // A webhook is not retried on another connection by the client: the ladder decides retries.
+    idempotent: false
+  }, {
+    onRequestStart: (c) => {
+      controller = c
+      if (settled) c.abort(new Error("the attempt already ended"))
+    },
+    onResponseStart: (_c, statusCode) => {
+      code = statusCode
+    },
+    onResponseData: (c, chunk) => {
+      if (size < RESPONSE_BODY_LIMIT) (chunks ??= []).push(chunk)
       size += chunk.length
-      if (size >= RESPONSE_BODY_LIMIT) res.destroy()
-    })
-    // Both fire for a complete answer: the body is assembled once.
-    res.on("end", () => {
-      if (!settled) finish(answered(res, chunks))
-    })
-    res.on("close", () => {
-      if (!settled) finish(answered(res, chunks))
-    })
+      // Enough of the answer: its code and 2 KB are the result; the rest is not read.
+      if (size >= RESPONSE_BODY_LIMIT && !settled) {
+        answered()
+        c.abort(new Error("response body past the 2 KB kept"))
+      }
+    },
+    onResponseEnd: () => answered(),
+    onResponseError: (_c, error) => finish(false, null, error.message)
   })
-  const timer = setTimeout(() => {
-    req.destroy()
-    finish({ ok: false, httpCode: null, error: `timed out after ${timeoutMs} ms`, responseBody: "" })
-  }, timeoutMs)
-  req.on("error", (error) => finish({ ok: false, httpCode: null, error: error.message, responseBody: "" }))
-  req.end(options.body)
-  return () => {
-    req.destroy()
-    finish({ ok: false, httpCode: null, error: "aborted", responseBody: "" })
-  }
+  return () => abort("aborted")
 }

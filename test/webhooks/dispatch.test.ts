@@ -60,7 +60,11 @@ describe("webhooks", () => {
     expect(res.json).toEqual({ event_id: expect.stringMatching(/^evt_/), delivery_id: expect.stringMatching(/^whd_/), status: "pending", webhook_url: receiver.url() })
     const [hit] = await receiver.waitFor(1, ofEvent(res.json.event_id))
     expect(hit!.json).toMatchObject({ id: res.json.event_id, event: "webhook.test", app: sender.keyId })
-    const detail = await rig.app.request("GET", `/v1/client/keys/${sender.keyId}/webhook/deliveries/${res.json.delivery_id}`, { token: sender.token })
+    // The attempt is recorded by the dispatcher's batched writer, a few ms after the receiver answered.
+    const detail = await eventually(async () => {
+      const d = await rig.app.request("GET", `/v1/client/keys/${sender.keyId}/webhook/deliveries/${res.json.delivery_id}`, { token: sender.token })
+      return d.json.status === "pending" ? undefined : d
+    }, "the attempt on record")
     expect(detail.json).toMatchObject({ id: res.json.delivery_id, event_id: res.json.event_id, status: "delivered", attempts: 1, http_code: 200 })
   })
 

@@ -105,6 +105,30 @@ export const waitForTcp = async (port: number, ms = 60_000) => {
   throw new Error(`127.0.0.1:${port} not accepting connections`)
 }
 
+/** utime + stime of a process, in seconds, from /proc (0 once it is gone). */
+const procCpuSeconds = (pid: number | string) => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return (Number(fields[11]) + Number(fields[12])) / 100 // clock ticks of 10 ms
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * CPU seconds used so far by every PostgreSQL server process on the machine (the bench's cluster:
+ * nothing else runs beside a benchmark); the difference over a run is the database's share of it.
+ */
+export const postgresCpuSeconds = () =>
+  fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d)).reduce((sum, pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "postgres" ? sum + procCpuSeconds(pid) : sum
+    } catch {
+      return sum
+    }
+  }, 0)
+
 export interface Child {
   readonly process: ChildProcess
   readonly stop: () => Promise<void>
@@ -144,15 +168,7 @@ export const spawnNode = (script: string, env: Record<string, string>, args: Rea
   return {
     process: child,
     peakRssMb: () => peak,
-    cpuSeconds: () => {
-      try {
-        const stat = fs.readFileSync(`/proc/${child.pid}/stat`, "utf8")
-        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-        return (Number(fields[11]) + Number(fields[12])) / 100 // utime + stime, in clock ticks of 10 ms
-      } catch {
-        return 0
-      }
-    },
+    cpuSeconds: () => procCpuSeconds(child.pid!),
     stop: async () => {
       clearInterval(timer)
       if (child.exitCode === null) child.kill("SIGTERM")

@@ -6,13 +6,15 @@
  *    and after Herald: one key (its cap: 4 workers) against a bare loop of 4, and 8 keys (the
  *    dispatcher's 32 slots) against a bare loop of 32. Target: Herald at least 50 % of the bare
  *    loop. Herald's figure runs from the INSERT of the events to the last one received.
+ *    The bare loop runs twice over: with undici, the client Herald posts with (the target's
+ *    baseline: the same HTTP work without the dispatcher), and with `node:http` for reference.
  * 2. the delay from event row created to its delivery arriving, p50/p99, at 100 events/s
  *    (open loop). Target: p99 under 1 s.
  * 3. RSS of the appliance while every key's receiver is down for the whole run (connection
  *    refused) and events keep coming at 100/s: retries wait in the database, so RSS stays flat.
  *
- * Beside each throughput figure: the appliance's CPU ms per event (from /proc, steadier than
- * events/s on a shared machine) and, when the server has pg_stat_statements, SQL statements per
+ * Beside each throughput figure: the appliance's and PostgreSQL's CPU ms per event (from /proc,
+ * steadier than events/s on a shared machine) and, when the server has pg_stat_statements, SQL statements per
  * event (round trips are what a delivery mostly costs).
  *
  * BENCH_EVENTS (5000) sets the size of the throughput runs, BENCH_SECONDS (20) the delay run and
@@ -21,8 +23,9 @@
 import * as fs from "node:fs"
 import * as http from "node:http"
 import pg from "pg"
+import { Pool } from "undici"
 import { signPayload, verifySignature } from "../src/webhooks/signature.ts"
-import { benchPostgres, createDatabase, freePort, spawnNode, sql, statementCounter, table, waitFor } from "./lib.ts"
+import { benchPostgres, createDatabase, freePort, postgresCpuSeconds, spawnNode, sql, statementCounter, table, waitFor } from "./lib.ts"
 
 const EVENTS = Number(process.env["BENCH_EVENTS"] ?? 5000)
 const SECONDS = Number(process.env["BENCH_SECONDS"] ?? 20)
@@ -54,28 +57,44 @@ const receiver = http.createServer((req, res) => {
 await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", () => r()))
 const receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`
 
-/** The bare loop: `n` signed POSTs of a delivery-shaped body, `concurrency` at a time. */
-const bareLoop = async (n: number, concurrency: number) => {
-  const target = new URL(receiverUrl)
+/** One signed POST of a delivery-shaped body, through `node:http` or undici (Herald's client). */
+const bodyOf = (i: number) => {
+  const ts = new Date().toISOString()
+  const body = JSON.stringify({ id: `evt_bare_${i}`, event: "email.sent", ts, app: "key_bare", ...FIELDS })
+  return {
+    body,
+    headers: { "content-type": "application/json", "x-herald-signature": signPayload(SECRET, ts, body), "x-herald-timestamp": ts, "x-herald-event-id": `evt_bare_${i}` }
+  }
+}
+const target = new URL(receiverUrl)
+const postNodeHttp = (i: number) =>
+  new Promise<void>((resolve) => {
+    const { body, headers } = bodyOf(i)
+    const req = http.request({
+      host: target.hostname, port: target.port, path: target.pathname, method: "POST",
+      headers: { ...headers, "content-length": Buffer.byteLength(body) }
+    }, (res) => {
+      res.resume()
+      res.on("end", () => resolve())
+    })
+    req.on("error", () => resolve())
+    req.end(body)
+  })
+const pool = new Pool(target.origin)
+const postUndici = (i: number) =>
+  new Promise<void>((resolve) => {
+    const { body, headers } = bodyOf(i)
+    pool.dispatch({ path: target.pathname, method: "POST", headers, body }, {
+      onRequestStart: () => {},
+      onResponseEnd: () => resolve(),
+      onResponseError: () => resolve()
+    })
+  })
+
+/** The bare loop: `n` signed POSTs, `concurrency` at a time. */
+const bareLoop = async (n: number, concurrency: number, post: (i: number) => Promise<void>) => {
   const start = received
   let next = 0
-  const post = (i: number) =>
-    new Promise<void>((resolve) => {
-      const ts = new Date().toISOString()
-      const body = JSON.stringify({ id: `evt_bare_${i}`, event: "email.sent", ts, app: "key_bare", ...FIELDS })
-      const req = http.request({
-        host: target.hostname, port: target.port, path: target.pathname, method: "POST",
-        headers: {
-          "content-type": "application/json", "content-length": Buffer.byteLength(body),
-          "x-herald-signature": signPayload(SECRET, ts, body), "x-herald-timestamp": ts, "x-herald-event-id": `evt_bare_${i}`
-        }
-      }, (res) => {
-        res.resume()
-        res.on("end", () => resolve())
-      })
-      req.on("error", () => resolve())
-      req.end(body)
-    })
   const started = performance.now()
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (next < n) await post(next++)
@@ -139,23 +158,31 @@ const pgRun = await benchPostgres()
 try {
   // 1. Throughput: the bare loop before and after Herald on the same receiver (the mean is the
   // baseline, so a machine whose load changes during the run skews both sides alike).
-  await bareLoop(500, 4) // warm-up
-  const bareBefore = [await bareLoop(EVENTS, 4), await bareLoop(EVENTS, 32)] as const
+  const bareLoops = async () => ({
+    http4: await bareLoop(EVENTS, 4, postNodeHttp), http32: await bareLoop(EVENTS, 32, postNodeHttp),
+    undici4: await bareLoop(EVENTS, 4, postUndici), undici32: await bareLoop(EVENTS, 32, postUndici)
+  })
+  await bareLoop(500, 4, postNodeHttp) // warm-up
+  await bareLoop(500, 4, postUndici)
+  const bareBefore = await bareLoops()
   const herald = await startHerald(pgRun.adminUrl, "bench_webhooks", 8, receiverUrl)
   const statements = await statementCounter(herald.databaseUrl)
   const throughput = async (keyIds: ReadonlyArray<string>, tag: string) => {
     const target = received + EVENTS
     const cpuBefore = herald.child.cpuSeconds()
+    const pgCpuBefore = postgresCpuSeconds()
     const statementsBefore = await statements()
     const started = performance.now()
     await insertEvents(herald.databaseUrl, herald.accountId, keyIds, EVENTS, tag)
     await waitReceived(target, 120_000)
     const perSecond = (EVENTS - Math.max(0, target - received)) / ((performance.now() - started) / 1000)
+    const pgCpuMs = ((postgresCpuSeconds() - pgCpuBefore) * 1000) / EVENTS
     await sleep(500) // the last attempts' records are written after their POSTs
     const statementsAfter = await statements()
     return {
       perSecond,
       cpuMs: ((herald.child.cpuSeconds() - cpuBefore) * 1000) / EVENTS,
+      pgCpuMs,
       // Less the two statements of this bench's own (the INSERT of the events, the count itself).
       statements: statementsBefore === null || statementsAfter === null ? null : (statementsAfter - statementsBefore - 2) / EVENTS
     }
@@ -165,9 +192,10 @@ try {
   const eightRun = await throughput(herald.keyIds, "eight")
   const one = oneRun.perSecond
   const eight = eightRun.perSecond
-  const bareAfter = [await bareLoop(EVENTS, 4), await bareLoop(EVENTS, 32)] as const
-  const bare4 = (bareBefore[0] + bareAfter[0]) / 2
-  const bare32 = (bareBefore[1] + bareAfter[1]) / 2
+  const bareAfter = await bareLoops()
+  const mean = (k: keyof typeof bareAfter) => (bareBefore[k] + bareAfter[k]) / 2
+  const ratios = (herald: number, concurrency: "4" | "32") =>
+    `${((herald / mean(`undici${concurrency}`)) * 100).toFixed(1)} % of undici (target ≥ 50 %), ${((herald / mean(`http${concurrency}`)) * 100).toFixed(1)} % of node:http`
 
   // 2. Delay from event row to delivery at 100 events/s, one key.
   const pool = new pg.Pool({ connectionString: herald.databaseUrl, max: 4 })
@@ -211,13 +239,16 @@ try {
 
   console.log(`\nwebhook benchmark: ${EVENTS} events per throughput run, receiver verifies every signature\n`)
   table([
-    { run: "bare loop of signed POSTs, 4 at a time", "events/s": bare4, "Herald / bare": `(before ${bareBefore[0].toFixed(0)}, after ${bareAfter[0].toFixed(0)})` },
-    { run: "Herald, 1 key (4 in progress per key)", "events/s": one, "Herald / bare": `${((one / bare4) * 100).toFixed(1)} % (target ≥ 50 %)` },
-    { run: "bare loop of signed POSTs, 32 at a time", "events/s": bare32, "Herald / bare": `(before ${bareBefore[1].toFixed(0)}, after ${bareAfter[1].toFixed(0)})` },
-    { run: "Herald, 8 keys (32 slots)", "events/s": eight, "Herald / bare": `${((eight / bare32) * 100).toFixed(1)} % (target ≥ 50 %)` }
+    ...(["http4", "undici4", "http32", "undici32"] as const).map((k) => ({
+      run: `bare loop, ${k.startsWith("http") ? "node:http" : "undici"}, ${k.endsWith("32") ? 32 : 4} at a time`,
+      "events/s": mean(k),
+      "Herald / bare": `(before ${bareBefore[k].toFixed(0)}, after ${bareAfter[k].toFixed(0)})`
+    })),
+    { run: "Herald, 1 key (4 in progress per key)", "events/s": one, "Herald / bare": ratios(one, "4") },
+    { run: "Herald, 8 keys (32 slots)", "events/s": eight, "Herald / bare": ratios(eight, "32") }
   ])
   const cost = (name: string, run: typeof oneRun) =>
-    console.log(`  ${name}: ${run.cpuMs.toFixed(3)} ms Herald CPU per event` +
+    console.log(`  ${name}: ${run.cpuMs.toFixed(3)} ms Herald CPU and ${run.pgCpuMs.toFixed(3)} ms PostgreSQL CPU per event` +
       (run.statements === null ? "" : `, ${run.statements.toFixed(3)} SQL statements per event`))
   cost("1 key ", oneRun)
   cost("8 keys", eightRun)
@@ -237,5 +268,6 @@ try {
     + `${state?.["queued"]} on the queued ladder), ${state?.["attempts"]} attempts on record`)
 } finally {
   receiver.close()
+  await pool.close()
   await pgRun.stop()
 }

@@ -7,7 +7,8 @@
  * statement); the quota is reserved just before by a statement of its own, committed
  * asynchronously and released if the send's write fails (src/platform/usage/Quota.ts: inside the
  * send's transaction its row lock was held through every durable commit, serialising an account's
- * sends). Herald's process CPU per request is printed too: the figure that decides the ratio.
+ * sends). Herald's process CPU per request is printed too: the figure that decides the ratio;
+ * and PostgreSQL's (every server process of the bench's cluster), the database's share.
  *
  * A second baseline shows what the decided stack itself allows: the same bare work (decode with
  * Herald's schema, one INSERT, 202) written as an Effect HttpApi endpoint over @effect/sql-pg
@@ -16,7 +17,7 @@
  * flushes decide, far below when the CPU does). Herald's send adds authentication (cached), the
  * rate window, the quota and the queue rows: three statements in all.
  */
-import { benchPostgres, createDatabase, freePort, load, spawnNode, sql, table, waitFor, waitForTcp } from "./lib.ts"
+import { benchPostgres, createDatabase, freePort, load, postgresCpuSeconds, spawnNode, sql, table, waitFor, waitForTcp } from "./lib.ts"
 
 const SECONDS = Number(process.env["BENCH_SECONDS"] ?? 10)
 const CONCURRENCY = 8
@@ -41,8 +42,10 @@ try {
   const bare = spawnNode("bench/bare-accept-server.ts", { DATABASE_URL: bareUrl, PORT: String(barePort) })
   await new Promise((r) => setTimeout(r, 1500))
   const bareCpu = bare.cpuSeconds()
+  const barePgCpu = postgresCpuSeconds()
   const bareResult = await load({ url: `http://127.0.0.1:${barePort}/`, headers: {}, body, concurrency: CONCURRENCY, seconds: SECONDS, expectStatus: 202 })
   const bareCpuMs = cpuMsPerRequest(bare.cpuSeconds() - bareCpu, bareResult)
+  const barePgCpuMs = cpuMsPerRequest(postgresCpuSeconds() - barePgCpu, bareResult)
   await bare.stop()
 
   // The stack's ceiling: the bare work as an Effect HttpApi handler, on a database of its own.
@@ -51,8 +54,10 @@ try {
   const floor = spawnNode("bench/effect-floor-accept-server.ts", { DATABASE_URL: floorUrl, PORT: String(floorPort) })
   await waitForTcp(floorPort)
   const floorCpu = floor.cpuSeconds()
+  const floorPgCpu = postgresCpuSeconds()
   const floorResult = await load({ url: `http://127.0.0.1:${floorPort}/v1/mail/send`, headers: {}, body, concurrency: CONCURRENCY, seconds: SECONDS, expectStatus: 202 })
   const floorCpuMs = cpuMsPerRequest(floor.cpuSeconds() - floorCpu, floorResult)
+  const floorPgCpuMs = cpuMsPerRequest(postgresCpuSeconds() - floorPgCpu, floorResult)
   await floor.stop()
 
   // Herald, on a fresh database, with a verified domain and the rate limit lifted.
@@ -71,16 +76,18 @@ try {
   await sql(heraldUrl, "UPDATE domains SET verified_at = now()")
   await sql(heraldUrl, "UPDATE accounts SET rate_per_min_override = 100000000, monthly_quota_override = 100000000")
   const heraldCpu = herald.cpuSeconds()
+  const heraldPgCpu = postgresCpuSeconds()
   const heraldResult = await load({ url: `http://127.0.0.1:${port}/v1/mail/send`, headers, body, concurrency: CONCURRENCY, seconds: SECONDS, expectStatus: 202 })
   const heraldCpuMs = cpuMsPerRequest(herald.cpuSeconds() - heraldCpu, heraldResult)
+  const heraldPgCpuMs = cpuMsPerRequest(postgresCpuSeconds() - heraldPgCpu, heraldResult)
   const [rows] = await sql(heraldUrl, "SELECT count(*)::int AS n FROM deliveries")
   await herald.stop()
 
   console.log(`\naccept benchmark: ${CONCURRENCY} concurrent clients, ${SECONDS} s each, single-recipient sends\n`)
   table([
-    { server: "bare node:http + 1 INSERT", "req/s": bareResult.perSecond, "p50 ms": bareResult.p50, "p99 ms": bareResult.p99, "202s": bareResult.ok, other: bareResult.requests - bareResult.ok, "cpu ms/req": bareCpuMs },
-    { server: "Effect HttpApi + 1 INSERT", "req/s": floorResult.perSecond, "p50 ms": floorResult.p50, "p99 ms": floorResult.p99, "202s": floorResult.ok, other: floorResult.requests - floorResult.ok, "cpu ms/req": floorCpuMs },
-    { server: "Herald POST /v1/mail/send", "req/s": heraldResult.perSecond, "p50 ms": heraldResult.p50, "p99 ms": heraldResult.p99, "202s": heraldResult.ok, other: heraldResult.requests - heraldResult.ok, "cpu ms/req": heraldCpuMs }
+    { server: "bare node:http + 1 INSERT", "req/s": bareResult.perSecond, "p50 ms": bareResult.p50, "p99 ms": bareResult.p99, "202s": bareResult.ok, other: bareResult.requests - bareResult.ok, "cpu ms/req": bareCpuMs, "PostgreSQL cpu ms/req": barePgCpuMs },
+    { server: "Effect HttpApi + 1 INSERT", "req/s": floorResult.perSecond, "p50 ms": floorResult.p50, "p99 ms": floorResult.p99, "202s": floorResult.ok, other: floorResult.requests - floorResult.ok, "cpu ms/req": floorCpuMs, "PostgreSQL cpu ms/req": floorPgCpuMs },
+    { server: "Herald POST /v1/mail/send", "req/s": heraldResult.perSecond, "p50 ms": heraldResult.p50, "p99 ms": heraldResult.p99, "202s": heraldResult.ok, other: heraldResult.requests - heraldResult.ok, "cpu ms/req": heraldCpuMs, "PostgreSQL cpu ms/req": heraldPgCpuMs }
   ])
   const percentOf = (a: number, b: number) => `${((a / b) * 100).toFixed(1)} %`
   console.log(`\nHerald / bare: ${percentOf(heraldResult.perSecond, bareResult.perSecond)} (target ≥ 50 %)`)

@@ -190,6 +190,8 @@ const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 
 /** `concurrency` closed loops POSTing `body()` for `seconds` (after `warmup` seconds not counted). */
+const REQUEST_TIMEOUT_MS = 30_000
+
 export const load = async (options: {
   readonly url: string
   readonly headers: Record<string, string>
@@ -213,6 +215,8 @@ export const load = async (options: {
         res.resume()
         res.on("end", () => resolve(res.statusCode ?? 0))
       })
+      // An answer that never comes counts as a failure (status 0) instead of hanging the run.
+      req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error("no answer")))
       req.on("error", () => resolve(0))
       req.end(payload)
     })

@@ -8,7 +8,8 @@
  * load then runs BENCH_BACKLOG_SECONDS (default 60) against Herald while the backlog
  * (inbound_messages in state 'received') is sampled. For context: Herald again with the inbound
  * processor off (parsing no longer shares the listener's thread; the commit stays), each server's
- * CPU per accepted message (from /proc; steadier than msg/s when the machine is busy), and
+ * CPU per accepted message (from /proc; steadier than msg/s when the machine is busy) and
+ * PostgreSQL's (every process of the bench's cluster), and
  * `understandMessage` alone in this process over the same mix (one core). Last, a fresh child process parses the 900 KB DMARC report five times (bare XML,
  * then zipped in a report e-mail), printing its RSS before and its peak RSS.
  * Targets (ratios from one run): durable acceptance ≥ 30 % of the bare discarding listener;
@@ -39,7 +40,7 @@ const MAX_BYTES = 25 * 1024 * 1024
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const mb = (bytes: number) => bytes / 1048576
 
-type Measured = LoadResult & { readonly cpuMs: number }
+type Measured = LoadResult & { readonly cpuMs: number; readonly pgCpuMs: number }
 
 interface MemoryResult {
   readonly rssBefore: number
@@ -117,7 +118,7 @@ const corpusMix = (): ReadonlyArray<SmtpMessage> =>
 
 const main = async () => {
   // Imported here so that the --memory child loads only the parsers.
-  const { benchPostgres, createDatabase, freePort, smtpLoad, spawnNode, sql, table, waitFor, waitForTcp } = await import("./lib.ts")
+  const { benchPostgres, createDatabase, freePort, postgresCpuSeconds, smtpLoad, spawnNode, sql, table, waitFor, waitForTcp } = await import("./lib.ts")
   // What the processor will run with on this machine (HERALD_PARSE_WORKERS' default), for the slack below.
   const { defaultParseWorkers } = await import("../src/inbound/InboundConfig.ts")
   const { inboundShape } = await import("../src/inbound/processor/Processor.ts")
@@ -128,8 +129,16 @@ const main = async () => {
   /** The load against `port`, with the CPU the server process spent per accepted message. */
   const load = async (port: number, server: Child, seconds: number, warmup = WARMUP_SECONDS): Promise<Measured> => {
     let cpu = 0
-    const r = await smtpLoad({ messages: mix, port, concurrency: CONCURRENCY, seconds, warmup, onStart: () => (cpu = server.cpuSeconds()) })
-    return { ...r, cpuMs: ((server.cpuSeconds() - cpu) * 1000) / Math.max(1, r.ok) }
+    let pgCpu = 0
+    const r = await smtpLoad({
+      messages: mix, port, concurrency: CONCURRENCY, seconds, warmup,
+      onStart: () => {
+        cpu = server.cpuSeconds()
+        pgCpu = postgresCpuSeconds()
+      }
+    })
+    const perMessage = (seconds: number) => (seconds * 1000) / Math.max(1, r.ok)
+    return { ...r, cpuMs: perMessage(server.cpuSeconds() - cpu), pgCpuMs: perMessage(postgresCpuSeconds() - pgCpu) }
   }
   const stops: Array<() => Promise<unknown>> = []
   /** Registers a stop for the final clean-up and returns it, run at most once. */
@@ -229,7 +238,7 @@ const main = async () => {
     console.log(`${mix.length} corpus bounces/ARF reports in turn (mean ${(avgSize / 1024).toFixed(1)} KB), ${os.cpus().length} CPUs, ${parseWorkers} parse worker(s)\n`)
     const row = (server: string, r: Measured, rss: number) => ({
       server, "msg/s": r.perSecond, "p50 ms": r.p50, "p99 ms": r.p99, "250s": r.ok, other: r.requests - r.ok,
-      "server CPU ms/msg": r.cpuMs.toFixed(2), "peak RSS MB": rss
+      "server CPU ms/msg": r.cpuMs.toFixed(2), "PostgreSQL CPU ms/msg": r.pgCpuMs.toFixed(2), "peak RSS MB": rss
     })
     table([
       row("bare smtp-server (discards)", bareBefore.result, bareBefore.rss),

@@ -3,6 +3,8 @@
  * dispatcher's attempt slots, one attempt.
  */
 import * as http from "node:http"
+import * as https from "node:https"
+import * as tls from "node:tls"
 import { Deferred, Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { burstOffsetMs, MAX_ATTEMPTS, nextStep } from "../../src/webhooks/ladder.ts"
@@ -11,6 +13,7 @@ import { generateWebhookSecret, maskSecret } from "../../src/webhooks/secret.ts"
 import { signPayload, verifySignature } from "../../src/webhooks/signature.ts"
 import { makeSlots } from "../../src/webhooks/slots.ts"
 import { checkAddresses, checkWebhookUrlSync, embeddedV4, forbiddenAddress, type UrlPolicy } from "../../src/webhooks/ssrf.ts"
+import { selfSignedCert } from "../support/smtp-sink.ts"
 
 /** The whole check as WebhookSender makes it: the URL alone, then (for a host name) its addresses. */
 const checkWebhookUrl = async (raw: string, policy: UrlPolicy, lookup: (host: string) => Promise<ReadonlyArray<string>>) => {
@@ -204,5 +207,28 @@ describe("one attempt against a real receiver", () => {
     expect(result.ok).toBe(false)
     expect(result.error).toContain("timed out")
     expect(result.durationMs).toBeLessThan(2_000)
+  })
+
+  it("over https, names the URL's host in TLS (SNI) while connecting to the checked address, and verifies the certificate", async () => {
+    const names: Array<string> = []
+    const secure = https.createServer({
+      ...selfSignedCert("receiver.example"),
+      SNICallback: (name, callback) => {
+        names.push(name)
+        callback(null, undefined as unknown as tls.SecureContext)
+      }
+    }, (_req, res) => res.writeHead(204).end())
+    await new Promise<void>((r) => secure.listen(0, "127.0.0.1", () => r()))
+    try {
+      const tlsPort = (secure.address() as { port: number }).port
+      const result = await postWebhook({ url: new URL(`https://receiver.example:${tlsPort}/in`), address: "127.0.0.1", body: "{}", headers: {} })
+      // receiver.example resolves nowhere: the handshake reached 127.0.0.1, and its self-signed certificate is refused.
+      expect(names).toEqual(["receiver.example"])
+      expect(result).toMatchObject({ ok: false, httpCode: null })
+      expect(result.error).toMatch(/self[- ]signed certificate/)
+    } finally {
+      secure.closeAllConnections()
+      secure.close()
+    }
   })
 })

@@ -80,7 +80,11 @@ describe("webhooks", () => {
     expect(calls[2]!.at - first).toBeGreaterThanOrEqual(4_900)
     expect(calls[2]!.at - first).toBeLessThan(8_000)
     // A test event follows the normal ladder: after the failures it is still in its burst, not 24 h away.
-    const detail = await rig.app.request("GET", `/v1/client/keys/${sender.keyId}/webhook/deliveries/${res.json.delivery_id}`, { token: sender.token })
+    // The third attempt is on record once Herald has its answer, a moment after the receiver saw it.
+    const detail = await eventually(async () => {
+      const d = await rig.app.request("GET", `/v1/client/keys/${sender.keyId}/webhook/deliveries/${res.json.delivery_id}`, { token: sender.token })
+      return d.json.attempt_history.length >= 3 ? d : undefined
+    }, "the third attempt on record")
     expect(detail.json.attempt_history.slice(0, 3).map((a: { http_code: number }) => a.http_code)).toEqual([500, 500, 500])
     expect(detail.json.status).toBe("pending")
     // (The third retry, 25 s after the first failure, is timed on TestClock in ladder-clock.test.ts.)

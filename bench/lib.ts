@@ -189,9 +189,9 @@ export interface LoadResult {
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 
-/** `concurrency` closed loops POSTing `body()` for `seconds` (after `warmup` seconds not counted). */
 const REQUEST_TIMEOUT_MS = 30_000
 
+/** `concurrency` closed loops POSTing `body()` for `seconds` (after `warmup` seconds not counted). */
 export const load = async (options: {
   readonly url: string
   readonly headers: Record<string, string>

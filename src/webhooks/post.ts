@@ -130,9 +130,7 @@ export const startWebhook = (options: PostOptions, resolve: (result: AttemptResu
     path: `${url.pathname}${url.search}`,
     method: "POST",
     headers: options.headers,
-    body: options.body,
-    // A webhook is not retried on another connection by the client: the ladder decides retries.
-    idempotent: false
+    body: options.body
   }, attempt)
   return () => attempt.abort("aborted")
 }

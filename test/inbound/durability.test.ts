@@ -9,7 +9,8 @@ import { InboundQueue, MAX_ATTEMPTS } from "../../src/inbound/processor/InboundQ
 import { spawnAppliance, startAppliance, withServices } from "../support/appliance.ts"
 import { freshDatabase, query } from "../support/database.ts"
 import { dmarcMail, dmarcXml } from "../support/reports.ts"
-import { eventually, sendRaw } from "../support/smtp-client.ts"
+import { eventually } from "../support/eventually.ts"
+import { sendRaw } from "../support/smtp-client.ts"
 
 const TO = "dmarc@bounces.herald.test"
 const report = (id: string) =>
@@ -35,7 +36,7 @@ describe("durability of inbound mail", () => {
         const [row] = await query<{ state: string; kind: string; result: { dmarc: Array<{ report_id: string }> } }>(
           databaseUrl, "SELECT state, kind, result FROM inbound_messages WHERE id = $1", [id])
         return row?.state === "processed" ? row : undefined
-      }, 30_000, "the stored message to be processed")
+      }, "the stored message to be processed", 30_000)
       expect(done.kind).toBe("dmarc")
       expect(done.result.dmarc[0]!.report_id).toBe("killed-after-250")
     } finally {

@@ -11,7 +11,8 @@ import { query } from "../support/database.ts"
 import { type DeliveryRig, startDeliveryRig } from "../support/mta.ts"
 import { arf, dmarcMail, dmarcXml, dsn, headersOf } from "../support/reports.ts"
 import { newSender, type Sender, sendBody } from "../support/sending.ts"
-import { eventually, sendRaw } from "../support/smtp-client.ts"
+import { eventually } from "../support/eventually.ts"
+import { sendRaw } from "../support/smtp-client.ts"
 
 const BOUNCE_DOMAIN = "bounces.mta.herald.test"
 
@@ -72,7 +73,7 @@ describe("the MX listener", () => {
     const [event] = await eventually(async () => {
       const rows = (await eventsOf("email.bounced")).filter((e) => e.payload["recipient"] === "gone@rcpt.test")
       return rows.length > 0 ? rows : undefined
-    }, 20_000, "email.bounced")
+    }, "email.bounced", 20_000)
     expect(event!.key_id).toBe(sender.keyId)
     expect(event!.payload).toMatchObject({ recipient: "gone@rcpt.test", status: "5.1.1", category: "hard", message_id: messageId })
     expect(String(event!.payload["diagnostic"])).toContain("mailbox problem")
@@ -91,7 +92,7 @@ describe("the MX listener", () => {
     const [event] = await eventually(async () => {
       const rows = (await eventsOf("email.bounced")).filter((e) => e.payload["recipient"] === "slow@rcpt.test")
       return rows.length > 0 ? rows : undefined
-    }, 20_000, "soft email.bounced")
+    }, "soft email.bounced", 20_000)
     expect(event!.payload).toMatchObject({ status: "4.2.2", category: "soft" })
     const [delivery] = await query<{ state: string }>(rig.app.databaseUrl, "SELECT state FROM deliveries WHERE recipient = 'slow@rcpt.test'")
     expect(delivery!.state).toBe("sent")
@@ -109,7 +110,7 @@ describe("the MX listener", () => {
     const rows = await eventually(async () => {
       const found = (await eventsOf("email.bounced")).filter((e) => e.payload["recipient"] === "full@rcpt.test")
       return found.length === 3 ? found : undefined
-    }, 20_000, "three soft bounces")
+    }, "three soft bounces", 20_000)
     expect(rows.every((e) => e.payload["category"] === "soft" && e.key_id === sender.keyId)).toBe(true)
     expect(await suppression("full@rcpt.test")).toEqual([{ reason: "bounce", source: "3 soft bounces within 7 days" }])
   })
@@ -122,7 +123,7 @@ describe("the MX listener", () => {
     const [event] = await eventually(async () => {
       const rows = await eventsOf("email.complained")
       return rows.length > 0 ? rows : undefined
-    }, 20_000, "email.complained")
+    }, "email.complained", 20_000)
     expect(event!.key_id).toBe(sender.keyId)
     expect(event!.payload).toMatchObject({ email: "angry@rcpt.test", subject: "Hello" })
     expect(typeof event!.payload["isp"]).toBe("string")
@@ -147,7 +148,7 @@ describe("the MX listener", () => {
       const res = await rig.app.request("GET", `/v1/client/dmarc/reports?domain=${sender.domain}`, { token: sender.token })
       const processed = await query(rig.app.databaseUrl, "SELECT 1 FROM inbound_messages WHERE kind = 'dmarc' AND state = 'processed'")
       return res.json.total === 2 && processed.length === 3 ? res : undefined
-    }, 20_000, "two DMARC reports")
+    }, "two DMARC reports", 20_000)
     expect(list.json).toMatchObject({ page: 1, per_page: 50, total: 2 })
     // Newest period first.
     expect(list.json.items.map((i: { report_id: string }) => i.report_id)).toEqual(["r-2", "r-1"])
@@ -159,7 +160,7 @@ describe("the MX listener", () => {
     const alert = await eventually(async () => {
       const found = hooks.filter((h) => h.event === "dmarc.alignment_failure")
       return found.length > 0 ? found : undefined
-    }, 20_000, "dmarc.alignment_failure webhook")
+    }, "dmarc.alignment_failure webhook", 20_000)
     expect(alert).toHaveLength(1)
     expect(alert[0]).toMatchObject({
       app: sender.keyId,

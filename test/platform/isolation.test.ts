@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Appliance, startAppliance } from "../support/appliance.ts"
 import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
 import { dmarcMail, dmarcXml } from "../support/reports.ts"
-import { eventually, sendRaw } from "../support/smtp-client.ts"
+import { eventually } from "../support/eventually.ts"
+import { sendRaw } from "../support/smtp-client.ts"
 import { newSender, type Sender, sendBody } from "../support/sending.ts"
 
 let app: Appliance
@@ -47,7 +48,7 @@ const aliceResources = async () => {
   const delivered = await eventually(async () => {
     const res = await app.request("GET", `/v1/client/keys/${alice.keyId}/webhook/deliveries/${fired.json.delivery_id}`, { token: alice.token })
     return res.json?.status === "delivered" ? res.json : undefined
-  }, 20_000, "Alice's webhook.test delivery")
+  }, "Alice's webhook.test delivery", 20_000)
   const ticket = await app.request("POST", "/v1/tickets", { token: alice.token, body: { subject: "Private", body: "x" } })
   await app.request("POST", "/v1/client/suppressions", { token: alice.token, body: { email: "secret@example.org" } })
   const sent = await app.request("POST", "/v1/mail/send", { token: alice.token, body: sendBody(alice, "alice-rcpt@example.org") })
@@ -65,7 +66,7 @@ const aliceResources = async () => {
   const report = await eventually(async () => {
     const res = await app.request("GET", "/v1/client/dmarc/reports", { token: alice.token })
     return res.json.total === 1 ? res.json.items[0].id as string : undefined
-  }, 20_000, "Alice's DMARC report")
+  }, "Alice's DMARC report", 20_000)
   return { keyId: key.json.id as string, deliveryId: fired.json.delivery_id as string, delivered, ticketId: ticket.json.id as string, scheduledId: scheduled.json.id as string, pendingDomain, reportId: report }
 }
 

@@ -21,14 +21,3 @@ export const sendRaw = async (port: number, envelope: { from: string; to: Readon
     transport.close()
   }
 }
-
-/** Polls `check` every 100 ms until it returns a value other than undefined. */
-export const eventually = async <A>(check: () => Promise<A | undefined>, timeoutMs = 20_000, what = "condition"): Promise<A> => {
-  const end = Date.now() + timeoutMs
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}

@@ -10,7 +10,8 @@ import { verifySignature } from "../../src/webhooks/signature.ts"
 import { type Appliance, startAppliance } from "../support/appliance.ts"
 import { type DeliveryRig, startDeliveryRig } from "../support/mta.ts"
 import { newSender, type Sender, sendBody } from "../support/sending.ts"
-import { eventually, type Hit, type Receiver, startReceiver } from "./receiver.ts"
+import { eventually } from "../support/eventually.ts"
+import { type Hit, type Receiver, startReceiver } from "./receiver.ts"
 
 let rig: DeliveryRig
 let sender: Sender

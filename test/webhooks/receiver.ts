@@ -69,14 +69,3 @@ export const startReceiver = async (mode: number | "hang" = 200): Promise<Receiv
   }
   return receiver
 }
-
-/** Polls `check` until it answers something other than undefined (throws after `timeoutMs`). */
-export const eventually = async <A>(check: () => Promise<A | undefined>, what: string, timeoutMs = 20_000): Promise<A> => {
-  const end = Date.now() + timeoutMs
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ApplianceProcess, spawnAppliance } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
-import { eventually, type Receiver, startReceiver } from "./receiver.ts"
+import { eventually } from "../support/eventually.ts"
+import { type Receiver, startReceiver } from "./receiver.ts"
 
 const N = 300
 

@@ -14,8 +14,8 @@
  *    refused) and events keep coming at 100/s: retries wait in the database, so RSS stays flat.
  *
  * Beside each throughput figure: the appliance's and PostgreSQL's CPU ms per event (from /proc,
- * steadier than events/s on a shared machine) and, when the server has pg_stat_statements, SQL statements per
- * event (round trips are what a delivery mostly costs).
+ * steadier than events/s on a shared machine) and, when the server has pg_stat_statements, SQL
+ * statements per event (round trips are what a delivery mostly costs).
  *
  * BENCH_EVENTS (5000) sets the size of the throughput runs, BENCH_SECONDS (20) the delay run and
  * BENCH_DOWN_SECONDS (60) the receiver-down run. Prints figures; asserts nothing.
@@ -57,7 +57,7 @@ const receiver = http.createServer((req, res) => {
 await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", () => r()))
 const receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`
 
-/** One signed POST of a delivery-shaped body, through `node:http` or undici (Herald's client). */
+/** The delivery-shaped body of bare POST `i` and its signed headers. */
 const bodyOf = (i: number) => {
   const ts = new Date().toISOString()
   const body = JSON.stringify({ id: `evt_bare_${i}`, event: "email.sent", ts, app: "key_bare", ...FIELDS })
@@ -67,6 +67,7 @@ const bodyOf = (i: number) => {
   }
 }
 const target = new URL(receiverUrl)
+/** One signed POST through `node:http`, for reference. */
 const postNodeHttp = (i: number) =>
   new Promise<void>((resolve) => {
     const { body, headers } = bodyOf(i)
@@ -80,11 +81,12 @@ const postNodeHttp = (i: number) =>
     req.on("error", () => resolve())
     req.end(body)
   })
-const pool = new Pool(target.origin)
+const undiciPool = new Pool(target.origin)
+/** One signed POST through undici's dispatcher API, as Herald posts: the target's baseline. */
 const postUndici = (i: number) =>
   new Promise<void>((resolve) => {
     const { body, headers } = bodyOf(i)
-    pool.dispatch({ path: target.pathname, method: "POST", headers, body }, {
+    undiciPool.dispatch({ path: target.pathname, method: "POST", headers, body }, {
       onRequestStart: () => {},
       onResponseEnd: () => resolve(),
       onResponseError: () => resolve()
@@ -268,6 +270,6 @@ try {
     + `${state?.["queued"]} on the queued ladder), ${state?.["attempts"]} attempts on record`)
 } finally {
   receiver.close()
-  await pool.close()
+  await undiciPool.close()
   await pgRun.stop()
 }

@@ -17,15 +17,27 @@
  * flushes decide, far below when the CPU does). Herald's send adds authentication (cached), the
  * rate window, the quota and the queue rows: three statements in all.
  */
-import { benchPostgres, createDatabase, freePort, load, postgresCpuSeconds, spawnNode, sql, table, waitFor, waitForTcp } from "./lib.ts"
+import { benchPostgres, type Child, cpuMeter, createDatabase, freePort, load, spawnNode, sql, table, waitFor, waitForTcp } from "./lib.ts"
 
 const SECONDS = Number(process.env["BENCH_SECONDS"] ?? 10)
 const CONCURRENCY = 8
 const WARMUP_SECONDS = 2
 
-/** The server process's CPU per answered request, warm-up requests included (estimated at the measured rate). */
-const cpuMsPerRequest = (cpuSeconds: number, result: { requests: number; perSecond: number }) =>
-  ((cpuSeconds * 1000) / (result.requests + result.perSecond * WARMUP_SECONDS)).toFixed(2)
+/**
+ * The load against `url` on `server`, with the CPU it and PostgreSQL spent per answered request,
+ * warm-up requests included (estimated at the measured rate).
+ */
+const measure = async (server: Child, url: string, headers: Record<string, string>, body: (i: number) => string) => {
+  const perRequest = cpuMeter(server)
+  const result = await load({ url, headers, body, concurrency: CONCURRENCY, seconds: SECONDS, expectStatus: 202 })
+  return { result, ...perRequest(result.requests + result.perSecond * WARMUP_SECONDS) }
+}
+
+/** A row of the table: rate, latency, answers and CPU per request. */
+const row = (server: string, m: Awaited<ReturnType<typeof measure>>) => ({
+  server, "req/s": m.result.perSecond, "p50 ms": m.result.p50, "p99 ms": m.result.p99, "202s": m.result.ok,
+  other: m.result.requests - m.result.ok, "cpu ms/req": m.cpuMs.toFixed(2), "PostgreSQL cpu ms/req": m.pgCpuMs.toFixed(2)
+})
 
 const pgRun = await benchPostgres()
 try {
@@ -41,11 +53,7 @@ try {
   const barePort = await freePort()
   const bare = spawnNode("bench/bare-accept-server.ts", { DATABASE_URL: bareUrl, PORT: String(barePort) })
   await new Promise((r) => setTimeout(r, 1500))
-  const bareCpu = bare.cpuSeconds()
-  const barePgCpu = postgresCpuSeconds()
-  const bareResult = await load({ url: `http://127.0.0.1:${barePort}/`, headers: {}, body, concurrency: CONCURRENCY, seconds: SECONDS, expectStatus: 202 })
-  const bareCpuMs = cpuMsPerRequest(bare.cpuSeconds() - bareCpu, bareResult)
-  const barePgCpuMs = cpuMsPerRequest(postgresCpuSeconds() - barePgCpu, bareResult)
+  const bareMeasured = await measure(bare, `http://127.0.0.1:${barePort}/`, {}, body)
   await bare.stop()
 
   // The stack's ceiling: the bare work as an Effect HttpApi handler, on a database of its own.
@@ -53,11 +61,7 @@ try {
   const floorPort = await freePort()
   const floor = spawnNode("bench/effect-floor-accept-server.ts", { DATABASE_URL: floorUrl, PORT: String(floorPort) })
   await waitForTcp(floorPort)
-  const floorCpu = floor.cpuSeconds()
-  const floorPgCpu = postgresCpuSeconds()
-  const floorResult = await load({ url: `http://127.0.0.1:${floorPort}/v1/mail/send`, headers: {}, body, concurrency: CONCURRENCY, seconds: SECONDS, expectStatus: 202 })
-  const floorCpuMs = cpuMsPerRequest(floor.cpuSeconds() - floorCpu, floorResult)
-  const floorPgCpuMs = cpuMsPerRequest(postgresCpuSeconds() - floorPgCpu, floorResult)
+  const floorMeasured = await measure(floor, `http://127.0.0.1:${floorPort}/v1/mail/send`, {}, body)
   await floor.stop()
 
   // Herald, on a fresh database, with a verified domain and the rate limit lifted.
@@ -75,25 +79,17 @@ try {
   })
   await sql(heraldUrl, "UPDATE domains SET verified_at = now()")
   await sql(heraldUrl, "UPDATE accounts SET rate_per_min_override = 100000000, monthly_quota_override = 100000000")
-  const heraldCpu = herald.cpuSeconds()
-  const heraldPgCpu = postgresCpuSeconds()
-  const heraldResult = await load({ url: `http://127.0.0.1:${port}/v1/mail/send`, headers, body, concurrency: CONCURRENCY, seconds: SECONDS, expectStatus: 202 })
-  const heraldCpuMs = cpuMsPerRequest(herald.cpuSeconds() - heraldCpu, heraldResult)
-  const heraldPgCpuMs = cpuMsPerRequest(postgresCpuSeconds() - heraldPgCpu, heraldResult)
+  const heraldMeasured = await measure(herald, `http://127.0.0.1:${port}/v1/mail/send`, headers, body)
   const [rows] = await sql(heraldUrl, "SELECT count(*)::int AS n FROM deliveries")
   await herald.stop()
 
   console.log(`\naccept benchmark: ${CONCURRENCY} concurrent clients, ${SECONDS} s each, single-recipient sends\n`)
-  table([
-    { server: "bare node:http + 1 INSERT", "req/s": bareResult.perSecond, "p50 ms": bareResult.p50, "p99 ms": bareResult.p99, "202s": bareResult.ok, other: bareResult.requests - bareResult.ok, "cpu ms/req": bareCpuMs, "PostgreSQL cpu ms/req": barePgCpuMs },
-    { server: "Effect HttpApi + 1 INSERT", "req/s": floorResult.perSecond, "p50 ms": floorResult.p50, "p99 ms": floorResult.p99, "202s": floorResult.ok, other: floorResult.requests - floorResult.ok, "cpu ms/req": floorCpuMs, "PostgreSQL cpu ms/req": floorPgCpuMs },
-    { server: "Herald POST /v1/mail/send", "req/s": heraldResult.perSecond, "p50 ms": heraldResult.p50, "p99 ms": heraldResult.p99, "202s": heraldResult.ok, other: heraldResult.requests - heraldResult.ok, "cpu ms/req": heraldCpuMs, "PostgreSQL cpu ms/req": heraldPgCpuMs }
-  ])
+  table([row("bare node:http + 1 INSERT", bareMeasured), row("Effect HttpApi + 1 INSERT", floorMeasured), row("Herald POST /v1/mail/send", heraldMeasured)])
   const percentOf = (a: number, b: number) => `${((a / b) * 100).toFixed(1)} %`
-  console.log(`\nHerald / bare: ${percentOf(heraldResult.perSecond, bareResult.perSecond)} (target ≥ 50 %)`)
-  console.log(`Effect HttpApi + 1 INSERT / bare: ${percentOf(floorResult.perSecond, bareResult.perSecond)} (the stack's ceiling)`)
-  console.log(`Herald / Effect HttpApi + 1 INSERT: ${percentOf(heraldResult.perSecond, floorResult.perSecond)}`)
-  console.log(`deliveries committed: ${rows?.["n"]} (every 202 counted: ${Number(rows?.["n"]) >= heraldResult.ok})`)
+  console.log(`\nHerald / bare: ${percentOf(heraldMeasured.result.perSecond, bareMeasured.result.perSecond)} (target ≥ 50 %)`)
+  console.log(`Effect HttpApi + 1 INSERT / bare: ${percentOf(floorMeasured.result.perSecond, bareMeasured.result.perSecond)} (the stack's ceiling)`)
+  console.log(`Herald / Effect HttpApi + 1 INSERT: ${percentOf(heraldMeasured.result.perSecond, floorMeasured.result.perSecond)}`)
+  console.log(`deliveries committed: ${rows?.["n"]} (every 202 counted: ${Number(rows?.["n"]) >= heraldMeasured.result.ok})`)
 } finally {
   await pgRun.stop()
 }

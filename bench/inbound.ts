@@ -9,9 +9,9 @@
  * (inbound_messages in state 'received') is sampled. For context: Herald again with the inbound
  * processor off (parsing no longer shares the listener's thread; the commit stays), each server's
  * CPU per accepted message (from /proc; steadier than msg/s when the machine is busy) and
- * PostgreSQL's (every process of the bench's cluster), and
- * `understandMessage` alone in this process over the same mix (one core). Last, a fresh child process parses the 900 KB DMARC report five times (bare XML,
- * then zipped in a report e-mail), printing its RSS before and its peak RSS.
+ * PostgreSQL's (every process of the bench's cluster), and `understandMessage` alone in this
+ * process over the same mix (one core). Last, a fresh child process parses the 900 KB DMARC report
+ * five times (bare XML, then zipped in a report e-mail), printing its RSS before and its peak RSS.
  * Targets (ratios from one run): durable acceptance ≥ 30 % of the bare discarding listener;
  * parsing keeps up (no backlog growth); the 900 KB report parsed in bounded memory.
  * A freshly started Herald needs longer than 2 s to warm up (its CPU per message falls for 15-30
@@ -118,7 +118,7 @@ const corpusMix = (): ReadonlyArray<SmtpMessage> =>
 
 const main = async () => {
   // Imported here so that the --memory child loads only the parsers.
-  const { benchPostgres, createDatabase, freePort, postgresCpuSeconds, smtpLoad, spawnNode, sql, table, waitFor, waitForTcp } = await import("./lib.ts")
+  const { benchPostgres, cpuMeter, createDatabase, freePort, smtpLoad, spawnNode, sql, table, waitFor, waitForTcp } = await import("./lib.ts")
   // What the processor will run with on this machine (HERALD_PARSE_WORKERS' default), for the slack below.
   const { defaultParseWorkers } = await import("../src/inbound/InboundConfig.ts")
   const { inboundShape } = await import("../src/inbound/processor/Processor.ts")
@@ -126,19 +126,11 @@ const main = async () => {
   const shape = inboundShape(parseWorkers)
   const claimBatch = shape.lanes * shape.batch // claimed at once, over all lanes
   const mix = corpusMix()
-  /** The load against `port`, with the CPU the server process spent per accepted message. */
+  /** The load against `port`, with the CPU the server process and PostgreSQL spent per accepted message. */
   const load = async (port: number, server: Child, seconds: number, warmup = WARMUP_SECONDS): Promise<Measured> => {
-    let cpu = 0
-    let pgCpu = 0
-    const r = await smtpLoad({
-      messages: mix, port, concurrency: CONCURRENCY, seconds, warmup,
-      onStart: () => {
-        cpu = server.cpuSeconds()
-        pgCpu = postgresCpuSeconds()
-      }
-    })
-    const perMessage = (seconds: number) => (seconds * 1000) / Math.max(1, r.ok)
-    return { ...r, cpuMs: perMessage(server.cpuSeconds() - cpu), pgCpuMs: perMessage(postgresCpuSeconds() - pgCpu) }
+    let perMessage = cpuMeter(server)
+    const r = await smtpLoad({ messages: mix, port, concurrency: CONCURRENCY, seconds, warmup, onStart: () => (perMessage = cpuMeter(server)) })
+    return { ...r, ...perMessage(r.ok) }
   }
   const stops: Array<() => Promise<unknown>> = []
   /** Registers a stop for the final clean-up and returns it, run at most once. */

@@ -120,7 +120,7 @@ const procCpuSeconds = (pid: number | string) => {
  * CPU seconds used so far by every PostgreSQL server process on the machine (the bench's cluster:
  * nothing else runs beside a benchmark); the difference over a run is the database's share of it.
  */
-export const postgresCpuSeconds = () =>
+const postgresCpuSeconds = () =>
   fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d)).reduce((sum, pid) => {
     try {
       return fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "postgres" ? sum + procCpuSeconds(pid) : sum
@@ -141,6 +141,19 @@ export interface Child {
 const applianceFlags = (JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")).scripts.start as string)
   .split(" ")
   .filter((word) => word.startsWith("--max-"))
+
+/**
+ * Starts counting the CPU that `child` and PostgreSQL use from now; the function it answers gives
+ * the milliseconds each spent per item, for `items` items, since then.
+ */
+export const cpuMeter = (child: Child) => {
+  const child0 = child.cpuSeconds()
+  const postgres0 = postgresCpuSeconds()
+  return (items: number) => ({
+    cpuMs: ((child.cpuSeconds() - child0) * 1000) / Math.max(1, items),
+    pgCpuMs: ((postgresCpuSeconds() - postgres0) * 1000) / Math.max(1, items)
+  })
+}
 
 /**
  * Spawns `node --import tsx <script>` with env, sampling its RSS from /proc every 200 ms; the

@@ -25,7 +25,7 @@ import * as http from "node:http"
 import pg from "pg"
 import { Pool } from "undici"
 import { signPayload, verifySignature } from "../src/webhooks/signature.ts"
-import { benchPostgres, createDatabase, freePort, postgresCpuSeconds, spawnNode, sql, statementCounter, table, waitFor } from "./lib.ts"
+import { benchPostgres, cpuMeter, createDatabase, freePort, spawnNode, sql, statementCounter, table, waitFor } from "./lib.ts"
 
 const EVENTS = Number(process.env["BENCH_EVENTS"] ?? 5000)
 const SECONDS = Number(process.env["BENCH_SECONDS"] ?? 20)
@@ -171,20 +171,17 @@ try {
   const statements = await statementCounter(herald.databaseUrl)
   const throughput = async (keyIds: ReadonlyArray<string>, tag: string) => {
     const target = received + EVENTS
-    const cpuBefore = herald.child.cpuSeconds()
-    const pgCpuBefore = postgresCpuSeconds()
+    const perEvent = cpuMeter(herald.child)
     const statementsBefore = await statements()
     const started = performance.now()
     await insertEvents(herald.databaseUrl, herald.accountId, keyIds, EVENTS, tag)
     await waitReceived(target, 120_000)
     const perSecond = (EVENTS - Math.max(0, target - received)) / ((performance.now() - started) / 1000)
-    const pgCpuMs = ((postgresCpuSeconds() - pgCpuBefore) * 1000) / EVENTS
     await sleep(500) // the last attempts' records are written after their POSTs
     const statementsAfter = await statements()
     return {
       perSecond,
-      cpuMs: ((herald.child.cpuSeconds() - cpuBefore) * 1000) / EVENTS,
-      pgCpuMs,
+      ...perEvent(EVENTS),
       // Less the two statements of this bench's own (the INSERT of the events, the count itself).
       statements: statementsBefore === null || statementsAfter === null ? null : (statementsAfter - statementsBefore - 2) / EVENTS
     }
@@ -206,14 +203,14 @@ try {
   await waitReceived(warm + 200, 10_000)
   const before = received
   delays = []
-  const steadyCpu = herald.child.cpuSeconds()
+  const steadyPerEvent = cpuMeter(herald.child)
   const steadyStatements = await statements()
   await feed(pool, herald.accountId, herald.keyIds.slice(0, 1), 100, SECONDS, "delay")
   await waitReceived(before + 100 * SECONDS, 30_000)
   await sleep(500)
   const steadyStatementsAfter = await statements()
   const steady = {
-    cpuMs: ((herald.child.cpuSeconds() - steadyCpu) * 1000) / (100 * SECONDS),
+    cpuMs: steadyPerEvent(100 * SECONDS).cpuMs,
     // Less the bench's own: its INSERTs of the events and the first count.
     statements: steadyStatements === null || steadyStatementsAfter === null ? null : (steadyStatementsAfter - steadyStatements - 1) / (100 * SECONDS) - 1
   }

@@ -4,10 +4,10 @@
  * node:http server that parses the same JSON, commits one row per request to the same PostgreSQL
  * and answers 202, measured in the same run. Target: Herald at least 50 % of the bare rate.
  * Each Herald 202 follows one committed transaction holding its rows (message, delivery: one
- * statement); the quota is reserved just before by a statement of its own, committed
- * asynchronously and released if the send's write fails (src/platform/usage/Quota.ts: inside the
- * send's transaction its row lock was held through every durable commit, serialising an account's
- * sends). Herald's process CPU per request is printed too: the figure that decides the ratio;
+ * statement, shared by the sends that arrive together); the quota is reserved just before by a
+ * statement of its own, committed asynchronously and released if the send's write fails
+ * (src/platform/usage/Quota.ts: inside the send's transaction its row lock was held through every
+ * durable commit, serialising an account's sends). Herald's process CPU per request is printed too: the figure that decides the ratio;
  * and PostgreSQL's (every server process of the bench's cluster), the database's share.
  *
  * A second baseline shows what the decided stack itself allows: the same bare work (decode with

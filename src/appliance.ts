@@ -15,6 +15,7 @@ import { ApiKeys } from "./platform/keys/ApiKeys.ts"
 import { Domains } from "./platform/domains/Domains.ts"
 import { RecheckJobLive } from "./platform/domains/RecheckJob.ts"
 import { AccountLimits } from "./platform/usage/AccountLimits.ts"
+import { QuotaReserver } from "./platform/usage/QuotaReserver.ts"
 import { Usage } from "./platform/usage/Usage.ts"
 import { ResetJobLive } from "./platform/subscriptions/ResetJob.ts"
 import { Subscriptions } from "./platform/subscriptions/Subscriptions.ts"
@@ -23,6 +24,7 @@ import { Reputation } from "./platform/reputation/Reputation.ts"
 import { ReputationSweepLive } from "./platform/reputation/SweepJob.ts"
 import { Accept } from "./transactional/accept.ts"
 import { SendContext } from "./transactional/send-context.ts"
+import { QueueWriter } from "./transactional/queue-writer.ts"
 import { AuditLog } from "./transactional/audit/AuditLog.ts"
 import { Idempotency } from "./transactional/Idempotency.ts"
 import { ScheduledSends } from "./transactional/scheduled/ScheduledSends.ts"
@@ -65,6 +67,8 @@ const CoreServicesLive = Layer.mergeAll(
   Tickets.Default,
   Reputation.Default,
   QueueSignal.Default,
+  QueueWriter.Default,
+  QuotaReserver.Default,
   DeliveryQueue.Default,
   VerpSecret.Default,
   DmarcReports.Default

@@ -14,11 +14,12 @@ import { newId } from "../lib/ids.ts"
 import { Domains } from "../platform/domains/Domains.ts"
 import { Suppressions } from "../platform/suppressions/Suppressions.ts"
 import type { Limits } from "../platform/usage/AccountLimits.ts"
-import { releaseQuota, reserveQuota } from "../platform/usage/Quota.ts"
+import { releaseQuota } from "../platform/usage/Quota.ts"
+import { QuotaReserver } from "../platform/usage/QuotaReserver.ts"
 import { QueueSignal } from "../mta/queue/QueueSignal.ts"
 import { hashBody, Idempotency } from "./Idempotency.ts"
 import { type PlannedItem, planItems, type Recipient } from "./plan-items.ts"
-import { type QueuedMessage, writeQueue } from "./queue-writer.ts"
+import { type QueuedMessage, QueueWriter, writeQueue } from "./queue-writer.ts"
 import type { SenderFacts } from "./send-context.ts"
 
 export interface Address {
@@ -119,6 +120,8 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
     const suppressions = yield* Suppressions
     const idempotency = yield* Idempotency
     const signal = yield* QueueSignal
+    const quota = yield* QuotaReserver
+    const queueWriter = yield* QueueWriter
 
     /** Account status and sender domain: both refuse the whole request. */
     const refuse = (input: AcceptInput, limits: Limits, domainState: SenderFacts["domainState"]) =>
@@ -199,7 +202,7 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
         }))
 
         const recipientCount = scheduled ? 0 : messages.reduce((n, m) => n + m.recipients.length, 0)
-        if (recipientCount > 0) yield* reserveQuota(limits, input.keyId, recipientCount)
+        if (recipientCount > 0) yield* quota.reserve({ limits, keyId: input.keyId, requested: recipientCount })
         const context = {
           accountId: input.accountId,
           keyId: input.keyId,
@@ -213,9 +216,10 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
               VALUES (${response.id!}, ${input.accountId}, ${input.keyId}, ${input.requestId}, ${messages[0]!.messageId},
                 ${JSON.stringify(input.request)}::jsonb, ${new Date(input.request.send_at!)}, ${input.now})`.pipe(Effect.asVoid)
           : Effect.asVoid(writeQueue(context, messages))
-        // Without an Idempotency-Key the rows are one statement: its own transaction, one round trip.
+        // Without an Idempotency-Key the queue rows are one statement with those of the sends that
+        // arrived together (QueueWriter's group commit), the 202 after the commit that holds them.
         const commit: Effect.Effect<void, SqlError | IdempotencyRace, SqlClient.SqlClient> = Option.isNone(keyed)
-          ? rows
+          ? (scheduled ? rows : queueWriter.write({ context, messages }))
           : sql.withTransaction(Effect.gen(function*() {
           yield* rows
           const stored = yield* idempotency.record(input.keyId, keyed.value.key, keyed.value.hash, 202, response, input.now)

@@ -5,21 +5,23 @@
  *
  * Why one statement: a round trip to PostgreSQL costs about 0.3 ms of this process's CPU (socket
  * write, result parsing, a pool checkout), and the send path used to make six of them before its
- * writes (bench/accept.ts). The rules stay where they live — limitsFrom/toLimits (AccountLimits),
- * countRequest/decideRate (RateLimiter), sendingAllowed (domain records) — this file only joins
- * their reads.
+ * writes (bench/accept.ts). For the same reason, requests that arrive together are read together
+ * (group commit, src/lib/group-commit.ts): one statement per group, not per request. The rules
+ * stay where they live — limitsFrom/toLimits (AccountLimits), countRequests/decideRate
+ * (RateLimiter), sendingAllowed (domain records) — this file only joins their reads.
  *
  * The rate window is counted for every request, valid or not (the spec's 429 comes before any
  * body check); the sender part is read only for a body that passed validation.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import { AppConfig } from "../config/app-config.ts"
 import { domainOf } from "../lib/email.ts"
+import { makeGroupCommit } from "../lib/group-commit.ts"
 import { sendingAllowed } from "../platform/domains/records.ts"
 import type { SuppressionReason } from "../platform/suppressions/Suppressions.ts"
 import { AccountLimits, AccountMissing, type Limits, limitsFrom, type LimitsRow, toLimits } from "../platform/usage/AccountLimits.ts"
-import { countRequest, decideRate, type RateDecision, type RateWindow } from "../platform/usage/RateLimiter.ts"
+import { countRequests, decideRate, type RateDecision, type RateWindow } from "../platform/usage/RateLimiter.ts"
 
 /** What acceptance reads about the sender and the recipients of a valid body. */
 export interface SenderFacts {
@@ -52,53 +54,88 @@ interface Row extends RateWindow, LimitsRow {
   readonly blocked: ReadonlyArray<string> | null
 }
 
+interface Question {
+  readonly keyId: string
+  readonly accountId: string
+  readonly now: Date
+  readonly sender: SenderQuestion | undefined
+}
+
+/** Requests per group: one statement reads them all. */
+const GROUP_REQUESTS = 64
+
 export class SendContext extends Effect.Service<SendContext>()("herald/SendContext", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const { catalog } = yield* AccountLimits
     const { domainGraceHours } = yield* AppConfig
 
-    const senderColumns = (accountId: string, question: SenderQuestion) => {
-      const domains = [...new Set(question.recipients.map(domainOf))]
-      return sql`
-        d.account_id IS NOT NULL AS domain_registered,
-        d.verified_at AS domain_verified_at,
-        d.verification_lost_at AS domain_verification_lost_at,
-        (SELECT json_agg(json_build_object('email', s.email, 'reason', s.reason)) FROM suppressions s
-          WHERE s.email = ANY(${question.recipients}) AND (s.account_id = ${accountId} OR s.account_id IS NULL)) AS suppressed,
-        ARRAY(SELECT b.domain FROM blocked_domains b WHERE b.domain = ANY(${domains})) AS blocked`
-    }
-
-    const read = (keyId: string, accountId: string, now: Date, question: SenderQuestion | undefined) =>
+    /**
+     * One statement for a group of requests: each key's window counted once for all its requests,
+     * and per request its account's limits, sender domain, suppressed and blocked recipients. The
+     * requests travel as one JSON parameter (`req`), so the statement's text does not grow with them.
+     */
+    const readGroup = (group: ReadonlyArray<Question>) =>
       Effect.gen(function*() {
-        const rows = yield* sql<Row>`
-          WITH hit AS (${countRequest(sql, keyId, now)})
-          SELECT hit.window_start, hit.count, l.*
-            ${question === undefined ? sql`` : sql`, ${senderColumns(accountId, question)}`}
-          FROM hit
-          CROSS JOIN ${limitsFrom(sql, accountId)}
-          ${
-          question === undefined ? sql`` : sql`LEFT JOIN domains d
-            ON d.account_id = ${accountId} AND d.domain = ${domainOf(question.fromEmail).toLowerCase()}`
-        }`
-        const row = rows[0]
-        if (row === undefined) return yield* new AccountMissing({ accountId })
-        const limits = toLimits(accountId, row, catalog, now)
-        const context: SendContextOf = {
-          rate: decideRate(row, limits.ratePerMin),
-          limits,
-          sender: question === undefined ? undefined : {
-            domainState: row.domain_registered !== true ? "not_registered" : sendingAllowed(
-              { verifiedAt: row.domain_verified_at, verificationLostAt: row.domain_verification_lost_at },
-              now,
-              domainGraceHours
-            ),
-            suppressed: new Map((row.suppressed ?? []).map((s) => [s.email, s.reason])),
-            blockedDomains: new Set(row.blocked ?? [])
-          }
-        }
-        return context
+        const perKey = new Map<string, number>()
+        const rank = group.map((q) => {
+          const n = (perKey.get(q.keyId) ?? 0) + 1
+          perKey.set(q.keyId, n)
+          return n
+        })
+        const requests = group.map((q, i) => ({
+          i,
+          key_id: q.keyId,
+          account_id: q.accountId,
+          from_domain: q.sender === undefined ? null : domainOf(q.sender.fromEmail).toLowerCase(),
+          recipients: q.sender?.recipients ?? null,
+          domains: q.sender === undefined ? null : [...new Set(q.sender.recipients.map(domainOf))]
+        }))
+        const now = new Date(Math.max(...group.map((q) => q.now.getTime())))
+        const rows = yield* sql<Row & { readonly i: number }>`
+          WITH req AS (
+            SELECT * FROM jsonb_to_recordset(${JSON.stringify(requests)}::jsonb)
+              AS r(i integer, key_id text, account_id text, from_domain text, recipients text[], domains text[])
+          ), hit AS (${countRequests(sql, [...perKey], now)})
+          SELECT req.i, hit.window_start, hit.count, l.*,
+            d.account_id IS NOT NULL AS domain_registered,
+            d.verified_at AS domain_verified_at,
+            d.verification_lost_at AS domain_verification_lost_at,
+            (SELECT json_agg(json_build_object('email', s.email, 'reason', s.reason)) FROM suppressions s
+              WHERE s.email = ANY(req.recipients) AND (s.account_id = req.account_id OR s.account_id IS NULL)) AS suppressed,
+            ARRAY(SELECT b.domain FROM blocked_domains b WHERE b.domain = ANY(req.domains)) AS blocked
+          FROM req
+          JOIN hit ON hit.key_id = req.key_id
+          CROSS JOIN LATERAL ${limitsFrom(sql, sql`req.account_id`)}
+          LEFT JOIN domains d ON d.account_id = req.account_id AND d.domain = req.from_domain`
+        const byIndex = new Map(rows.map((row) => [row.i, row]))
+        return group.map((q, i): Either.Either<SendContextOf, AccountMissing> => {
+          const row = byIndex.get(i)
+          if (row === undefined) return Either.left(new AccountMissing({ accountId: q.accountId }))
+          const limits = toLimits(q.accountId, row, catalog, q.now)
+          // The i-th request of its key made the window's count this.
+          const count = row.count - perKey.get(q.keyId)! + rank[i]!
+          return Either.right({
+            rate: decideRate({ window_start: row.window_start, count }, limits.ratePerMin),
+            limits,
+            sender: q.sender === undefined ? undefined : {
+              domainState: row.domain_registered !== true ? "not_registered" : sendingAllowed(
+                { verifiedAt: row.domain_verified_at, verificationLostAt: row.domain_verification_lost_at },
+                q.now,
+                domainGraceHours
+              ),
+              suppressed: new Map((row.suppressed ?? []).map((s) => [s.email, s.reason])),
+              blockedDomains: new Set(row.blocked ?? [])
+            }
+          })
+        })
       })
+
+    const group = yield* makeGroupCommit({ write: readGroup, maxItems: GROUP_REQUESTS })
+
+    /** The request's context; `sender` only for a valid body (its sender and recipients are asked about). */
+    const read = (keyId: string, accountId: string, now: Date, sender: SenderQuestion | undefined) =>
+      Effect.flatMap(group.submit({ keyId, accountId, now, sender }), (context) => context)
 
     return { read } as const
   })

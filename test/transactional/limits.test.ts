@@ -102,4 +102,25 @@ describe("the monthly quota", () => {
     expect(sandbox.status).toBe(202)
     expect((await post(sender, ["s3@example.org"])).status).toBe(202)
   })
+
+  it("charges sends that arrive together exactly: concurrent sends of two accounts never pass either quota, each counted once", async () => {
+    // Sends that arrive together are counted, reserved and written in groups (send-context.ts,
+    // QuotaReserver.ts, queue-writer.ts); a group whose sum passes a quota is decided one by one.
+    const senders = [await withQuota(undefined, 5), await withQuota(undefined, 5)]
+    const answers = await Promise.all(senders.flatMap((sender) =>
+      Array.from({ length: 12 }, (_, i) => post(sender, [`c${i}@example.org`]).then((res) => ({ sender, res })))
+    ))
+    for (const sender of senders) {
+      const mine = answers.filter((a) => a.sender === sender).map((a) => a.res)
+      expect(mine.filter((res) => res.status === 202)).toHaveLength(5)
+      expect(mine.filter((res) => res.status !== 202).every((res) => res.status === 429 && res.json.error.code === "monthly_quota_exceeded")).toBe(true)
+      // Each request took its own place in the key's window: 999 down to 988, each once.
+      expect(mine.map((res) => Number(res.headers.get("ratelimit-remaining"))).sort((a, b) => b - a))
+        .toEqual(Array.from({ length: 12 }, (_, i) => 999 - i))
+      const usage = await app.request("GET", "/v1/client/usage", { token: sender.token })
+      expect(usage.json.keys[0]).toMatchObject({ sent_this_period: 5, monthly_quota: 5, quota_remaining: 0 })
+      const audit = await app.request("GET", "/v1/mail/audit", { token: sender.token })
+      expect(audit.json.total).toBe(5)
+    }
+  })
 })

@@ -2,7 +2,7 @@
  * What an account may send: its plan (or the no-plan defaults of config/plans.json), per-account
  * overrides, its status (suspended, sending paused) and the current billing period.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Data, Effect } from "effect"
 import { loadPlanCatalog, type PlanCatalog } from "../plans/plan-catalog.ts"
 import { currentPeriod, type Period } from "./billing-period.ts"
@@ -41,7 +41,7 @@ export interface LimitsRow {
  * The account's limits as a FROM item (`l`), one row or none: AccountLimits reads it alone and the
  * send path joins it into its single read of everything a send needs (send-context.ts).
  */
-export const limitsFrom = (sql: SqlClient.SqlClient, accountId: string) =>
+export const limitsFrom = (sql: SqlClient.SqlClient, accountId: string | Statement.Fragment) =>
   sql`(
     SELECT a.status, a.sending_paused_at, a.sending_paused_reason, a.rate_per_min_override,
       a.monthly_quota_override, a.created_at, s.package_id, s.started_at,

@@ -50,38 +50,59 @@ export const decideQuota = (before: number, requested: number, quota: number, ov
  * nothing, and the usage is read again to tell `exhausted` from `no_overage`. Inside a caller's
  * transaction (the scheduler's release) the commit stays the caller's, durable.
  */
+/**
+ * The conditional charge of one account as two CTEs named `charged<tag>` (RETURNING the account's
+ * new `sent`, no row when it did not fit) and `by_key<tag>` (each key's own count): the single
+ * reservation below is one of them, a group (QuotaReserver.ts) one per account.
+ */
+export const chargeCtes = (
+  sql: SqlClient.SqlClient,
+  tag: string,
+  limits: Limits,
+  requested: number,
+  byKey: ReadonlyArray<readonly [keyId: string, sent: number]>
+) => {
+  const period = limits.period.start
+  const quota = limits.monthlyQuota
+  const fits = limits.overageOffered ? sql`TRUE` : sql`account_usage.sent + EXCLUDED.sent <= ${quota}`
+  const keyRows = sql.csv(byKey.map(([keyId, sent]) => sql`(${keyId}::text, ${sent}::integer)`))
+  return sql`${sql.literal(`charged${tag}`)} AS (
+      INSERT INTO account_usage (account_id, period_start, sent, overage)
+      SELECT ${limits.accountId}::text, ${period}::timestamptz, ${requested}::integer,
+        ${Math.max(0, requested - quota)}::integer FROM commit_mode
+      WHERE ${limits.overageOffered || requested <= quota}::boolean
+      ON CONFLICT (account_id, period_start) DO UPDATE SET
+        sent = account_usage.sent + EXCLUDED.sent,
+        overage = account_usage.overage
+          + greatest(0, account_usage.sent + EXCLUDED.sent - ${quota})
+          - greatest(0, account_usage.sent - ${quota})
+      WHERE ${fits}
+      RETURNING sent
+    ), ${sql.literal(`by_key${tag}`)} AS (
+      INSERT INTO key_usage (key_id, period_start, sent)
+      SELECT k.key_id, ${period}::timestamptz, k.sent FROM ${sql.literal(`charged${tag}`)}, (VALUES ${keyRows}) AS k(key_id, sent)
+      ON CONFLICT (key_id, period_start) DO UPDATE SET sent = key_usage.sent + EXCLUDED.sent
+    )`
+}
+
+/** The commit mode CTE every charge reads: asynchronous on its own, the caller's inside a transaction. */
+export const commitModeCte = (sql: SqlClient.SqlClient, inTransaction: boolean) =>
+  sql`commit_mode AS (
+    SELECT ${inTransaction ? sql`NULL` : sql`set_config('synchronous_commit', 'off', true)`} AS applied
+  )`
+
 export const reserveQuota = (limits: Limits, keyId: string, requested: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const period = limits.period.start
     const quota = limits.monthlyQuota
     const inTransaction = Option.isSome(yield* Effect.serviceOption(SqlClient.TransactionConnection))
-    const fits = limits.overageOffered ? sql`TRUE` : sql`account_usage.sent + EXCLUDED.sent <= ${quota}`
     const rows = yield* sql<{ sent: number }>`
-      WITH commit_mode AS (
-        SELECT ${inTransaction ? sql`NULL` : sql`set_config('synchronous_commit', 'off', true)`} AS applied
-      ), charged AS (
-        INSERT INTO account_usage (account_id, period_start, sent, overage)
-        SELECT ${limits.accountId}::text, ${period}::timestamptz, ${requested}::integer,
-          ${Math.max(0, requested - quota)}::integer FROM commit_mode
-        WHERE ${limits.overageOffered || requested <= quota}::boolean
-        ON CONFLICT (account_id, period_start) DO UPDATE SET
-          sent = account_usage.sent + EXCLUDED.sent,
-          overage = account_usage.overage
-            + greatest(0, account_usage.sent + EXCLUDED.sent - ${quota})
-            - greatest(0, account_usage.sent - ${quota})
-        WHERE ${fits}
-        RETURNING sent
-      ), by_key AS (
-        INSERT INTO key_usage (key_id, period_start, sent)
-        SELECT ${keyId}::text, ${period}::timestamptz, ${requested}::integer FROM charged
-        ON CONFLICT (key_id, period_start) DO UPDATE SET sent = key_usage.sent + EXCLUDED.sent
-      )
+      WITH ${commitModeCte(sql, inTransaction)}, ${chargeCtes(sql, "", limits, requested, [[keyId, requested]])}
       SELECT sent FROM charged`
     const charged = rows[0]
     if (charged !== undefined) return decideQuota(charged.sent - requested, requested, quota, limits.overageOffered)
     const usage = yield* sql<{ sent: number }>`
-      SELECT sent FROM account_usage WHERE account_id = ${limits.accountId} AND period_start = ${period}`
+      SELECT sent FROM account_usage WHERE account_id = ${limits.accountId} AND period_start = ${limits.period.start}`
     const before = usage[0]?.sent ?? 0
     return yield* before >= quota
       ? new QuotaExhausted({ used: before, quota })

@@ -28,19 +28,22 @@ export interface RateWindow {
 }
 
 /**
- * Counts one request of the key: the upsert that opens a window or adds to the current one,
- * RETURNING window_start and count. rate_windows is UNLOGGED, so a transaction that writes only
- * this never waits for a WAL flush. The send path runs it as a CTE of its single read.
+ * Counts requests of several keys at once (`perKey`: each key once, with how many requests it
+ * had): the upsert that opens a window or adds to the current one, RETURNING key_id, window_start
+ * and the count after them all. The n-th of a key's k requests made the count `count - k + n`.
+ * rate_windows is UNLOGGED, so a transaction that writes only this never waits for a WAL flush.
+ * The send path runs it as a CTE of its grouped read (src/transactional/send-context.ts).
  */
-export const countRequest = (sql: SqlClient.SqlClient, keyId: string, now: Date) => {
+export const countRequests = (sql: SqlClient.SqlClient, perKey: ReadonlyArray<readonly [keyId: string, requests: number]>, now: Date) => {
   const expired = new Date(now.getTime() - WINDOW_MS)
-  return sql<RateWindow>`
-    INSERT INTO rate_windows (key_id, window_start, count) VALUES (${keyId}, ${now}, 1)
+  const rows = sql.csv(perKey.map(([keyId, n]) => sql`(${keyId}::text, ${now}::timestamptz, ${n}::integer)`))
+  return sql`
+    INSERT INTO rate_windows (key_id, window_start, count) VALUES ${rows}
     ON CONFLICT (key_id) DO UPDATE SET
       window_start = CASE WHEN rate_windows.window_start <= ${expired} THEN EXCLUDED.window_start
                           ELSE rate_windows.window_start END,
-      count = CASE WHEN rate_windows.window_start <= ${expired} THEN 1 ELSE rate_windows.count + 1 END
-    RETURNING window_start, count`
+      count = CASE WHEN rate_windows.window_start <= ${expired} THEN EXCLUDED.count ELSE rate_windows.count + EXCLUDED.count END
+    RETURNING key_id, window_start, count`
 }
 
 /** The decision for a request that made the window's count `count`. */

@@ -34,23 +34,6 @@ export const decideQuota = (before: number, requested: number, quota: number, ov
 }
 
 /**
- * Reserves `requested` recipients of the account's quota: one statement, committed on its own.
- *
- * Why not inside the send's transaction: the account_usage row lock that makes the check exact
- * would then be held through the send's durable commit (a WAL flush), serialising every send of an
- * account on disk flushes — measured at ~160 sends/s where the disk allows ~2,000 (bench/accept.ts).
- * So the reservation is its own statement, committed asynchronously (`set_config` of
- * synchronous_commit for this statement's transaction only: the lock is held for the statement,
- * not for a flush), and the send's rows then commit durably in parallel with other sends. If the
- * send's write fails, `releaseQuota` gives the reservation back. A crash between the two can lose
- * a reservation (the customer is under-charged) or keep one whose send never answered 202 (its
- * client retries); it can never lose an accepted send.
- *
- * The charge is conditional (plan offers overage, or it fits): a request that does not fit changes
- * nothing, and the usage is read again to tell `exhausted` from `no_overage`. Inside a caller's
- * transaction (the scheduler's release) the commit stays the caller's, durable.
- */
-/**
  * The conditional charge of one account as two CTEs named `charged<tag>` (RETURNING the account's
  * new `sent`, no row when it did not fit) and `by_key<tag>` (each key's own count): the single
  * reservation below is one of them, a group (QuotaReserver.ts) one per account.
@@ -91,6 +74,23 @@ export const commitModeCte = (sql: SqlClient.SqlClient, inTransaction: boolean) 
     SELECT ${inTransaction ? sql`NULL` : sql`set_config('synchronous_commit', 'off', true)`} AS applied
   )`
 
+/**
+ * Reserves `requested` recipients of the account's quota: one statement, committed on its own.
+ *
+ * Why not inside the send's transaction: the account_usage row lock that makes the check exact
+ * would then be held through the send's durable commit (a WAL flush), serialising every send of an
+ * account on disk flushes — measured at ~160 sends/s where the disk allows ~2,000 (bench/accept.ts).
+ * So the reservation is its own statement, committed asynchronously (`set_config` of
+ * synchronous_commit for this statement's transaction only: the lock is held for the statement,
+ * not for a flush), and the send's rows then commit durably in parallel with other sends. If the
+ * send's write fails, `releaseQuota` gives the reservation back. A crash between the two can lose
+ * a reservation (the customer is under-charged) or keep one whose send never answered 202 (its
+ * client retries); it can never lose an accepted send.
+ *
+ * The charge is conditional (plan offers overage, or it fits): a request that does not fit changes
+ * nothing, and the usage is read again to tell `exhausted` from `no_overage`. Inside a caller's
+ * transaction (the scheduler's release) the commit stays the caller's, durable.
+ */
 export const reserveQuota = (limits: Limits, keyId: string, requested: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

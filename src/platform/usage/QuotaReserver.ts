@@ -57,7 +57,11 @@ export class QuotaReserver extends Effect.Service<QuotaReserver>()("herald/Quota
       Effect.gen(function*() {
         if (group.length === 1) return [yield* reserveAlone(group[0]!)]
         const accounts = new Map<string, Array<number>>()
-        group.forEach((r, i) => accounts.set(r.limits.accountId, [...(accounts.get(r.limits.accountId) ?? []), i]))
+        group.forEach((r, i) => {
+          const indexes = accounts.get(r.limits.accountId)
+          if (indexes === undefined) accounts.set(r.limits.accountId, [i])
+          else indexes.push(i)
+        })
         const charges = [...accounts.values()].map((indexes, j) => {
           const members = indexes.map((i) => group[i]!)
           const requested = members.reduce((n, r) => n + r.requested, 0)

@@ -117,7 +117,11 @@ export class QueueWriter extends Effect.Service<QueueWriter>()("herald/QueueWrit
       maxBytes: MAX_PARAMETERS,
       sizeOf: parametersOf
     })
-    /** Resumes once the send's rows are committed (with whatever else was written in the same group). */
-    return { write: group.submit } as const
+    /**
+     * Resumes once the send's rows are committed (with whatever else was written in the same group).
+     * A send with nothing to queue (every recipient suppressed) joins no group.
+     */
+    const write = (queued: QueueWrite) => queued.messages.length === 0 ? Effect.void : group.submit(queued)
+    return { write } as const
   })
 }) {}

@@ -1,16 +1,36 @@
 /** Loopback helpers shared by the tests: free ports and waiting for an HTTP endpoint. */
 import * as net from "node:net"
 
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
+/**
+ * Ports handed out by `freePort`: below the kernel's ephemeral range (32768–60999 here), so no
+ * outgoing connection — a PostgreSQL client, a fetch — can take one between `freePort` answering
+ * and the server binding it, and each vitest worker has a slice of its own, so two workers never
+ * hand out the same port. (A port from listen(0), closed and handed on, was free only for a
+ * moment: an appliance once failed to bind it while another test's appliance, on the same port,
+ * answered its health check.)
+ */
+const PORTS_FROM = 20_000
+const PORTS_PER_WORKER = 1_500
+const WORKER_SLICES = 8
+const worker = Number(process.env["VITEST_POOL_ID"] ?? 0) % WORKER_SLICES
+let nextPort = 0
+
+const bindable = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
     const server = net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
+    server.once("error", () => resolve(false))
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)))
   })
+
+/** A port of this worker's slice that is free now, each handed out once before the slice wraps around. */
+export const freePort = async (): Promise<number> => {
+  for (let tried = 0; tried < PORTS_PER_WORKER; tried++) {
+    const port = PORTS_FROM + worker * PORTS_PER_WORKER + nextPort
+    nextPort = (nextPort + 1) % PORTS_PER_WORKER
+    if (await bindable(port)) return port
+  }
+  throw new Error(`no free port in this worker's slice (${PORTS_PER_WORKER} ports from ${PORTS_FROM + worker * PORTS_PER_WORKER})`)
+}
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 

@@ -5,6 +5,8 @@
  */
 import * as fs from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Schema } from "effect"
+import { EVENT_NAMES, receiverBody } from "../../src/events/schema.ts"
 import { type Appliance, repoRoot, startAppliance } from "../support/appliance.ts"
 
 let app: Appliance
@@ -59,5 +61,22 @@ describe("contract documents", () => {
     expect(full.text).toContain("### POST /v1/client/keys")
     expect(full.text).toContain("- label: string (required)")
     expect(full.text).toContain("personalizations")
+  })
+
+  it("documents every webhook event in the platform document and /llms-full.txt, each example valid", async () => {
+    const platform = (await get("/openapi/openapi.platform.json")).json
+    expect(Object.keys(platform.webhooks)).toEqual([...EVENT_NAMES])
+    expect(EVENT_NAMES).toHaveLength(18)
+    const full = (await get("/llms-full.txt")).text
+    for (const name of EVENT_NAMES) {
+      const content = platform.webhooks[name].post.requestBody.content["application/json"]
+      expect(content.schema.$ref).toBe(`#/components/schemas/event.${name}`)
+      const body = platform.components.schemas[`event.${name}`]
+      expect(body.required).toEqual(expect.arrayContaining(["id", "event", "ts", "app"]))
+      // The example is what a receiver gets: it decodes against the event's own schema.
+      expect(Schema.decodeUnknownEither(receiverBody(name))(content.example)._tag).toBe("Right")
+      expect(full).toContain(`### ${name}\n`)
+      expect(full).toContain(JSON.stringify(content.example))
+    }
   })
 })

@@ -4,6 +4,7 @@
  * Each document's info.version is the package version: the contract is versioned with the code.
  */
 import { HttpApi, OpenApi } from "@effect/platform"
+import { withWebhooks } from "../../events/documents.ts"
 import { VERSION } from "../../version.ts"
 import { AdminArea, BulkArea, MetaArea, PlatformArea, TransactionalArea } from "../api.ts"
 import { BadRequest, Internal, NotFound, PayloadTooLarge } from "../errors.ts"
@@ -61,3 +62,7 @@ export const clientApi: AnyApi = document(
 )
 
 export const openApiOf = (api: AnyApi): OpenApi.OpenAPISpec => OpenApi.fromApi(api)
+
+/** An area's served document; the platform one also documents every webhook event's payload. */
+export const areaDocument = (area: AreaName): OpenApi.OpenAPISpec =>
+  area === "platform" ? withWebhooks(openApiOf(areaApis[area])) : openApiOf(areaApis[area])

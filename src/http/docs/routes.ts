@@ -5,26 +5,26 @@
 import { HttpApi, HttpApiBuilder, HttpApiScalar, HttpServerResponse } from "@effect/platform"
 import { Context, Effect, Layer } from "effect"
 import { MetaArea } from "../api.ts"
-import { type AreaName, areaApis, clientApi, openApiOf } from "./documents.ts"
+import { renderEventsText } from "../../events/documents.ts"
+import { type AreaName, areaApis, areaDocument, clientApi, openApiOf } from "./documents.ts"
 import { renderLlmsFull, renderLlmsIndex } from "./llms.ts"
 
 const AREAS: ReadonlyArray<AreaName> = ["transactional", "bulk", "platform"]
 
 const llmsDocs = () => [
   { area: "meta", spec: openApiOf(HttpApi.make("meta").addHttpApi(MetaArea)) },
-  ...AREAS.map((area) => ({ area, spec: openApiOf(areaApis[area]) }))
+  ...AREAS.map((area) => ({ area, spec: areaDocument(area) }))
 ]
 
 const OpenApiRoutes = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     for (const area of AREAS) {
-      const body = openApiOf(areaApis[area])
-      yield* router.get(`/openapi/openapi.${area}.json`, HttpServerResponse.json(body))
+      yield* router.get(`/openapi/openapi.${area}.json`, HttpServerResponse.json(areaDocument(area)))
     }
     yield* router.get("/docs.json", HttpServerResponse.json(openApiOf(clientApi)))
     const docs = llmsDocs()
     const index = renderLlmsIndex(docs)
-    const full = renderLlmsFull(docs)
+    const full = `${renderLlmsFull(docs)}\n${renderEventsText()}`
     const text = (body: string) => HttpServerResponse.text(body, { contentType: "text/plain; charset=utf-8" })
     yield* router.get("/llms.txt", Effect.succeed(text(index)))
     yield* router.get("/llms-full.txt", Effect.succeed(text(full)))

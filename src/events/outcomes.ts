@@ -1,0 +1,78 @@
+/**
+ * Which event a delivery's outcome emits depends on where the message came from: shared/DESIGN.md
+ * "Outcome events by origin", written down once here. Bulk mail never emits `email.sent` or
+ * `email.failed` (those carry a transactional `request_id`); confirmation mail, test-sends and
+ * system mail emit nothing when sent or failed (logged and audited only); a bounce or complaint
+ * emits the same event whatever the origin.
+ */
+import {
+  CampaignEmailFailed,
+  CampaignEmailSent,
+  EmailBounced,
+  EmailComplained,
+  EmailFailed,
+  EmailSent,
+  type EventName,
+  type HeraldEvent,
+  SequenceStepFailed,
+  SequenceStepSent
+} from "./schema.ts"
+
+/** Where a queued message came from. SMTP submission is `transactional`: same events, same audit. */
+export type Origin = "transactional" | "campaign" | "sequence" | "confirmation" | "test_send" | "system"
+export type OutcomeKind = "sent" | "failed" | "bounced" | "complained"
+
+export const OUTCOME_EVENTS = {
+  transactional: { sent: "email.sent", failed: "email.failed", bounced: "email.bounced", complained: "email.complained" },
+  campaign: { sent: "campaign.email.sent", failed: "campaign.email.failed", bounced: "email.bounced", complained: "email.complained" },
+  sequence: { sent: "sequence.step.sent", failed: "sequence.step.failed", bounced: "email.bounced", complained: "email.complained" },
+  confirmation: { sent: null, failed: null, bounced: "email.bounced", complained: "email.complained" },
+  test_send: { sent: null, failed: null, bounced: "email.bounced", complained: "email.complained" },
+  system: { sent: null, failed: null, bounced: "email.bounced", complained: "email.complained" }
+} as const satisfies Record<Origin, Record<OutcomeKind, EventName | null>>
+
+/** What the outcome events need to know of the delivery. */
+export type DeliveryFacts =
+  & { readonly recipient: string; readonly message_id: string; readonly subject: string }
+  & (
+    | { readonly origin: "transactional"; readonly request_id: string }
+    | { readonly origin: "campaign"; readonly campaign_id: string }
+    | { readonly origin: "sequence"; readonly sequence_id: string }
+    | { readonly origin: "confirmation" | "test_send" | "system" }
+  )
+
+export type OutcomeFacts =
+  | { readonly _tag: "sent" }
+  | { readonly _tag: "failed"; readonly error: string }
+  | { readonly _tag: "bounced"; readonly status: string; readonly category: "hard" | "soft"; readonly diagnostic: string | null }
+  | { readonly _tag: "complained"; readonly isp: string; readonly subject: string | null }
+
+/** The event an outcome of this delivery emits, or null where its origin emits none. */
+export const outcomeEvent = (d: DeliveryFacts, o: OutcomeFacts): HeraldEvent | null => {
+  switch (o._tag) {
+    case "bounced":
+      return EmailBounced.make({ recipient: d.recipient, status: o.status, category: o.category, diagnostic: o.diagnostic, message_id: d.message_id })
+    case "complained":
+      return EmailComplained.make({ email: d.recipient, isp: o.isp, subject: o.subject ?? d.subject })
+    case "sent":
+    case "failed": {
+      const error = o._tag === "failed" ? o.error : ""
+      switch (d.origin) {
+        case "transactional": {
+          const fields = { request_id: d.request_id, to: [d.recipient], subject: d.subject, message_id: d.message_id }
+          return o._tag === "sent" ? EmailSent.make(fields) : EmailFailed.make({ ...fields, error })
+        }
+        case "campaign": {
+          const fields = { email: d.recipient, campaign_id: d.campaign_id }
+          return o._tag === "sent" ? CampaignEmailSent.make(fields) : CampaignEmailFailed.make({ ...fields, error })
+        }
+        case "sequence": {
+          const fields = { email: d.recipient, campaign_id: d.sequence_id }
+          return o._tag === "sent" ? SequenceStepSent.make(fields) : SequenceStepFailed.make(fields)
+        }
+        default:
+          return null
+      }
+    }
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * Every event Herald emits, as one closed vocabulary: an `effect/Schema` struct per event with
+ * exactly the spec's fields ("Event kinds and fields"), joined in one union. The outbox writer
+ * (./outbox.ts) accepts only `HeraldEvent`, so an event with a misspelt name or a missing field does
+ * not compile; the webhook documents (./documents.ts) are generated from the same structs.
+ *
+ * A struct holds the event-specific fields and its `event` name. The receiver's body adds the
+ * common fields `id`, `ts` and `app` (`WebhookStore` RECEIVER_BODY, the one place that builds it),
+ * described here by `ReceiverBody`.
+ */
+import { Option, Schema, SchemaAST } from "effect"
+
+const Email = Schema.String.annotations({ description: "The recipient's address" })
+const CampaignId = Schema.String.annotations({ description: "The campaign's id (for sequence events, the sequence's id)" })
+
+/** An event struct: `event` is a tag, filled in by `make`, so constructors take only the fields. */
+const event = <const Name extends string, Fields extends Schema.Struct.Fields>(
+  name: Name,
+  description: string,
+  fields: Fields
+) => Schema.Struct({ event: Schema.tag(name), ...fields }).annotations({ identifier: name, description })
+
+const transactional = {
+  request_id: Schema.String.annotations({ description: "The send request's id (the 202 answer's `request_id`)" }),
+  to: Schema.Array(Email).annotations({ description: "The delivery's recipient (one per event)" }),
+  subject: Schema.String,
+  message_id: Schema.String.annotations({ description: "The message's id (header X-Herald-Message-Id)" })
+}
+
+export const EmailSent = event("email.sent", "Transactional email accepted by the recipient's server", transactional)
+export const EmailFailed = event("email.failed", "Transactional email failed for good (retries exhausted, refused at delivery time)", {
+  ...transactional,
+  error: Schema.String.annotations({ description: "Why, e.g. the last SMTP reply" })
+})
+export const EmailOpened = event("email.opened", "First open of a campaign email (tracking pixel)", {
+  campaign_id: CampaignId,
+  email: Email
+})
+export const EmailClicked = event("email.clicked", "First click on a tracked link of a campaign email", {
+  campaign_id: CampaignId,
+  email: Email,
+  url: Schema.String.annotations({ description: "The original link" })
+})
+export const EmailBounced = event("email.bounced", "Hard or soft bounce, at SMTP time or by a DSN", {
+  recipient: Email,
+  status: Schema.String.annotations({ description: "Enhanced status code (RFC 3463), e.g. 5.1.1" }),
+  category: Schema.Literal("hard", "soft").annotations({ description: "hard for 5.x.x, soft for 4.x.x" }),
+  diagnostic: Schema.NullOr(Schema.String).annotations({ description: "The remote server's reply or the DSN's diagnostic" }),
+  message_id: Schema.String
+})
+export const EmailComplained = event("email.complained", "Recipient marked the message as spam (feedback loop)", {
+  email: Email,
+  isp: Schema.String.annotations({ description: "The reporting provider" }),
+  subject: Schema.String
+})
+export const ContactUnsubscribed = event("contact.unsubscribed", "Contact unsubscribed", { email: Email })
+export const ContactConfirmed = event("contact.confirmed", "Double opt-in confirmed", {
+  email: Email,
+  list_id: Schema.String,
+  list_name: Schema.String
+})
+export const CampaignEmailSent = event("campaign.email.sent", "Campaign email accepted by the recipient's server", {
+  email: Email,
+  campaign_id: CampaignId
+})
+export const CampaignEmailFailed = event("campaign.email.failed", "Campaign email failed for good", {
+  email: Email,
+  campaign_id: CampaignId,
+  error: Schema.String
+})
+export const CampaignCompleted = event("campaign.completed", "Every delivery of the campaign reached a final state", {
+  campaign_id: CampaignId,
+  name: Schema.String,
+  sent_count: Schema.Int,
+  failed_count: Schema.Int,
+  delivery_rate: Schema.Number.annotations({ description: "sent_count / (sent_count + failed_count)" })
+})
+export const SequenceSubscribed = event("sequence.subscribed", "Contact subscribed to a sequence", {
+  email: Email,
+  campaign_id: CampaignId
+})
+export const SequenceStepSent = event("sequence.step.sent", "Sequence step accepted by the recipient's server", {
+  email: Email,
+  campaign_id: CampaignId
+})
+export const SequenceStepFailed = event("sequence.step.failed", "Sequence step failed for good", {
+  email: Email,
+  campaign_id: CampaignId
+})
+export const SequenceCompleted = event("sequence.completed", "Sequence completed for a contact", {
+  email: Email,
+  campaign_id: CampaignId
+})
+export const SequenceCancelled = event("sequence.cancelled", "Sequence cancelled for a contact", {
+  email: Email,
+  campaign_id: CampaignId,
+  reason: Schema.Literal("unsubscribed", "manual", "bounced", "complained", "suppressed")
+})
+export const DmarcAlignmentFailure = event("dmarc.alignment_failure", "A domain exceeded the DMARC alignment-failure threshold", {
+  domain: Schema.String,
+  fail_rate: Schema.Number.annotations({ description: "Share of reported messages that failed both DKIM and SPF" }),
+  volume: Schema.Int.annotations({ description: "Messages reported within the window" }),
+  policy_p: Schema.String.annotations({ description: "The domain's published policy (none, quarantine, reject)" }),
+  window_days: Schema.Int,
+  top_failing_sources: Schema.Array(Schema.Struct({ source_ip: Schema.String, count: Schema.Int }))
+})
+export const WebhookTest = event("webhook.test", "Sent by POST /v1/client/keys/{id}/webhook/test", {
+  message: Schema.String
+})
+
+/** Every event by name, in the spec's order. */
+export const EVENTS = {
+  "email.sent": EmailSent,
+  "email.failed": EmailFailed,
+  "email.opened": EmailOpened,
+  "email.clicked": EmailClicked,
+  "email.bounced": EmailBounced,
+  "email.complained": EmailComplained,
+  "contact.unsubscribed": ContactUnsubscribed,
+  "contact.confirmed": ContactConfirmed,
+  "campaign.email.sent": CampaignEmailSent,
+  "campaign.email.failed": CampaignEmailFailed,
+  "campaign.completed": CampaignCompleted,
+  "sequence.subscribed": SequenceSubscribed,
+  "sequence.step.sent": SequenceStepSent,
+  "sequence.step.failed": SequenceStepFailed,
+  "sequence.completed": SequenceCompleted,
+  "sequence.cancelled": SequenceCancelled,
+  "dmarc.alignment_failure": DmarcAlignmentFailure,
+  "webhook.test": WebhookTest
+} as const
+
+export type EventName = keyof typeof EVENTS
+export const EVENT_NAMES = Object.keys(EVENTS) as ReadonlyArray<EventName>
+
+export const HeraldEvent = Schema.Union(...Object.values(EVENTS))
+export type HeraldEvent = typeof HeraldEvent.Type
+
+/** The fields every receiver's body carries beside the event's own. */
+export const CommonFields = {
+  id: Schema.String.annotations({ description: "The event's id (evt_…); the same on every retry (header X-Herald-Event-Id)" }),
+  ts: Schema.String.annotations({ description: "When the event happened, ISO 8601 UTC with milliseconds" }),
+  app: Schema.String.annotations({ description: "The API key id the event belongs to" })
+}
+
+/** The receiver's body of one event: its struct with the common fields. */
+export const receiverBody = (name: EventName) => {
+  const schema = EVENTS[name]
+  return Schema.Struct({ ...CommonFields, ...schema.fields }).annotations({
+    identifier: `event.${name}`,
+    description: SchemaAST.getDescriptionAnnotation(schema.ast).pipe(Option.getOrElse(() => name))
+  })
+}

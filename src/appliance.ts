@@ -29,6 +29,7 @@ import { AuditLog } from "./transactional/audit/AuditLog.ts"
 import { Idempotency } from "./transactional/Idempotency.ts"
 import { ScheduledSends } from "./transactional/scheduled/ScheduledSends.ts"
 import { SchedulerLive } from "./transactional/scheduled/Scheduler.ts"
+import { BlockedDomains } from "./platform/suppressions/BlockedDomains.ts"
 import { Suppressions } from "./platform/suppressions/Suppressions.ts"
 import { Dns } from "./lib/dns.ts"
 import { Delivery } from "./mta/Delivery.ts"
@@ -60,6 +61,7 @@ const CoreServicesLive = Layer.mergeAll(
   Accounts.Default,
   Domains.Default,
   Suppressions.Default,
+  BlockedDomains.Default,
   AuditLog.Default,
   AccountLimits.Default,
   Idempotency.Default,

@@ -3,7 +3,7 @@ import { Command, Options } from "@effect/cli"
 import { Effect, Layer } from "effect"
 import { DatabaseReadyLive } from "../appliance.ts"
 import { isDomainName } from "../lib/email.ts"
-import { BlockedDomains, normalizeDomain } from "../platform/suppressions/BlockedDomains.ts"
+import { BlockedDomains, DEFAULT_BLOCK_REASON, normalizeDomain } from "../platform/suppressions/BlockedDomains.ts"
 import { operatorCommand, usage } from "./output.ts"
 
 const BlockedDomainsLive = BlockedDomains.Default.pipe(Layer.provide(DatabaseReadyLive))
@@ -12,7 +12,7 @@ const domain = Options.text("domain").pipe(Options.withDescription("A recipient 
 
 const add = Command.make("add", {
   domain,
-  reason: Options.text("reason").pipe(Options.withDefault("blocked by the operator"))
+  reason: Options.text("reason").pipe(Options.withDefault(DEFAULT_BLOCK_REASON))
 }, (args) =>
   operatorCommand(Effect.gen(function*() {
     if (!isDomainName(normalizeDomain(args.domain))) return yield* Effect.fail(usage(`--domain: ${args.domain} is not a domain name`))

@@ -58,9 +58,8 @@ const list = Command.make("list", {
   operatorCommand(Effect.gen(function*() {
     if (args.limit < 1 || args.offset < 0) return yield* Effect.fail(usage("--limit must be at least 1, --offset at least 0"))
     const accountId = yield* resolveScope(args)
-    const suppressions = yield* Suppressions
     const filter = { email: Option.getOrUndefined(args.email), limit: args.limit, offset: args.offset }
-    const page = accountId === null ? yield* suppressions.listPlatform(filter) : yield* suppressions.list(accountId, filter)
+    const page = yield* (yield* Suppressions).list(accountId, filter)
     return { account_id: accountId, ...page }
   }).pipe(Effect.provide(ServicesLive)))).pipe(Command.withDescription("List a suppression list, newest first"))
 

@@ -18,6 +18,7 @@ import { KeysGroup } from "../platform/keys/Api.ts"
 import { PlansGroup } from "../platform/plans/Api.ts"
 import { SubscriptionsGroup } from "../platform/subscriptions/Api.ts"
 import { SuppressionsGroup } from "../platform/suppressions/Api.ts"
+import { AdminBlockedDomainsGroup, AdminSuppressionsGroup } from "../platform/suppressions/AdminApi.ts"
 import { AdminTicketsGroup, TicketsGroup } from "../platform/tickets/Api.ts"
 import { UsageGroup } from "../platform/usage/Api.ts"
 import { BadRequest, Internal, NotFound, PayloadTooLarge } from "./errors.ts"
@@ -44,7 +45,12 @@ export class PlatformArea extends HttpApi.make("platform")
 {}
 
 /** Operator endpoints under /v1/admin: documented with the platform area, left out of /docs.json. */
-export class AdminArea extends HttpApi.make("admin").add(AdminGroup).add(AdminTicketsGroup) {}
+export class AdminArea extends HttpApi.make("admin")
+  .add(AdminGroup)
+  .add(AdminTicketsGroup)
+  .add(AdminSuppressionsGroup)
+  .add(AdminBlockedDomainsGroup)
+{}
 
 export class HeraldApi extends HttpApi.make("herald")
   .addHttpApi(MetaArea)

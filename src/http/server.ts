@@ -17,6 +17,7 @@ import { SubscriptionsHttpLive } from "../platform/subscriptions/Http.ts"
 import { AdminTicketsHttpLive, TicketsHttpLive } from "../platform/tickets/Http.ts"
 import { UsageHttpLive } from "../platform/usage/Http.ts"
 import { SuppressionsHttpLive } from "../platform/suppressions/Http.ts"
+import { AdminBlockedDomainsHttpLive, AdminSuppressionsHttpLive } from "../platform/suppressions/AdminHttp.ts"
 import { HeraldApi } from "./api.ts"
 import { AdminAuthenticationLive } from "./admin-auth.ts"
 import { AuthenticationLive } from "./auth.ts"
@@ -41,7 +42,9 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     WebhooksHttpLive,
     DmarcHttpLive,
     AdminHttpLive,
-    AdminTicketsHttpLive
+    AdminTicketsHttpLive,
+    AdminSuppressionsHttpLive,
+    AdminBlockedDomainsHttpLive
   ]),
   Layer.provide(AdminAuthenticationLive),
   Layer.provide(AuthenticationLive)

@@ -1,10 +1,11 @@
 /**
  * The platform block list of recipient domains, kept by the operator: a send to an address at a
  * blocked domain gets item status `rejected` (see transactional/accept.ts). Exact domain match,
- * lower case, no trailing dot.
+ * lower case, no trailing dot. The admin API and the operator's CLI both go through this service.
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect } from "effect"
+import { containing } from "./suppress.ts"
 
 export interface BlockedDomainView {
   readonly domain: string
@@ -13,6 +14,10 @@ export interface BlockedDomainView {
 }
 
 export class BlockedDomainNotFound extends Data.TaggedError("BlockedDomainNotFound")<{ readonly domain: string }> {}
+export class BlockedDomainExists extends Data.TaggedError("BlockedDomainExists")<{ readonly domain: string }> {}
+
+/** The reason recorded when the operator gives none. */
+export const DEFAULT_BLOCK_REASON = "blocked by the operator"
 
 interface Row {
   readonly domain: string
@@ -29,20 +34,34 @@ const view = (row: Row): BlockedDomainView => ({
 /** `Example.COM.` → `example.com`. */
 export const normalizeDomain = (domain: string): string => domain.trim().toLowerCase().replace(/\.$/, "")
 
+export interface BlockedDomainFilter {
+  /** Substring of the domain, any case. */
+  readonly domain?: string | undefined
+  /** Without a limit, every entry from `offset` on. */
+  readonly limit?: number | undefined
+  readonly offset?: number | undefined
+}
+
 export class BlockedDomains extends Effect.Service<BlockedDomains>()("herald/BlockedDomains", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /** Blocks (or re-reasons) a domain; idempotent, the first block's time is kept. */
-    const add = (domain: string, reason: string) =>
+    /**
+     * Blocks a domain. One already blocked is re-reasoned, its first block's time kept (the CLI's
+     * idempotent `add`), or, with `ifExists: "refuse"`, left alone and answered with
+     * BlockedDomainExists (the admin API's 409).
+     */
+    const add = (domain: string, reason: string, options: { readonly ifExists: "replace" | "refuse" } = { ifExists: "replace" }) =>
       Effect.gen(function*() {
+        const name = normalizeDomain(domain)
         const now = new Date(yield* Clock.currentTimeMillis)
         const rows = yield* sql<Row>`
           INSERT INTO blocked_domains (domain, reason, created_at)
-          VALUES (${normalizeDomain(domain)}, ${reason}, ${now})
-          ON CONFLICT (domain) DO UPDATE SET reason = EXCLUDED.reason
+          VALUES (${name}, ${reason}, ${now})
+          ON CONFLICT (domain) ${options.ifExists === "replace" ? sql`DO UPDATE SET reason = EXCLUDED.reason` : sql`DO NOTHING`}
           RETURNING domain, reason, created_at`
-        return view(rows[0]!)
+        if (rows[0] === undefined) return yield* new BlockedDomainExists({ domain: name })
+        return view(rows[0])
       })
 
     const remove = (domain: string) =>
@@ -53,10 +72,16 @@ export class BlockedDomains extends Effect.Service<BlockedDomains>()("herald/Blo
         return { domain: name, deleted: true as const }
       })
 
-    const list = () =>
-      sql<Row>`SELECT domain, reason, created_at FROM blocked_domains ORDER BY domain`.pipe(
-        Effect.map((rows) => ({ total: rows.length, items: rows.map(view) }))
-      )
+    /** The blocked domains in name order, with the count of all that match the filter. */
+    const list = (filter: BlockedDomainFilter = {}) =>
+      Effect.gen(function*() {
+        const where = filter.domain === undefined ? sql`TRUE` : sql`domain LIKE ${containing(filter.domain)}`
+        const [count] = yield* sql<{ total: string }>`SELECT count(*) AS total FROM blocked_domains WHERE ${where}`
+        const rows = yield* sql<Row>`
+          SELECT domain, reason, created_at FROM blocked_domains WHERE ${where}
+          ORDER BY domain LIMIT ${filter.limit ?? null} OFFSET ${filter.offset ?? 0}` // LIMIT NULL: no limit
+        return { total: Number(count?.total ?? 0), items: rows.map(view) }
+      })
 
     return { add, remove, list } as const
   })

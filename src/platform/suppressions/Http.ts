@@ -15,8 +15,10 @@ export const SuppressionsHttpLive = HttpApiBuilder.group(HeraldApi, "suppression
         Effect.flatMap(CurrentKey, (me) => suppressions.add(me.accountId, payload.email, payload.reason, "api")).pipe(
           Effect.orDie
         ))
+      // The router has decoded the path segment already: decoding it again would read an address's
+      // own `%` as an escape (a wrong address, or a URIError and a 500).
       .handle("remove", ({ path }) =>
-        Effect.flatMap(CurrentKey, (me) => suppressions.remove(me.accountId, decodeURIComponent(path.email))).pipe(
+        Effect.flatMap(CurrentKey, (me) => suppressions.remove(me.accountId, path.email)).pipe(
           Effect.catchTags({
             SuppressionNotFound: (e) => Effect.fail(notFound(`${e.email} is not on this account's suppression list`)),
             SqlError: Effect.die

@@ -1,12 +1,14 @@
 /**
  * Suppression lists: addresses that are never mailed. Account level (each account's own) and
  * platform level (account_id NULL, kept by the operator, applying to every account). Reasons:
- * bounce, complaint, unsubscribe, manual. Addresses are compared in lower case.
+ * bounce, complaint, unsubscribe, manual. Addresses are compared in lower case. The client API,
+ * the admin API and the operator's CLI all go through this service.
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect } from "effect"
+import { containing, insertSuppression, type SuppressionReason, type SuppressionRow } from "./suppress.ts"
 
-export type SuppressionReason = "bounce" | "complaint" | "unsubscribe" | "manual"
+export type { SuppressionReason } from "./suppress.ts"
 
 export interface SuppressionView {
   readonly email: string
@@ -16,29 +18,40 @@ export interface SuppressionView {
 }
 
 export class SuppressionNotFound extends Data.TaggedError("SuppressionNotFound")<{ readonly email: string }> {}
+export class SuppressionExists extends Data.TaggedError("SuppressionExists")<{ readonly email: string }> {}
 
-interface Row {
-  readonly email: string
-  readonly reason: SuppressionReason
-  readonly source: string | null
-  readonly created_at: Date
-  readonly account_id: string | null
+export interface SuppressionFilter {
+  /** Substring of the address, any case. */
+  readonly email?: string | undefined
+  readonly reason?: string | undefined
+  readonly limit: number
+  readonly offset: number
 }
 
 export class Suppressions extends Effect.Service<Suppressions>()("herald/Suppressions", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /** Adds (or re-reasons) a suppression; `accountId` null = platform level. Idempotent. */
-    const add = (accountId: string | null, email: string, reason: SuppressionReason, source: string | null) =>
+    /**
+     * Adds a suppression; `accountId` null = platform level. An address already on that list is
+     * re-reasoned (idempotent, what the client API and the CLI promise) or, with
+     * `ifExists: "refuse"`, left alone and answered with SuppressionExists (the admin API's 409).
+     */
+    const add = (
+      accountId: string | null,
+      email: string,
+      reason: SuppressionReason,
+      source: string | null,
+      options: { readonly ifExists: "replace" | "refuse" } = { ifExists: "replace" }
+    ) =>
       Effect.gen(function*() {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const rows = yield* sql<Row>`
-          INSERT INTO suppressions (account_id, email, reason, source, created_at)
-          VALUES (${accountId}, ${email.toLowerCase()}, ${reason}, ${source}, ${now})
-          ON CONFLICT (coalesce(account_id, ''), email) DO UPDATE SET reason = EXCLUDED.reason, source = EXCLUDED.source
-          RETURNING email, reason, source, created_at, account_id`
-        return view(rows[0]!)
+        const at = new Date(yield* Clock.currentTimeMillis)
+        const onExisting = options.ifExists === "replace" ? "replace" : "keep"
+        const rows = yield* insertSuppression({ accountId, email, reason, source, at, onExisting }).pipe(
+          Effect.provideService(SqlClient.SqlClient, sql)
+        )
+        if (rows[0] === undefined) return yield* new SuppressionExists({ email: email.toLowerCase() })
+        return view(rows[0])
       })
 
     const remove = (accountId: string | null, email: string) =>
@@ -50,29 +63,16 @@ export class Suppressions extends Effect.Service<Suppressions>()("herald/Suppres
         return { email: email.toLowerCase(), deleted: true as const }
       })
 
-    const list = (accountId: string, filter: { email?: string | undefined; reason?: string | undefined; limit: number; offset: number }) =>
+    /** One list, newest first: an account's own, or (`accountId` null) the platform's. */
+    const list = (accountId: string | null, filter: SuppressionFilter) =>
       Effect.gen(function*() {
         const where = sql.and([
-          sql`account_id = ${accountId}`,
-          ...(filter.email === undefined ? [] : [sql`email LIKE ${`%${filter.email.toLowerCase().replace(/[\\%_]/g, "\\$&")}%`}`]),
+          accountId === null ? sql`account_id IS NULL` : sql`account_id = ${accountId}`,
+          ...(filter.email === undefined ? [] : [sql`email LIKE ${containing(filter.email)}`]),
           ...(filter.reason === undefined ? [] : [sql`reason = ${filter.reason}`])
         ])
         const [count] = yield* sql<{ total: string }>`SELECT count(*) AS total FROM suppressions WHERE ${where}`
-        const rows = yield* sql<Row>`
-          SELECT email, reason, source, created_at, account_id FROM suppressions WHERE ${where}
-          ORDER BY created_at DESC, id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`
-        return { total: Number(count?.total ?? 0), limit: filter.limit, offset: filter.offset, items: rows.map(view) }
-      })
-
-    /** The platform-level list (account_id NULL), which applies to every account. */
-    const listPlatform = (filter: { email?: string | undefined; limit: number; offset: number }) =>
-      Effect.gen(function*() {
-        const where = sql.and([
-          sql`account_id IS NULL`,
-          ...(filter.email === undefined ? [] : [sql`email LIKE ${`%${filter.email.toLowerCase().replace(/[\\%_]/g, "\\$&")}%`}`])
-        ])
-        const [count] = yield* sql<{ total: string }>`SELECT count(*) AS total FROM suppressions WHERE ${where}`
-        const rows = yield* sql<Row>`
+        const rows = yield* sql<SuppressionRow>`
           SELECT email, reason, source, created_at, account_id FROM suppressions WHERE ${where}
           ORDER BY created_at DESC, id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`
         return { total: Number(count?.total ?? 0), limit: filter.limit, offset: filter.offset, items: rows.map(view) }
@@ -91,11 +91,11 @@ export class Suppressions extends Effect.Service<Suppressions>()("herald/Suppres
         return found
       })
 
-    return { add, remove, list, listPlatform, check } as const
+    return { add, remove, list, check } as const
   })
 }) {}
 
-const view = (row: Row): SuppressionView => ({
+const view = (row: SuppressionRow): SuppressionView => ({
   email: row.email,
   reason: row.reason,
   source: row.source,

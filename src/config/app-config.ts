@@ -37,6 +37,16 @@ export interface AppConfigShape {
   readonly maxJsonBytes: number
   /** HERALD_HTTP_BODY_BUDGET_MB in bytes: large request bodies being handled at once (server-middleware.ts). */
   readonly httpBodyBudgetBytes: number
+  /** HERALD_HTTP_MAX_BODY_KB in bytes: the largest body of any route but the send (which has MAX_JSON_MB). */
+  readonly httpMaxBodyBytes: number
+  /** HERALD_HTTP_BODY_KEY_SHARE_PERCENT: the part of the body budget one key may hold (server-middleware.ts). */
+  readonly httpBodyKeySharePercent: number
+  /** HERALD_HTTP_MIN_UPLOAD_KBPS in bytes per second: slower uploads are dropped after the grace period. */
+  readonly httpMinUploadBytesPerSecond: number
+  /** HERALD_HTTP_UPLOAD_GRACE_S in milliseconds: how long an upload may go slower than the minimum rate. */
+  readonly httpUploadGraceMs: number
+  /** HERALD_MAX_REQUEST_RECIPIENTS: to + cc + bcc over all personalizations of one send request. */
+  readonly maxRequestRecipients: number
   readonly maxAttachmentBytes: number
   readonly maxTotalAttachmentsBytes: number
 }
@@ -126,6 +136,19 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   maxRecipients: atLeast("HERALD_MAX_RECIPIENTS", 1, 1000),
   maxJsonBytes: megabytes("MAX_JSON_MB", 15),
   httpBodyBudgetBytes: megabytes("HERALD_HTTP_BODY_BUDGET_MB", 32),
+  httpMaxBodyBytes: atLeast("HERALD_HTTP_MAX_BODY_KB", 1, 1024).pipe(Config.map((kb) => kb * 1024)),
+  httpBodyKeySharePercent: checked(
+    "HERALD_HTTP_BODY_KEY_SHARE_PERCENT",
+    Config.number(),
+    "must be a percentage above 0 and at most 100",
+    (n) => n > 0 && n <= 100,
+    50
+  ),
+  httpMinUploadBytesPerSecond: checked("HERALD_HTTP_MIN_UPLOAD_KBPS", Config.number(), "must be zero or more KB per second", (n) => n >= 0, 64)
+    .pipe(Config.map((kb) => Math.floor(kb * 1024))),
+  httpUploadGraceMs: checked("HERALD_HTTP_UPLOAD_GRACE_S", Config.number(), "must be zero or more seconds", (n) => n >= 0, 10)
+    .pipe(Config.map((s) => Math.round(s * 1000))),
+  maxRequestRecipients: atLeast("HERALD_MAX_REQUEST_RECIPIENTS", 1, 10_000),
   maxAttachmentBytes: megabytes("MAX_ATTACHMENT_MB", 10),
   maxTotalAttachmentsBytes: megabytes("MAX_TOTAL_ATTACHMENTS_MB", 20)
 }).pipe(

@@ -1,70 +1,145 @@
 /**
  * The outermost request wrapper: gives each request an id (`X-Request-Id`, and `request_id` on
- * every log line: src/logging.ts reads it from the request's state), refuses bodies over
- * MAX_JSON_MB before reading them (chunked ones while reading them: see chunked-body.ts), turns
- * anything that escaped the API (a defect) into the 500 envelope with its cause logged, adds the
- * headers handlers asked for, and writes one access log line (at debug level).
+ * every log line: src/logging.ts reads it from the request's state), refuses bodies over their
+ * route's limit before reading them (MAX_JSON_MB for the send, HERALD_HTTP_MAX_BODY_KB for every
+ * other route), turns anything that escaped the API (a defect) into the 500 envelope with its
+ * cause logged, adds the headers handlers asked for, and writes one access log line (debug level).
  *
- * Large bodies are handled a budget at a time (HERALD_HTTP_BODY_BUDGET_MB): a 15 MB send holds its
- * text, the parsed request, the decoded attachments and the stored JSON at once, several times
- * its size, so many of them together could take more memory than the process has. A body over
- * LARGE_BODY takes its size (in MB, at most the whole budget; a chunked one MAX_JSON_MB) from the
- * budget while it is read and handled, and waits while the budget is spent; smaller bodies pass.
+ * Bodies are read after authentication, where the API asks for them (body-reader.ts: within the
+ * limit, at a minimum rate), and other routes' JSON is parsed within bounds (bounded-json.ts).
+ *
+ * Bodies are handled a budget at a time (HERALD_HTTP_BODY_BUDGET_MB): what a body costs once
+ * parsed and handled is a few times its size (README "Memory"), so many of them together could take
+ * more memory than the process has. A body over SMALL_BODY takes its size (in KB; a chunked one
+ * its route's limit) from the budget while it is read and handled, and waits while the budget is
+ * spent. One key (one Authorization header) may hold at most HERALD_HTTP_BODY_KEY_SHARE_PERCENT of
+ * the budget, so one key's uploads cannot keep every other account waiting.
  */
 import { FileSystem, HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, Layer, Option } from "effect"
 import { randomBase62 } from "../lib/ids.ts"
-import { bufferChunkedBody, isChunked } from "./chunked-body.ts"
+import { BodyRejected, type BodyReadLimits, isChunked } from "./body-reader.ts"
+import { boundedJsonRequest } from "./bounded-request.ts"
 import { currentRequest, type RequestState } from "./request-context.ts"
 
-const MB = 1_048_576
-const LARGE_BODY = MB
+const KB = 1024
+/** Bodies up to this size pass without the budget: what they parse into is at most a few MB. */
+const SMALL_BODY = 64 * KB
+
+export interface BodyPolicy {
+  readonly maxJsonBytes: number
+  readonly maxBodyBytes: number
+  readonly budgetBytes: number
+  readonly keySharePercent: number
+  readonly minBytesPerSecond: number
+  readonly graceMs: number
+}
 
 const envelope = (status: number, type: string, code: string, message: string) =>
   HttpServerResponse.unsafeJson({ error: { type, code, message } }, { status })
 
-interface Limits {
-  readonly maxJsonBytes: number
-  /** Permits in MB: what large bodies take while they are handled. */
-  readonly budget: Effect.Semaphore
-  readonly budgetMb: number
+/** The one route whose body may be MAX_JSON_MB; it reads its own body (send/Http.ts). */
+export const isSendRoute = (request: HttpServerRequest.HttpServerRequest) =>
+  request.method === "POST" && (request.url === "/v1/mail/send" || request.url.startsWith("/v1/mail/send?"))
+
+/** The read limits of `request`'s route. */
+export const bodyLimitsFor = (request: HttpServerRequest.HttpServerRequest, policy: BodyPolicy): BodyReadLimits =>
+  isSendRoute(request)
+    ? { maxBytes: policy.maxJsonBytes, limitName: "MAX_JSON_MB", minBytesPerSecond: policy.minBytesPerSecond, graceMs: policy.graceMs }
+    : { maxBytes: policy.maxBodyBytes, limitName: "HERALD_HTTP_MAX_BODY_KB", minBytesPerSecond: policy.minBytesPerSecond, graceMs: policy.graceMs }
+
+/** The body budget (permits in KB), shared by all keys, and each key's own part of it. */
+const makeBudget = (policy: BodyPolicy) => {
+  const totalKb = Math.max(1, Math.floor(policy.budgetBytes / KB))
+  // A key may always hold one send of the largest size the budget admits.
+  const perKeyKb = Math.max(Math.floor((totalKb * policy.keySharePercent) / 100), Math.min(totalKb, Math.ceil(policy.maxJsonBytes / KB)))
+  const total = Effect.unsafeMakeSemaphore(totalKb)
+  const keys = new Map<string, { readonly semaphore: Effect.Semaphore; users: number }>()
+  const enter = (key: string) =>
+    Effect.sync(() => {
+      const entry = keys.get(key) ?? { semaphore: Effect.unsafeMakeSemaphore(perKeyKb), users: 0 }
+      entry.users++
+      keys.set(key, entry)
+      return entry
+    })
+  const leave = (key: string) =>
+    Effect.sync(() => {
+      const entry = keys.get(key)
+      if (entry !== undefined && --entry.users === 0) keys.delete(key)
+    })
+  /** Runs `effect` holding `kb` of the budget: first of the key's part, then of the total. */
+  const withShare = (key: string, kb: number) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.acquireUseRelease(
+      enter(key),
+      (entry) => entry.semaphore.withPermits(Math.min(kb, perKeyKb))(total.withPermits(Math.min(kb, totalKb))(effect)),
+      () => leave(key)
+    )
+  return { withShare }
 }
 
-/** The MB a body takes from the budget: none up to LARGE_BODY, never more than the whole budget. */
-const budgetShare = (request: HttpServerRequest.HttpServerRequest, declared: number, limits: Limits) => {
-  const bytes = isChunked(request) ? limits.maxJsonBytes : declared
-  return bytes <= LARGE_BODY ? 0 : Math.min(limits.budgetMb, Math.ceil(bytes / MB))
+/** The body a request may bring, in KB of the budget: none up to SMALL_BODY. */
+const budgetShare = (request: HttpServerRequest.HttpServerRequest, limits: BodyReadLimits) => {
+  const bytes = isChunked(request) ? limits.maxBytes : Number(request.headers["content-length"] ?? "0")
+  return bytes <= SMALL_BODY ? 0 : Math.ceil(bytes / KB)
+}
+
+/** A body refusal found in a cause (HttpApi reads bodies with orDie, so it arrives as a defect). */
+const bodyRejection = (cause: Cause.Cause<unknown>): Option.Option<BodyRejected> => {
+  const unwrap = (u: unknown, depth: number): BodyRejected | undefined =>
+    u instanceof BodyRejected
+      ? u
+      : depth > 0 && typeof u === "object" && u !== null && "cause" in u
+      ? unwrap(u.cause, depth - 1)
+      : undefined
+  for (const defect of Cause.defects(cause)) {
+    const found = unwrap(defect, 3)
+    if (found !== undefined) return Option.some(found)
+  }
+  return Option.flatMap(Cause.failureOption(cause), (failure) => Option.fromNullable(unwrap(failure, 3)))
+}
+
+const rejectionResponse = (rejected: BodyRejected) => {
+  const response = envelope(rejected.status, "invalid_request_error", rejected.code, rejected.message)
+  // A dropped upload is not drained: the connection goes with the answer.
+  return rejected.status === 408 ? HttpServerResponse.setHeader(response, "connection", "close") : response
 }
 
 /** One request, run with its state (`currentRequest`) set: every line it logs carries its id. */
-const handle = <E, R>(app: HttpApp.Default<E, R>, state: RequestState, limits: Limits) =>
+const handle = <E, R>(
+  app: HttpApp.Default<E, R>,
+  state: RequestState,
+  policy: BodyPolicy,
+  budget: ReturnType<typeof makeBudget>
+) =>
   Effect.gen(function*() {
     const { requestId } = state
     const request = yield* HttpServerRequest.HttpServerRequest
     const started = Date.now()
-    const { maxJsonBytes } = limits
+    const limits = bodyLimitsFor(request, policy)
     const declared = Number(request.headers["content-length"] ?? "0")
-    const tooLarge = (message: string) => envelope(413, "invalid_request_error", "payload_too_large", message)
-    const read = isChunked(request)
-      ? bufferChunkedBody(request, maxJsonBytes).pipe(
-        Effect.orDie,
-        Effect.flatMap(Option.match({
-          onNone: () => Effect.succeed(tooLarge(`The request body is over the limit of ${maxJsonBytes} bytes (MAX_JSON_MB)`)),
-          onSome: (replay) => Effect.provideService(app, HttpServerRequest.HttpServerRequest, replay)
-        }))
-      )
+    const hasBody = isChunked(request) || declared > 0
+    // Other routes' bodies are read and parsed by HttpApi: give it a request that reads within bounds.
+    const run = hasBody && !isSendRoute(request)
+      ? Effect.provideService(app, HttpServerRequest.HttpServerRequest, boundedJsonRequest(request, limits))
       : app
-    const share = budgetShare(request, declared, limits)
-    const inner = share === 0 ? read : limits.budget.withPermits(share)(read)
-    const response = Number.isFinite(declared) && declared > maxJsonBytes
-      ? tooLarge(`The request body is ${declared} bytes; the limit is ${maxJsonBytes} bytes (MAX_JSON_MB)`)
+    const share = budgetShare(request, limits)
+    const inner = share === 0 ? run : budget.withShare(request.headers["authorization"] ?? "", share)(run)
+    const response = Number.isFinite(declared) && declared > limits.maxBytes
+      ? envelope(
+        413,
+        "invalid_request_error",
+        "payload_too_large",
+        `The request body is ${declared} bytes; the limit is ${limits.maxBytes} bytes (${limits.limitName})`
+      )
       : yield* inner.pipe(
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause)
-            ? Effect.failCause(cause)
-            : Effect.logError("request failed", cause).pipe(
-              Effect.as(envelope(500, "api_error", "internal_error", `Internal error (request ${requestId})`))
-            ))
+        Effect.catchAllCause((cause) => {
+          if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+          const rejected = bodyRejection(cause)
+          if (Option.isSome(rejected)) return Effect.succeed(rejectionResponse(rejected.value))
+          return Effect.logError("request failed", cause).pipe(
+            Effect.as(envelope(500, "api_error", "internal_error", `Internal error (request ${requestId})`))
+          )
+        })
       )
     const final = HttpServerResponse.setHeaders(response, { ...state.responseHeaders, "x-request-id": requestId })
     // Built only when debug lines are written: the annotations cost something on every request.
@@ -83,19 +158,19 @@ const handle = <E, R>(app: HttpApp.Default<E, R>, state: RequestState, limits: L
   })
 
 /**
- * The most any body read through the platform may be (MAX_JSON_MB), for the whole server: one
- * service in the server's context rather than one provided per request (each `provideService`
- * copies the request's context, which holds every service of the appliance).
+ * The most any body read through the platform's own readers may be (HERALD_HTTP_MAX_BODY_KB), for
+ * the whole server: one service in the server's context rather than one provided per request (each
+ * `provideService` copies the request's context, which holds every service of the appliance). The
+ * send reads its larger body with body-reader.ts.
  */
-export const bodyLimitLayer = (maxJsonBytes: number) =>
-  Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(maxJsonBytes)))
+export const bodyLimitLayer = (maxBodyBytes: number) =>
+  Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(maxBodyBytes)))
 
-export const requestMiddleware = (maxJsonBytes: number, bodyBudgetBytes: number) => {
-  const budgetMb = Math.max(1, Math.floor(bodyBudgetBytes / MB))
-  const limits: Limits = { maxJsonBytes, budget: Effect.unsafeMakeSemaphore(budgetMb), budgetMb }
+export const requestMiddleware = (policy: BodyPolicy) => {
+  const budget = makeBudget(policy)
   return <E, R>(app: HttpApp.Default<E, R>) =>
     Effect.suspend(() => {
       const state: RequestState = { requestId: `req_${randomBase62(20)}`, responseHeaders: {} }
-      return Effect.locally(handle(app, state, limits), currentRequest, state)
+      return Effect.locally(handle(app, state, policy, budget), currentRequest, state)
     })
 }

@@ -59,8 +59,16 @@ const ServeLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const app = yield* HttpApiBuilder.httpApp
-    return HttpServer.serve(requestMiddleware(config.maxJsonBytes, config.httpBodyBudgetBytes)(app)).pipe(
-      Layer.provide(bodyLimitLayer(config.maxJsonBytes))
+    const policy = {
+      maxJsonBytes: config.maxJsonBytes,
+      maxBodyBytes: config.httpMaxBodyBytes,
+      budgetBytes: config.httpBodyBudgetBytes,
+      keySharePercent: config.httpBodyKeySharePercent,
+      minBytesPerSecond: config.httpMinUploadBytesPerSecond,
+      graceMs: config.httpUploadGraceMs
+    }
+    return HttpServer.serve(requestMiddleware(policy)(app)).pipe(
+      Layer.provide(bodyLimitLayer(config.httpMaxBodyBytes))
     )
   })
 ).pipe(Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]))

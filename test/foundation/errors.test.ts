@@ -1,6 +1,7 @@
 /**
  * The one error envelope for what the HTTP machinery itself refuses: unknown routes (404), bodies
- * over MAX_JSON_MB whether announced by Content-Length or streamed chunked (413), malformed JSON
+ * over their route's limit (HERALD_HTTP_MAX_BODY_KB here: every route but the send, whose larger
+ * limit is MAX_JSON_MB) whether announced by Content-Length or streamed chunked (413), malformed JSON
  * (400 invalid_json) and schema failures (400 validation_failed naming the field).
  */
 import * as http from "node:http"
@@ -10,7 +11,8 @@ import { type Appliance, startAppliance } from "../support/appliance.ts"
 const MB = 1024 * 1024
 let app: Appliance
 beforeAll(async () => {
-  app = await startAppliance({ env: { MAX_JSON_MB: "1" } })
+  // The send's MAX_JSON_MB at its default (15): a 2 MB body to another route is still refused.
+  app = await startAppliance()
 })
 afterAll(() => app.stop())
 
@@ -67,12 +69,12 @@ describe("unknown routes", () => {
   })
 })
 
-describe("bodies over MAX_JSON_MB", () => {
+describe("bodies over HERALD_HTTP_MAX_BODY_KB on routes other than the send", () => {
   it("answers 413 payload_too_large when Content-Length announces more than the limit", async () => {
-    const res = await app.request("POST", "/v1/client/keys", { rawBody: JSON.stringify({ label: "x".repeat(MB + 10) }) })
+    const res = await app.request("POST", "/v1/client/keys", { rawBody: JSON.stringify({ label: "x".repeat(2 * MB) }) })
     expect(res.status).toBe(413)
     expect(res.json).toEqual({
-      error: { type: "invalid_request_error", code: "payload_too_large", message: expect.stringContaining("MAX_JSON_MB") }
+      error: { type: "invalid_request_error", code: "payload_too_large", message: expect.stringContaining("HERALD_HTTP_MAX_BODY_KB") }
     })
     expect(res.headers.get("x-request-id")).toMatch(/^req_/)
   })
@@ -81,7 +83,7 @@ describe("bodies over MAX_JSON_MB", () => {
     const res = await postChunked("/v1/client/keys", app.adminToken, 2 * MB)
     expect(res.status).toBe(413)
     expect(res.json).toEqual({
-      error: { type: "invalid_request_error", code: "payload_too_large", message: expect.stringContaining("MAX_JSON_MB") }
+      error: { type: "invalid_request_error", code: "payload_too_large", message: expect.stringContaining("HERALD_HTTP_MAX_BODY_KB") }
     })
     expect(res.headers["x-request-id"]).toMatch(/^req_/)
   })

@@ -1,7 +1,9 @@
 /**
  * POST /v1/mail/send, as the spec's endpoint section reads: rate limit (headers on every answer),
  * Idempotency-Key length, body (JSON, at most MAX_JSON_MB), field rules, attachment sizes, schedule
- * rules, then acceptance. The raw body is read here (not decoded by HttpApi) because the send
+ * rules, then acceptance. The raw body is read here (body-reader.ts: within MAX_JSON_MB, at the
+ * minimum upload rate, after authentication), parsed within bounds (bounded-json.ts), and its
+ * recipients counted (HERALD_MAX_REQUEST_RECIPIENTS) before the schema decodes the whole of it. It is read here (not decoded by HttpApi) because the send
  * endpoint's 400 has its own envelope with a top-level message, and the Idempotency-Key compares
  * the exact body. The Idempotency-Key's length is checked here too (not by the header schema), so
  * its 400 carries the same envelope and the RateLimit-* headers.
@@ -10,12 +12,15 @@ import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@eff
 import { Clock, Effect, Either, Option } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { CurrentKey } from "../../http/auth.ts"
+import { readBodyWithin } from "../../http/body-reader.ts"
+import { parseBoundedJson } from "../../http/bounded-json.ts"
 import { HeraldApi } from "../../http/api.ts"
 import {
   ConflictError,
   forbidden,
   ForbiddenError,
   payloadTooLarge,
+  type PayloadTooLargeError,
   RateLimitedError,
   SendRequestError
 } from "../../http/errors.ts"
@@ -35,6 +40,17 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 200
 const invalid = (code: string, message: string, param?: string) =>
   new SendRequestError({ type: "invalid_request_error", code, message, param })
 
+/** to + cc + bcc of every personalization, and of the flat form's top level: read before decoding. */
+export const countRequestRecipients = (json: unknown): number => {
+  const listed = (holder: unknown) => {
+    if (typeof holder !== "object" || holder === null) return 0
+    const fields = holder as Record<string, unknown>
+    return ["to", "cc", "bcc"].reduce((n, field) => n + (Array.isArray(fields[field]) ? (fields[field] as Array<unknown>).length : 0), 0)
+  }
+  const personalizations = typeof json === "object" && json !== null ? (json as Record<string, unknown>)["personalizations"] : undefined
+  return listed(json) + (Array.isArray(personalizations) ? personalizations.reduce((n: number, p) => n + listed(p), 0) : 0)
+}
+
 /** DESIGN "Errors": an unauthorized sender domain is invalid_request_error / domain_not_verified, 403. */
 const domainNotVerified = (message: string) =>
   new ForbiddenError({ type: "invalid_request_error", code: "domain_not_verified", message })
@@ -44,17 +60,41 @@ export const SendHttpLive = HttpApiBuilder.group(HeraldApi, "send", (handlers) =
     const config = yield* AppConfig
     const accept = yield* Accept
     const sendContext = yield* SendContext
+    const bodyLimits = {
+      maxBytes: config.maxJsonBytes,
+      limitName: "MAX_JSON_MB",
+      minBytesPerSecond: config.httpMinUploadBytesPerSecond,
+      graceMs: config.httpUploadGraceMs
+    }
 
     /** The body, read and checked in memory; its verdict is given after the rate limit. */
     const readBody = (request: HttpServerRequest.HttpServerRequest, now: Date) =>
       Effect.gen(function*() {
-        const raw = yield* request.text.pipe(
-          Effect.mapError(() => payloadTooLarge(`The request body is over ${config.maxJsonBytes} bytes (MAX_JSON_MB)`))
+        const bytes = yield* readBodyWithin(request, bodyLimits).pipe(
+          Effect.catchTag("BodyRejected", (rejected): Effect.Effect<never, SendRequestError | PayloadTooLargeError> =>
+            rejected.status === 413
+              ? Effect.fail(payloadTooLarge(rejected.message))
+              : rejected.status === 400
+              ? Effect.fail(invalid(rejected.code, rejected.message))
+              // Too slow: answered (408, connection closed) by the server middleware, at once.
+              : Effect.die(rejected))
         )
-        const json = yield* Effect.try({
-          try: (): unknown => JSON.parse(raw),
-          catch: (e) => invalid("invalid_json", `The body is not valid JSON: ${e instanceof Error ? e.message : String(e)}`)
-        })
+        const raw = bytes.toString("utf8")
+        const parsed = parseBoundedJson(raw)
+        if (Either.isLeft(parsed)) {
+          const { message, reason } = parsed.left
+          return yield* invalid(reason === "bounds" ? "json_too_complex" : "invalid_json", message)
+        }
+        const json = parsed.right
+        const recipients = countRequestRecipients(json)
+        if (recipients > config.maxRequestRecipients) {
+          const param = typeof json === "object" && json !== null && "personalizations" in json ? "personalizations" : "to"
+          return yield* invalid(
+            "validation_failed",
+            `The request has ${recipients} recipients (to, cc and bcc of all personalizations); one request may have at most ${config.maxRequestRecipients} (HERALD_MAX_REQUEST_RECIPIENTS)`,
+            param
+          )
+        }
         const decoded = decodeSendRequest(json)
         if (Either.isLeft(decoded)) return yield* invalid("validation_failed", decoded.left.message, decoded.left.param)
         const canonical = canonicalize(decoded.right)

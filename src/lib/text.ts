@@ -18,9 +18,12 @@ const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF
 /** True when the string has no NUL and every surrogate is paired. */
 export const isStorableText = (s: string): boolean => !UNSTORABLE.test(s)
 
-/** The schema, refined to refuse NUL and lone surrogates. */
+/**
+ * The schema, refined to refuse NUL and lone surrogates. The empty jsonSchema annotation keeps
+ * the field's OpenAPI description: a refinement without one is documented as its bare source.
+ */
 export const storable = <A extends string, I, R>(self: Schema.Schema<A, I, R>) =>
-  self.pipe(Schema.filter((s: A) => isStorableText(s) || UNSTORABLE_TEXT_MESSAGE))
+  self.pipe(Schema.filter((s: A) => isStorableText(s) || UNSTORABLE_TEXT_MESSAGE, { jsonSchema: {} }))
 
 /** Any string that may be stored or sent: the common case of `storable`. */
 export const StorableString = storable(Schema.String)

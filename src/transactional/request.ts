@@ -34,7 +34,7 @@ const NonEmpty = (name: string) =>
 const Subject = (name: string) =>
   NonEmpty(name).pipe(
     Schema.maxLength(MAX_SUBJECT_LENGTH, { message: () => `${name} must be at most ${MAX_SUBJECT_LENGTH} characters` })
-  )
+  ).annotations({ description: `1 to ${MAX_SUBJECT_LENGTH} characters` })
 
 export const Address = Schema.Struct({
   email: EmailAddress,
@@ -65,8 +65,11 @@ const headersSizeProblem = (headers: Readonly<Record<string, string>>): string |
 // Names are checked on the whole record: a refined key schema would silently drop bad names.
 export const Headers = Schema.Record({ key: Schema.String, value: HeaderValue }).pipe(
   Schema.filter((headers) =>
-    headersSizeProblem(headers) ?? Object.keys(headers).map(headerNameProblem).find((p) => p !== undefined) ?? true
-  )
+    headersSizeProblem(headers) ?? Object.keys(headers).map(headerNameProblem).find((p) => p !== undefined) ?? true, {
+    jsonSchema: {},
+    description: `At most ${MAX_HEADERS} headers and ${MAX_HEADERS_BYTES} bytes of names and values; ` +
+      `each value at most ${MAX_HEADER_VALUE_LENGTH} characters, without line breaks`
+  })
 )
 
 /**
@@ -124,7 +127,9 @@ const common = {
   headers: Schema.optional(Headers),
   attachments: Schema.optional(Schema.Array(Attachment).pipe(
     Schema.maxItems(MAX_ATTACHMENTS, { message: () => ATTACHMENTS_COUNT })
-  )),
+  ).annotations({
+    description: `At most ${MAX_ATTACHMENTS} attachments, MAX_ATTACHMENT_MB each and MAX_TOTAL_ATTACHMENTS_MB in all (decoded)`
+  })),
   send_at: Schema.optional(DateTime)
 }
 

@@ -8,15 +8,17 @@ import { StorableString } from "../../lib/text.ts"
 const IntParam = Schema.NumberFromString.pipe(Schema.int())
 
 /**
- * A bound of the time filter. Schema.DateFromString lets "yesterday" through as an Invalid Date,
- * and a year past 9999 (or before 1) is a valid JavaScript date PostgreSQL cannot read: both
- * reached the query and answered 500.
+ * A bound of the time filter. Schema.DateFromString alone lets "yesterday" through as an Invalid
+ * Date, and a year past 9999 (or before 1) is a valid JavaScript date PostgreSQL cannot read: both
+ * reached the query and answered 500. The string is checked before it becomes a Date, so the
+ * OpenAPI document still shows a string.
  */
-const DateParam = Schema.DateFromString.pipe(
-  Schema.filter((d) => {
-    const year = d.getUTCFullYear()
+const DateParam = Schema.String.pipe(
+  Schema.filter((s) => {
+    const year = new Date(s).getUTCFullYear()
     return (year >= 1 && year <= 9999) || "must be an ISO 8601 date-time, such as 2026-01-31T00:00:00Z"
-  })
+  }, { jsonSchema: {} }),
+  Schema.compose(Schema.DateFromString)
 )
 
 export const AuditParams = Schema.Struct({

@@ -3,12 +3,15 @@
  * accepted: dot-atom or quoted local part of at most 64 octets, a domain of LDH labels of at most
  * 63 characters with a top-level label that is not all digits, 254 characters in total (RFC 5321
  * §4.5.3.1 path limit minus the angle brackets). Display names and comments are not addresses.
+ * A quoted local part may not hold `<` or `>` even though RFC 5321 allows them: the SMTP client
+ * (nodemailer) refuses such an envelope address outright, so the message could never leave and
+ * would be retried until it expired.
  */
 import { Schema } from "effect"
 
 const ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]"
 const DOT_ATOM = new RegExp(`^${ATEXT}+(\\.${ATEXT}+)*$`)
-const QUOTED = /^"([\x20\x21\x23-\x5b\x5d-\x7e]|\\[\x20-\x7e])*"$/
+const QUOTED = /^"([\x20\x21\x23-\x3b\x3d\x3f-\x5b\x5d-\x7e]|\\[\x20-\x3b\x3d\x3f-\x7e])*"$/
 const LABEL = /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/
 
 /** A DNS name of LDH labels (RFC 1123), at least two labels, at most 253 characters. */

@@ -7,13 +7,38 @@
 import { Either, ParseResult, Schema } from "effect"
 import { EmailAddress } from "../lib/email.ts"
 import { formatPath } from "../lib/issue-path.ts"
+import { storable, StorableString } from "../lib/text.ts"
+
+/**
+ * How much one send may ask of the composer, beyond MAX_JSON_MB and the attachment bytes: each
+ * message is built at delivery with a node per attachment and per header, so a count is what
+ * bounds its memory (300,000 one-byte attachments are 12 MB of JSON and exhausted the heap).
+ * RFC 5322 §2.1.1 caps a line at 998 characters: a subject or header value longer than that is
+ * no header a mail client shows whole. README "Limits" lists them.
+ */
+export const MAX_ATTACHMENTS = 100
+export const MAX_HEADERS = 100
+export const MAX_HEADER_VALUE_LENGTH = 998
+/** Names and values of one headers object together, in UTF-8 bytes. */
+export const MAX_HEADERS_BYTES = 64 * 1024
+export const MAX_SUBJECT_LENGTH = 998
+export const MAX_PERSONALIZATIONS = 1000
+
+const PERSONALIZATIONS_COUNT = `personalizations must contain 1 to ${MAX_PERSONALIZATIONS} items`
+const ATTACHMENTS_COUNT = `attachments must contain at most ${MAX_ATTACHMENTS} items`
+const headersCount = (n: number) => `at most ${MAX_HEADERS} headers are allowed (${n} given)`
 
 const NonEmpty = (name: string) =>
-  Schema.String.pipe(Schema.minLength(1, { message: () => `${name} must be at least 1 character` }))
+  storable(Schema.String.pipe(Schema.minLength(1, { message: () => `${name} must be at least 1 character` })))
+
+const Subject = (name: string) =>
+  NonEmpty(name).pipe(
+    Schema.maxLength(MAX_SUBJECT_LENGTH, { message: () => `${name} must be at most ${MAX_SUBJECT_LENGTH} characters` })
+  ).annotations({ description: `1 to ${MAX_SUBJECT_LENGTH} characters` })
 
 export const Address = Schema.Struct({
   email: EmailAddress,
-  name: Schema.optional(Schema.String)
+  name: Schema.optional(StorableString)
 }).annotations({ identifier: "Address" })
 
 /** RFC 5322 §2.2: a field name is printable US-ASCII except colon; a value has no CR or LF. */
@@ -22,12 +47,29 @@ const headerNameProblem = (name: string): string | undefined => {
   if (RESERVED_HEADERS.has(name.toLowerCase())) return `header ${name} is set by Herald and cannot be given`
   return undefined
 }
-const HeaderValue = Schema.String.pipe(
-  Schema.filter((s) => !/[\r\n]/.test(s) || "header values must not contain line breaks")
-)
+const HeaderValue = storable(Schema.String.pipe(
+  Schema.filter((s) => !/[\r\n]/.test(s) || "header values must not contain line breaks"),
+  Schema.maxLength(MAX_HEADER_VALUE_LENGTH, {
+    message: () => `header values must be at most ${MAX_HEADER_VALUE_LENGTH} characters (RFC 5322 line length)`
+  })
+))
+
+const headersSizeProblem = (headers: Readonly<Record<string, string>>): string | undefined => {
+  const entries = Object.entries(headers)
+  if (entries.length > MAX_HEADERS) return headersCount(entries.length)
+  const bytes = entries.reduce((n, [name, value]) => n + Buffer.byteLength(name) + Buffer.byteLength(value), 0)
+  if (bytes > MAX_HEADERS_BYTES) return `headers must total at most ${MAX_HEADERS_BYTES} bytes of names and values (${bytes} given)`
+  return undefined
+}
+
 // Names are checked on the whole record: a refined key schema would silently drop bad names.
 export const Headers = Schema.Record({ key: Schema.String, value: HeaderValue }).pipe(
-  Schema.filter((headers) => Object.keys(headers).map(headerNameProblem).find((p) => p !== undefined) ?? true)
+  Schema.filter((headers) =>
+    headersSizeProblem(headers) ?? Object.keys(headers).map(headerNameProblem).find((p) => p !== undefined) ?? true, {
+    jsonSchema: {},
+    description: `At most ${MAX_HEADERS} headers and ${MAX_HEADERS_BYTES} bytes of names and values; ` +
+      `each value at most ${MAX_HEADER_VALUE_LENGTH} characters, without line breaks`
+  })
 )
 
 /**
@@ -69,7 +111,7 @@ export const Personalization = Schema.Struct({
   to: Schema.Array(Address).pipe(Schema.minItems(1, { message: () => "to must contain at least 1 recipient" })),
   cc: Schema.optional(Schema.Array(Address)),
   bcc: Schema.optional(Schema.Array(Address)),
-  subject: Schema.optional(NonEmpty("subject")),
+  subject: Schema.optional(Subject("subject")),
   headers: Schema.optional(Headers)
 }).annotations({ identifier: "Personalization" })
 
@@ -77,23 +119,27 @@ export const Content = Schema.Struct({
   type: Schema.Literal("text/plain", "text/html").annotations({
     message: () => "type must be text/plain or text/html"
   }),
-  value: Schema.String
+  value: StorableString
 }).annotations({ identifier: "Content" })
 
 const common = {
   reply_to: Schema.optional(Address),
   headers: Schema.optional(Headers),
-  attachments: Schema.optional(Schema.Array(Attachment)),
+  attachments: Schema.optional(Schema.Array(Attachment).pipe(
+    Schema.maxItems(MAX_ATTACHMENTS, { message: () => ATTACHMENTS_COUNT })
+  ).annotations({
+    description: `At most ${MAX_ATTACHMENTS} attachments, MAX_ATTACHMENT_MB each and MAX_TOTAL_ATTACHMENTS_MB in all (decoded)`
+  })),
   send_at: Schema.optional(DateTime)
 }
 
 export const FullRequest = Schema.Struct({
   personalizations: Schema.Array(Personalization).pipe(
-    Schema.minItems(1, { message: () => "personalizations must contain 1 to 1000 items" }),
-    Schema.maxItems(1000, { message: () => "personalizations must contain 1 to 1000 items" })
+    Schema.minItems(1, { message: () => PERSONALIZATIONS_COUNT }),
+    Schema.maxItems(MAX_PERSONALIZATIONS, { message: () => PERSONALIZATIONS_COUNT })
   ),
   from: Address,
-  subject: NonEmpty("subject"),
+  subject: Subject("subject"),
   content: Schema.Array(Content).pipe(Schema.minItems(1, { message: () => "content must contain at least 1 item" })),
   ...common
 }).annotations({ identifier: "SendRequest", description: "The full form" })
@@ -104,9 +150,9 @@ export const FlatRequest = Schema.Struct({
   to: Schema.Array(Address).pipe(Schema.minItems(1, { message: () => "to must contain at least 1 recipient" })),
   cc: Schema.optional(Schema.Array(Address)),
   bcc: Schema.optional(Schema.Array(Address)),
-  subject: NonEmpty("subject"),
-  text: Schema.optional(Schema.String),
-  html: Schema.optional(Schema.String),
+  subject: Subject("subject"),
+  text: Schema.optional(StorableString),
+  html: Schema.optional(StorableString),
   ...common
 }).annotations({ identifier: "FlatSendRequest", description: "The flat form of the integration examples" })
 export type FlatRequest = typeof FlatRequest.Type
@@ -134,13 +180,36 @@ const firstIssue = (error: ParseResult.ParseError): InvalidField => {
 
 const options = { errors: "first", onExcessProperty: "ignore" } as const
 
+const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * The counts, read on the parsed JSON before any element is decoded: the schema refuses the same
+ * lists (and the OpenAPI document shows the limits), but only after decoding every element, which
+ * for 300,000 attachments or headers cost one to two seconds of CPU per request.
+ */
+const countProblem = (body: Record<string, unknown>): InvalidField | undefined => {
+  const tooManyHeaders = (headers: unknown, param: string): InvalidField | undefined => {
+    const n = isObject(headers) ? Object.keys(headers).length : 0
+    return n > MAX_HEADERS ? { param, message: `${param}: ${headersCount(n)}` } : undefined
+  }
+  const { attachments, headers, personalizations } = body
+  if (Array.isArray(personalizations) && personalizations.length > MAX_PERSONALIZATIONS) {
+    return { param: "personalizations", message: PERSONALIZATIONS_COUNT }
+  }
+  if (Array.isArray(attachments) && attachments.length > MAX_ATTACHMENTS) return { param: "attachments", message: ATTACHMENTS_COUNT }
+  const personalizationHeaders = Array.isArray(personalizations)
+    ? personalizations.map((p, i) => tooManyHeaders(isObject(p) ? p.headers : undefined, `personalizations[${i}].headers`))
+    : []
+  return tooManyHeaders(headers, "headers") ?? personalizationHeaders.find((p) => p !== undefined)
+}
+
 export type DecodedRequest = { readonly form: "full"; readonly body: FullRequest } | { readonly form: "flat"; readonly body: FlatRequest }
 
 /** Picks the form (personalizations → full; top-level to → flat) and decodes it. */
 export const decodeSendRequest = (body: unknown): Either.Either<DecodedRequest, InvalidField> => {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    return Either.left({ param: undefined, message: "the request body must be a JSON object" })
-  }
+  if (!isObject(body)) return Either.left({ param: undefined, message: "the request body must be a JSON object" })
+  const tooMany = countProblem(body)
+  if (tooMany !== undefined) return Either.left(tooMany)
   if (!("personalizations" in body) && "to" in body) {
     return Either.flatMap(
       Either.mapLeft(Schema.decodeUnknownEither(FlatRequest, options)(body), firstIssue),

@@ -51,6 +51,14 @@ describe("creating a key", () => {
     expect(res.status).toBe(400)
     expect(res.json.error).toMatchObject({ code: "validation_failed", param: "label" })
   })
+
+  it.each([["NUL", "ci\u0000"], ["a lone surrogate", "ci \uD83D"]])("refuses a label with %s with 400 naming label, creating nothing", async (_, label) => {
+    const before = await query(app.databaseUrl, "SELECT count(*)::int AS n FROM api_keys")
+    const res = await app.request("POST", "/v1/client/keys", { body: { label } })
+    expect(res.status).toBe(400)
+    expect(res.json.error).toMatchObject({ type: "invalid_request_error", code: "validation_failed", param: "label" })
+    expect(await query(app.databaseUrl, "SELECT count(*)::int AS n FROM api_keys")).toEqual(before)
+  })
 })
 
 describe("listing and reading keys", () => {
@@ -96,7 +104,9 @@ describe("renaming a key", () => {
     ["an empty label", { label: "" }],
     ["a blank label", { label: "   " }],
     ["no label", {}],
-    ["a label that is not a string", { label: 7 }]
+    ["a label that is not a string", { label: 7 }],
+    ["a label with NUL", { label: "a\u0000b" }],
+    ["a label with a lone surrogate", { label: "\uDE00" }]
   ])("refuses %s with 400 validation_failed naming label", async (_, body) => {
     const key = await createKey("unchanged")
     const res = await app.request("PATCH", `/v1/client/keys/${key.id}`, { body })

@@ -78,6 +78,33 @@ describe("support tickets", () => {
     expect(res.status).toBe(400)
     expect(res.json.error.param).toBe("subject")
   })
+
+  it.each([
+    ["NUL in the subject", { subject: "Help\u0000", body: "x" }, "subject"],
+    ["a lone surrogate in the subject", { subject: "Help \uD83D", body: "x" }, "subject"],
+    ["NUL in the body", { subject: "Help", body: "a\u0000b" }, "body"],
+    ["a lone surrogate in the body", { subject: "Help", body: "\uDC00" }, "body"],
+    ["NUL in the category", { subject: "Help", body: "x", category: "dns\u0000" }, "category"]
+  ])("refuses a ticket with %s with 400 naming the field, storing nothing", async (_, body, param) => {
+    const before = await query(app.databaseUrl, "SELECT count(*)::int AS n FROM tickets")
+    const res = await app.request("POST", "/v1/tickets", { token: alice.token, body })
+    expect(res.status).toBe(400)
+    expect(res.json.error).toMatchObject({ type: "invalid_request_error", code: "validation_failed", param })
+    expect(await query(app.databaseUrl, "SELECT count(*)::int AS n FROM tickets")).toEqual(before)
+  })
+
+  it("refuses NUL or a lone surrogate in a reply, the customer's or the admin's", async () => {
+    const opened = await app.request("POST", "/v1/tickets", { token: alice.token, body: { subject: "Replies", body: "x" } })
+    const id = opened.json.id
+    const mine = await app.request("POST", `/v1/tickets/${id}/messages`, { token: alice.token, body: { body: "a\u0000" } })
+    const admin = await app.request("POST", `/v1/admin/tickets/${id}/messages`, { body: { body: "\uD800b" } })
+    for (const res of [mine, admin]) {
+      expect(res.status).toBe(400)
+      expect(res.json.error).toMatchObject({ code: "validation_failed", param: "body" })
+    }
+    const read = await app.request("GET", `/v1/tickets/${id}`, { token: alice.token })
+    expect(read.json.messages).toHaveLength(1)
+  })
 })
 
 describe("admin controls", () => {

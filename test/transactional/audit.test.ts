@@ -70,6 +70,30 @@ describe("GET /v1/mail/audit", () => {
     expect((await audit(`?from=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).json.total).toBe(0)
   })
 
+  it.each([
+    ["from", "yesterday"],
+    ["from", "2026-13-45T00:00:00Z"],
+    ["to", "not a date"],
+    ["from", "+275760-09-13T00:00:00.000Z"],
+    ["to", "-000001-01-01T00:00:00Z"]
+  ])("refuses %s=%s with 400 naming the parameter", async (param, value) => {
+    const res = await audit(`?${param}=${encodeURIComponent(value)}`)
+    expect(res.status).toBe(400)
+    expect(res.json.error).toMatchObject({ type: "invalid_request_error", code: "validation_failed", param })
+  })
+
+  it.each([
+    ["search", "a\u0000b"],
+    ["client_id", "acct\u0000"],
+    ["app", "key\u0000"]
+  ])("refuses NUL in %s with 400 naming it, as JSON and as CSV", async (param, value) => {
+    for (const format of ["json", "csv"]) {
+      const res = await app.request("GET", `/v1/mail/audit?format=${format}&${param}=${encodeURIComponent(value)}`)
+      expect(res.status).toBe(400)
+      expect(res.json.error).toMatchObject({ code: "validation_failed", param })
+    }
+  })
+
   it("exports every filtered row as text/csv, ignoring limit and offset", async () => {
     const res = await audit("?format=csv&limit=1&event=sent,failed")
     expect(res.status).toBe(200)

@@ -26,6 +26,8 @@ const valid = () => ({
 
 type Mutate = (body: Record<string, any>) => void
 
+const manyHeaders = (n: number, value: string) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`X-Custom-${i}`, value]))
+
 const cases: ReadonlyArray<[string, Mutate, string]> = [
   ["personalizations missing", (b) => delete b.personalizations, "personalizations"],
   ["personalizations empty", (b) => (b.personalizations = []), "personalizations"],
@@ -62,10 +64,41 @@ const cases: ReadonlyArray<[string, Mutate, string]> = [
   ["send_at with two personalizations", (b) => {
     b.send_at = new Date(Date.now() + 3_600_000).toISOString()
     b.personalizations.push({ to: [{ email: "other@example.org" }] })
-  }, "personalizations"]
+  }, "personalizations"],
+  // Issue #22: how much one send may ask of the composer.
+  ["101 attachments", (b) => (b.attachments = Array.from({ length: 101 }, () => ({ content: "QQ==", filename: "a" }))), "attachments"],
+  ["101 headers", (b) => (b.headers = manyHeaders(101, "1")), "headers"],
+  ["101 personalization headers", (b) => (b.personalizations[0].headers = manyHeaders(101, "1")), "personalizations[0].headers"],
+  ["headers over 64 KiB in total", (b) => (b.headers = manyHeaders(70, "v".repeat(998))), "headers"],
+  ["a header value over 998 characters", (b) => (b.headers = { "X-Long": "v".repeat(999) }), "headers.X-Long"],
+  ["a subject over 998 characters", (b) => (b.subject = "s".repeat(999)), "subject"],
+  ["a personalization subject over 998 characters", (b) => (b.personalizations[0].subject = "s".repeat(999)), "personalizations[0].subject"],
+  // Issue #22: NUL and lone surrogates cannot be stored (jsonb) or sent.
+  ["NUL in the subject", (b) => (b.subject = "Hi\u0000there"), "subject"],
+  ["a lone surrogate in the subject", (b) => (b.subject = "Hi \uD83D"), "subject"],
+  ["NUL in a personalization subject", (b) => (b.personalizations[0].subject = "\u0000"), "personalizations[0].subject"],
+  ["a lone surrogate in the content", (b) => (b.content[0].value = "Body \uDE00"), "content[0].value"],
+  ["NUL in a recipient name", (b) => (b.personalizations[0].to[0].name = "R\u0000"), "personalizations[0].to[0].name"],
+  ["a lone surrogate in the sender name", (b) => (b.from.name = "\uD800Sender"), "from.name"],
+  ["NUL in a reply_to name", (b) => (b.reply_to = { email: "r@example.org", name: "\u0000" }), "reply_to.name"],
+  ["NUL in a header value", (b) => (b.headers = { "X-A": "a\u0000b" }), "headers.X-A"],
+  ["NUL in an attachment filename", (b) => (b.attachments = [{ content: "aGk=", filename: "a\u0000.txt" }]), "attachments[0].filename"],
+  ["a lone surrogate in a content_id", (b) => (b.attachments = [{ content: "aGk=", filename: "a", content_id: "\uDC00" }]), "attachments[0].content_id"],
+  // Issue #22: the SMTP client refuses < and > in an envelope address, so they never leave.
+  ["a quoted local part with < in to", (b) => (b.personalizations[0].to[0].email = "\"a<b\"@example.org"), "personalizations[0].to[0].email"],
+  ["a quoted local part with an escaped > in cc", (b) => (b.personalizations[0].cc = [{ email: "\"a\\>b\"@example.org" }]), "personalizations[0].cc[0].email"],
+  ["a quoted local part with > in from", (b) => (b.from.email = `"x>"@${sender.from.split("@")[1]}`), "from.email"]
 ]
 
 const flatCases: ReadonlyArray<[string, Record<string, unknown>, string]> = [
+  ["flat form with NUL in text", { to: [{ email: "a@b.org" }], subject: "s", text: "a\u0000" }, "text"],
+  ["flat form with a lone surrogate in html", { to: [{ email: "a@b.org" }], subject: "s", html: "<p>\uD83D</p>" }, "html"],
+  ["flat form with 101 attachments", {
+    to: [{ email: "a@b.org" }],
+    subject: "s",
+    text: "t",
+    attachments: Array.from({ length: 101 }, () => ({ content: "QQ==", filename: "a" }))
+  }, "attachments"],
   ["flat form with empty to", { to: [], subject: "s", text: "t" }, "to"],
   ["flat form with a bad to email", { to: [{ email: "x" }], subject: "s", text: "t" }, "to[0].email"],
   ["flat form without text or html", { to: [{ email: "a@b.org" }], subject: "s" }, "text"],
@@ -88,6 +121,28 @@ describe("POST /v1/mail/send field rules", () => {
     const res = await app.request("POST", "/v1/mail/send", { token: sender.token, body: { from: { email: sender.from }, ...fields } })
     expect(res.status).toBe(400)
     expect(res.json.error.param).toBe(param)
+  })
+
+  it("refuses 300,000 one-byte attachments (12 MB of JSON) with 400 within seconds", async () => {
+    const body = { ...valid(), attachments: Array.from({ length: 300_000 }, () => ({ content: "QQ==", filename: "a" })) }
+    const started = Date.now()
+    const res = await app.request("POST", "/v1/mail/send", { token: sender.token, body })
+    expect(res.status).toBe(400)
+    expect(res.json.error).toMatchObject({ code: "validation_failed", param: "attachments" })
+    expect(Date.now() - started).toBeLessThan(5_000)
+  })
+
+  it("accepts the limits themselves: 100 attachments, 100 headers, a 998-character subject and header value", async () => {
+    const body = {
+      ...valid(),
+      subject: "s".repeat(998),
+      headers: { ...manyHeaders(99, "1"), "X-Long": "v".repeat(998) },
+      attachments: Array.from({ length: 100 }, () => ({ content: "QQ==", filename: "a" })),
+      personalizations: [{ to: [{ email: "rcpt@example.org", name: "Zoë 😀" }], headers: manyHeaders(100, "2") }]
+    }
+    const res = await app.request("POST", "/v1/mail/send", { token: sender.token, body, headers: { "X-Herald-Test": "true" } })
+    expect(res.status).toBe(202)
+    expect(res.json.items[0].status).toBe("queued")
   })
 
   it("answers malformed JSON with 400 invalid_json and a top-level message", async () => {

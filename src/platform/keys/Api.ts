@@ -3,13 +3,14 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
 import { Forbidden, NotFound } from "../../http/errors.ts"
+import { storable } from "../../lib/text.ts"
 
 export const KeyId = Schema.Struct({ id: Schema.String })
 
-export const Label = Schema.Trim.pipe(
+export const Label = storable(Schema.Trim.pipe(
   Schema.minLength(1, { message: () => "label is required and must not be empty" }),
   Schema.maxLength(100, { message: () => "label must be at most 100 characters" })
-)
+))
 
 export const CreateKeyRequest = Schema.Struct({ label: Label }).annotations({ identifier: "CreateKeyRequest" })
 

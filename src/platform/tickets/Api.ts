@@ -4,10 +4,11 @@ import { Schema } from "effect"
 import { AdminAuthentication } from "../../http/admin-auth.ts"
 import { Authentication } from "../../http/auth.ts"
 import { Forbidden, NotFound } from "../../http/errors.ts"
+import { storable } from "../../lib/text.ts"
 
 const Status = Schema.Literal("open", "answered", "closed")
 const Priority = Schema.Literal("low", "normal", "high", "urgent")
-const Text = (max: number) => Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(max))
+const Text = (max: number) => storable(Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(max)))
 
 export const TicketSummary = Schema.Struct({
   id: Schema.String,

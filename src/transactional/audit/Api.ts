@@ -3,14 +3,29 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
 import { Forbidden } from "../../http/errors.ts"
+import { StorableString } from "../../lib/text.ts"
 
 const IntParam = Schema.NumberFromString.pipe(Schema.int())
+
+/**
+ * A bound of the time filter. Schema.DateFromString alone lets "yesterday" through as an Invalid
+ * Date, and a year past 9999 (or before 1) is a valid JavaScript date PostgreSQL cannot read: both
+ * reached the query and answered 500. The string is checked before it becomes a Date, so the
+ * OpenAPI document still shows a string.
+ */
+const DateParam = Schema.String.pipe(
+  Schema.filter((s) => {
+    const year = new Date(s).getUTCFullYear()
+    return (year >= 1 && year <= 9999) || "must be an ISO 8601 date-time, such as 2026-01-31T00:00:00Z"
+  }, { jsonSchema: {} }),
+  Schema.compose(Schema.DateFromString)
+)
 
 export const AuditParams = Schema.Struct({
   limit: Schema.optionalWith(IntParam.pipe(Schema.between(1, 1000)), { default: () => 100 }),
   offset: Schema.optionalWith(IntParam.pipe(Schema.nonNegative()), { default: () => 0 }),
-  app: Schema.optional(Schema.String.annotations({ description: "Only this key's deliveries" })),
-  client_id: Schema.optional(Schema.String.annotations({ description: "Admin only: every key of this account" })),
+  app: Schema.optional(StorableString.annotations({ description: "Only this key's deliveries" })),
+  client_id: Schema.optional(StorableString.annotations({ description: "Admin only: every key of this account" })),
   event: Schema.optional(
     Schema.String.pipe(
       Schema.filter((s) =>
@@ -19,9 +34,9 @@ export const AuditParams = Schema.Struct({
       )
     ).annotations({ description: "sent, failed, queued, or a comma-separated list" })
   ),
-  from: Schema.optional(Schema.DateFromString.annotations({ description: "ISO 8601, inclusive" })),
-  to: Schema.optional(Schema.DateFromString.annotations({ description: "ISO 8601, inclusive" })),
-  search: Schema.optional(Schema.String.annotations({ description: "Case-insensitive substring of recipient or subject" })),
+  from: Schema.optional(DateParam.annotations({ description: "ISO 8601, inclusive" })),
+  to: Schema.optional(DateParam.annotations({ description: "ISO 8601, inclusive" })),
+  search: Schema.optional(StorableString.annotations({ description: "Case-insensitive substring of recipient or subject" })),
   sort_by: Schema.optionalWith(Schema.Literal("ts", "recipient", "subject", "event"), { default: () => "ts" as const }),
   sort_dir: Schema.optionalWith(Schema.Literal("asc", "desc"), { default: () => "desc" as const }),
   format: Schema.optionalWith(Schema.Literal("json", "csv"), { default: () => "json" as const })

@@ -85,6 +85,17 @@ const isPermanent = (cause: Cause.Cause<unknown>): boolean =>
     onSome: (error) => error instanceof WorkerTaskError ? error.reason === "failed" || error.reason === "memory" : true
   })
 
+/** The parsers' own words for a failure (no stack: the row's `error` is read by operators). */
+const failureText = (cause: Cause.Cause<unknown>): string =>
+  Option.match(Cause.failureOption(cause), {
+    onNone: () => Cause.pretty(cause),
+    onSome: (error) => {
+      // Parsed in this thread (no workers), a throw arrives wrapped by Effect.tryPromise.
+      const thrown = error instanceof Cause.UnknownException ? error.error : error
+      return thrown instanceof Error ? thrown.message : String(thrown)
+    }
+  })
+
 /** A message whose every report the parsers refused (malformed, over a limit): nothing in it can be applied, now or later. */
 const unreadable = (understood: Understood): string | null =>
   understood.kind === "dmarc" && understood.dmarc.length === 0 ? errorOf(understood) : null
@@ -162,7 +173,7 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
         const exit = exits[i]!
         const message = present[i]!
         if (Exit.isFailure(exit)) {
-          if (isPermanent(exit.cause)) yield* park(message, null, Cause.pretty(exit.cause), now)
+          if (isPermanent(exit.cause)) yield* park(message, null, failureText(exit.cause), now)
           else yield* recordFailure(message, exit.cause, now)
           continue
         }

@@ -168,7 +168,9 @@ const main = async () => {
       const child = spawnNode("src/main.ts", {
         DATABASE_URL: url, HERALD_HTTP_PORT: String(httpPort), HERALD_HTTP_HOST: "127.0.0.1", HERALD_SMTP_PORT: String(smtpPort),
         HERALD_SMTP_HOST: "127.0.0.1", HERALD_HOSTNAME: HOSTNAME, HERALD_BOOTSTRAP_KEY: "hrld_bench_token_0123456789abcdef",
-        HERALD_MTA_ENABLED: "false", HERALD_SMTP_MAX_MESSAGE_MB: String(MAX_BYTES / 1048576), HERALD_PARSE_WORKERS: String(parseWorkers), ...env
+        HERALD_MTA_ENABLED: "false", HERALD_SMTP_MAX_MESSAGE_MB: String(MAX_BYTES / 1048576), HERALD_PARSE_WORKERS: String(parseWorkers),
+        // Every bench client is one address (127.0.0.1) sending hundreds a second: no per-address rate here.
+        HERALD_SMTP_MAX_MESSAGES_PER_MINUTE_PER_IP: "1000000000", ...env
       })
       const stop = onExit(child.stop)
       await waitFor(`http://127.0.0.1:${httpPort}/health`)

@@ -20,6 +20,9 @@ export interface AppConfigShape {
   readonly smtpMaxMessageBytes: number
   readonly smtpMaxClients: number
   readonly smtpMaxPerIp: number
+  /** Bytes of inbound messages the MX listener holds in memory at once, across connections. */
+  readonly smtpInboundBudgetBytes: number
+  readonly smtpMaxMessagesPerMinutePerIp: number
   readonly smtpTlsCert: Option.Option<string>
   readonly smtpTlsKey: Option.Option<string>
   readonly baseUrl: string
@@ -110,6 +113,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   smtpMaxMessageBytes: megabytes("HERALD_SMTP_MAX_MESSAGE_MB", 25),
   smtpMaxClients: atLeast("HERALD_SMTP_MAX_CLIENTS", 1, 200),
   smtpMaxPerIp: atLeast("HERALD_SMTP_MAX_CONNECTIONS_PER_IP", 1, 20),
+  smtpInboundBudgetBytes: megabytes("HERALD_SMTP_INBOUND_BUDGET_MB", 64),
+  smtpMaxMessagesPerMinutePerIp: atLeast("HERALD_SMTP_MAX_MESSAGES_PER_MINUTE_PER_IP", 1, 600),
   smtpTlsCert: Config.option(Config.string("HERALD_SMTP_TLS_CERT")),
   smtpTlsKey: Config.option(Config.string("HERALD_SMTP_TLS_KEY")),
   baseUrl: url("HERALD_BASE_URL"),

@@ -5,11 +5,13 @@
  * full or unreachable for days, so further mail only hurts the sender's reputation); a DMARC alert
  * when more than 10 % of at least 100 reported messages failed over 7 days. The parsers run in
  * worker threads, one per core but the one the listener and the database work need (0: in the
- * appliance's own thread).
+ * appliance's own thread). A DMARC report of more than 20 000 records is refused unparsed: its
+ * tree, not its bytes, is what a parse's memory grows with.
  */
 import * as os from "node:os"
 import { Config, Context, Layer } from "effect"
 import { checked } from "../config/app-config.ts"
+import { defaultDmarcLimits } from "./parse/dmarc/index.ts"
 
 export interface InboundSettings {
   readonly enabled: boolean
@@ -21,6 +23,8 @@ export interface InboundSettings {
   readonly dmarcMinVolume: number
   /** Worker threads that parse inbound messages; 0 parses in the main thread. */
   readonly parseWorkers: number
+  /** `<record>` elements one DMARC report may hold; a larger one is refused unparsed and parked. */
+  readonly dmarcMaxRecords: number
 }
 
 export class InboundConfig extends Context.Tag("herald/InboundConfig")<InboundConfig, InboundSettings>() {}
@@ -39,7 +43,8 @@ export const inboundSettings: Config.Config<InboundSettings> = Config.all({
   dmarcWindowDays: checked("HERALD_DMARC_WINDOW_DAYS", Config.integer(), "must be at least 1", (n) => n >= 1, 7),
   dmarcFailThreshold: checked("HERALD_DMARC_FAIL_THRESHOLD", Config.number(), "must be a fraction from 0 to 1", (n) => n >= 0 && n <= 1, 0.1),
   dmarcMinVolume: checked("HERALD_DMARC_MIN_VOLUME", Config.integer(), "must be at least 1", (n) => n >= 1, 100),
-  parseWorkers: checked("HERALD_PARSE_WORKERS", Config.integer(), "must be from 0 to 64", (n) => n >= 0 && n <= 64, defaultParseWorkers())
+  parseWorkers: checked("HERALD_PARSE_WORKERS", Config.integer(), "must be from 0 to 64", (n) => n >= 0 && n <= 64, defaultParseWorkers()),
+  dmarcMaxRecords: checked("HERALD_DMARC_MAX_RECORDS", Config.integer(), "must be from 1 to 1000000", (n) => n >= 1 && n <= 1_000_000, defaultDmarcLimits.maxRecords)
 })
 
 export const InboundConfigLive = Layer.effect(InboundConfig, inboundSettings)

@@ -2,14 +2,23 @@
  * The inbound parsers in a worker thread (src/lib/worker-pool.ts runs it): each task is one raw
  * message whose ArrayBuffer was transferred here, and its answer is the `Understood` value — plain
  * data, cloned back to the processor, which applies it in the main thread. Nothing else happens
- * here: no database, no clock, no logging.
+ * here: no database, no clock, no logging. The limits the appliance was configured with arrive as
+ * workerData.
  */
-import { parentPort } from "node:worker_threads"
+import { parentPort, workerData } from "node:worker_threads"
 import type { TaskRequest, WorkerReply } from "../lib/worker-pool.ts"
+import { configureDmarcLimits, type DmarcLimits } from "./parse/dmarc/index.ts"
 import { understandMessage } from "./understand.ts"
+
+/** What the processor hands each worker at start: the parsers' configured limits. */
+export interface ParseWorkerData {
+  readonly dmarcLimits: DmarcLimits
+}
 
 const port = parentPort
 if (port === null) throw new Error("src/inbound/parse-worker.ts runs as a worker thread")
+const data = workerData as ParseWorkerData | undefined
+if (data?.dmarcLimits !== undefined) configureDmarcLimits(data.dmarcLimits)
 
 const reply = (message: WorkerReply) => port.postMessage(message)
 

@@ -20,6 +20,15 @@
  * The bookkeeping is plain callbacks, not fibers: a task costs one `Effect.async`, one message each
  * way and one timer, which matters when the main thread is the busy one.
  *
+ * - Memory: under Node each worker gets `maxMemoryMb` of V8 old generation (`resourceLimits`); a
+ *   task that passes it ends its worker alone (`memory`), never the process. Deno has no per-worker
+ *   limit: it ignores `resourceLimits`, and a worker isolate that reaches the heap limit (the
+ *   process-wide `--v8-flags=--max-old-space-size`) aborts the whole process ("Fatal JavaScript out
+ *   of memory", checked with Deno 2.9). Under Deno the bound must therefore come from the work
+ *   itself: callers give tasks whose memory is bounded by their input limits (the inbound parsers:
+ *   message size, MIME part count, DMARC decompressed bytes and record count), and the pool says so
+ *   once in the log.
+ *
  * The worker entry speaks a tiny protocol (`TaskRequest` in, `WorkerReply` out, `{ ready: true }`
  * once its modules are loaded) and runs its tasks one after the other. A `.ts` entry loads as it is
  * under Deno; under Node, in the worker through tsx's `tsImport` (Node 20 does not apply
@@ -46,10 +55,12 @@ export type WorkerReply =
 
 export class WorkerTaskError extends Data.TaggedError("WorkerTaskError")<{
   /**
-   * `failed`: the task threw; `crashed` / `timeout`: its worker was replaced; `busy`: the queue was
-   * full (nothing was sent); `shutdown`: the pool closed.
+   * `failed`: the task threw; `memory`: the task ran its worker out of memory; `crashed` /
+   * `timeout`: its worker was replaced (`crashed` also for the tasks handed to a worker behind the
+   * one that ended it); `busy`: the queue was full (nothing was sent); `shutdown`: the pool closed.
+   * `failed` and `memory` are the task's own doing: the same bytes will fail the same way again.
    */
-  readonly reason: "failed" | "crashed" | "timeout" | "busy" | "shutdown"
+  readonly reason: "failed" | "memory" | "crashed" | "timeout" | "busy" | "shutdown"
   readonly message: string
 }> {}
 
@@ -72,6 +83,8 @@ export interface WorkerPoolOptions<A> {
   readonly startTimeout?: Duration.DurationInput
   /** V8 old-generation limit of each worker, in MB (Node only): past it the worker crashes, not the process. */
   readonly maxMemoryMb?: number
+  /** Structured-clonable start-up data for each worker (`workerData`), e.g. its limits. */
+  readonly workerData?: unknown
 }
 
 export interface WorkerPoolStats {
@@ -133,8 +146,9 @@ const tsxApiUrl = (): string => {
   return pathToFileURL(path.join(path.dirname(loader), "esm", "api", "index.mjs")).href
 }
 
-const newWorker = (file: URL, maxMemoryMb: number | undefined): Worker => {
-  const options: WorkerOptions = isDeno || maxMemoryMb === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: maxMemoryMb } }
+const newWorker = (file: URL, maxMemoryMb: number | undefined, workerData: unknown): Worker => {
+  const limits: WorkerOptions = isDeno || maxMemoryMb === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: maxMemoryMb } }
+  const options: WorkerOptions = workerData === undefined ? limits : { ...limits, workerData }
   if (isDeno || !/\.[cm]?ts$/.test(file.pathname)) return new Worker(file, options)
   // A CommonJS bootstrap: load tsx's API in the worker and import the entry through it.
   const entry = JSON.stringify(file.href)
@@ -189,7 +203,7 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
     }
 
     /** Lets a crashed or stuck worker go: what it had been handed fails, and a new one starts. */
-    const replace = (slot: Slot<A>, worker: Worker, reason: string, kind: "crashed" | "timeout") => {
+    const replace = (slot: Slot<A>, worker: Worker, reason: string, kind: "crashed" | "memory" | "timeout") => {
       counts.replaced++
       slot.worker = undefined
       void terminate(worker)
@@ -218,7 +232,7 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
       slot.state = "starting"
       let worker: Worker
       try {
-        worker = newWorker(options.file, options.maxMemoryMb)
+        worker = newWorker(options.file, options.maxMemoryMb, options.workerData)
       } catch (error) {
         return startFailed(slot, errorText(error))
       }
@@ -228,17 +242,20 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
         void terminate(worker)
         startFailed(slot, `the worker was not ready within ${Duration.format(Duration.millis(startTimeoutMs))}`)
       }, startTimeoutMs)
-      const gone = (reason: string) => {
+      const gone = (reason: string, kind: "crashed" | "memory" = "crashed") => {
         if (slot.worker !== worker) return // already let go
         clearTimeout(startTimer)
         if (slot.state === "starting") {
           void terminate(worker)
           return startFailed(slot, reason)
         }
-        replace(slot, worker, reason, "crashed")
+        replace(slot, worker, reason, kind)
       }
       // Always listened to: an unheard 'error' event would throw in this thread.
-      worker.on("error", (error: Error) => gone(`the worker crashed: ${error.message}`))
+      worker.on("error", (error: Error & { code?: string }) =>
+        error.code === "ERR_WORKER_OUT_OF_MEMORY"
+          ? gone(`the task ran the worker out of memory (${options.maxMemoryMb ?? "default"} MB heap): ${error.message}`, "memory")
+          : gone(`the worker crashed: ${error.message}`))
       worker.on("exit", (code: number) => gone(`the worker exited (code ${code})`))
       worker.on("messageerror", (error: Error) => {
         if (slot.worker !== worker || slot.inflight.length === 0) return
@@ -349,6 +366,9 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
     }
 
     yield* Effect.addFinalizer(() => Effect.promise(close).pipe(Effect.timeout(Duration.seconds(10)), Effect.ignore))
+    if (isDeno && options.maxMemoryMb !== undefined) {
+      log(Effect.logInfo(`${options.name}: Deno sets no per-worker memory limit; the tasks' own input limits bound their memory`))
+    }
     for (const slot of slots) start(slot)
 
     const run = (bytes: Uint8Array): Effect.Effect<A, WorkerTaskError> =>

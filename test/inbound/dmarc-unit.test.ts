@@ -205,7 +205,7 @@ describe("limits", () => {
     zip.end()
     const bomb = concat(...parts)
     expectError(one(bomb), /zip: compression ratio exceeds/)
-    expectError(one(bomb, { maxDecompressedBytes: 4 * 1024 * 1024, maxRatio: 1e9, maxZipEntries: 10 }), /zip: decompressed data exceeds the 4194304-byte limit/)
+    expectError(one(bomb, { ...defaultDmarcLimits, maxDecompressedBytes: 4 * 1024 * 1024, maxRatio: 1e9 }), /zip: decompressed data exceeds the 4194304-byte limit/)
     expectError(one(gzipSync(bomb)), /gzip > zip: compression ratio exceeds/)
   })
 
@@ -215,6 +215,20 @@ describe("limits", () => {
     expectError(one(doc, tight), /XML of \d+ bytes exceeds/)
     expectError(one(gzipSync(doc), tight), /exceeds the \d+-byte limit/)
     expectReport(one(gzipSync(doc), { ...tight, maxDecompressedBytes: doc.length }))
+  })
+
+  it("refuses a report with more records than the limit before parsing it, and reads one at the limit", () => {
+    const records = (n: number) => Array.from({ length: n }, (_, i) => ({ ip: `10.0.${i >> 8}.${i & 255}`, count: "1" }))
+    const limits = { ...defaultDmarcLimits, maxRecords: 50 }
+    expect(expectReport(one(gzipSync(bytes(xml({ records: records(50) }))), limits)).records).toBe(50)
+    expectError(one(gzipSync(bytes(xml({ records: records(51) }))), limits), /gzip: refused: the report has more than 50 <record> elements/)
+    // Under a namespace prefix too (RFC 9990).
+    expectError(one(xml({ root: "dmarc:feedback", records: records(51) }), limits), /more than 50 <record> elements/)
+  })
+
+  it("refuses a report that grows its tree with stray elements instead of records", () => {
+    const padded = xml().replace("</report_metadata>", `${"<extra_contact_info/>".repeat(5000)}</report_metadata>`)
+    expectError(one(padded, { ...defaultDmarcLimits, maxRecords: 50 }), /more than 4200 elements/)
   })
 })
 

@@ -1,7 +1,8 @@
 /**
  * The MX listener's transport rules with a real client: STARTTLS when a certificate is configured
- * (the message then travels encrypted and is stored as usual), and the per-address connection
- * limit answered with 421 while the earlier connections stay open.
+ * (the message then travels encrypted and is stored as usual), the per-address connection limit
+ * answered with 421 while the earlier connections stay open, and the per-address message rate
+ * answered with 451 at MAIL FROM.
  */
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -12,6 +13,7 @@ import nodemailer from "nodemailer"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Appliance, startAppliance } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
+import { sendRaw } from "../support/smtp-client.ts"
 
 let app: Appliance
 let dir: string
@@ -27,6 +29,7 @@ beforeAll(async () => {
       HERALD_SMTP_TLS_CERT: path.join(dir, "cert.pem"),
       HERALD_SMTP_TLS_KEY: path.join(dir, "key.pem"),
       HERALD_SMTP_MAX_CONNECTIONS_PER_IP: "2",
+      HERALD_SMTP_MAX_MESSAGES_PER_MINUTE_PER_IP: "3",
       HERALD_INBOUND_ENABLED: "false"
     }
   })
@@ -72,5 +75,17 @@ describe("MX listener transport", () => {
     } finally {
       for (const s of sockets) s.destroy()
     }
+  })
+
+  it("answers 451 to a fourth message within a minute from one address, and still takes another address's", async () => {
+    const to = ["postmaster@bounces.herald.test"]
+    const from = (n: number) => sendRaw(app.smtpPort, { from: "", to }, `Subject: flood ${n}\r\n\r\nagain\r\n`, "127.0.0.2")
+    const replies = [await from(1), await from(2), await from(3), await from(4)]
+    expect(replies.map((r) => r.code)).toEqual([250, 250, 250, 451])
+    expect(replies[3]!.text).toContain("4.7.1")
+    const stored = await query<{ raw: Buffer }>(app.databaseUrl, "SELECT raw FROM inbound_messages WHERE remote_address = '127.0.0.2'")
+    expect(stored).toHaveLength(3)
+    const other = await sendRaw(app.smtpPort, { from: "", to }, "Subject: calm\r\n\r\nonce\r\n", "127.0.0.3")
+    expect(other.code).toBe(250)
   })
 })

@@ -9,8 +9,16 @@ export interface SmtpReply {
   readonly text: string
 }
 
-export const sendRaw = async (port: number, envelope: { from: string; to: ReadonlyArray<string> }, raw: string | Buffer): Promise<SmtpReply> => {
-  const transport = nodemailer.createTransport({ host: "127.0.0.1", port, secure: false, ignoreTLS: true, name: "remote.test" })
+/** `localAddress`: the client's own address (any 127.x.y.z works on loopback), for per-address limits. */
+export const sendRaw = async (
+  port: number,
+  envelope: { from: string; to: ReadonlyArray<string> },
+  raw: string | Buffer,
+  localAddress?: string
+): Promise<SmtpReply> => {
+  const transport = nodemailer.createTransport({
+    host: "127.0.0.1", port, secure: false, ignoreTLS: true, name: "remote.test", ...(localAddress === undefined ? {} : { localAddress })
+  })
   try {
     const info = await transport.sendMail({ envelope: { from: envelope.from, to: [...envelope.to] }, raw })
     return { code: Number(String(info.response).slice(0, 3)), text: String(info.response) }

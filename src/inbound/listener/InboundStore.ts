@@ -3,6 +3,8 @@
  * arrive together are committed together (group commit, src/lib/group-commit.ts): one multi-row
  * INSERT — a single statement, so a single commit — per group, and each session's 250 waits for the
  * commit that holds its own row. A quiet listener still writes each message at once.
+ * A message larger than a chunk is not held whole: its chunks are staged in inbound_chunks as they
+ * arrive and moved into its row by one statement at the end (migration 0015).
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
@@ -81,6 +83,41 @@ export class InboundStore extends Effect.Service<InboundStore>()("herald/Inbound
         })
       })
 
-    return { store } as const
+    /**
+     * One chunk of a large message, staged while the rest is still arriving: its own short INSERT
+     * (a connection is borrowed per chunk, not for the whole transfer).
+     */
+    const stageChunk = (id: string, seq: number, data: Buffer) =>
+      Effect.gen(function*() {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        yield* sql`INSERT INTO inbound_chunks ${sql.insert({ message_id: id, seq, data, staged_at: now })}`
+      })
+
+    /**
+     * The staged chunks become the message's row in one statement — reassembled by PostgreSQL, in
+     * order, and deleted — committed when this resumes. The row is written only if the chunks add
+     * up to the `size` the listener counted, so a lost chunk fails the transfer (451) rather than
+     * store a truncated message.
+     */
+    const storeStaged = (id: string, envelope: ReceivedEnvelope, size: number) =>
+      Effect.gen(function*() {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const rows = yield* sql<{ id: string }>`
+          WITH parts AS (DELETE FROM inbound_chunks WHERE message_id = ${id} RETURNING seq, data)
+          INSERT INTO inbound_messages (id, received_at, remote_address, helo, mail_from, rcpt_to, size, raw, next_attempt_at)
+          SELECT ${id}, ${now}, ${envelope.remoteAddress}, ${envelope.helo}, ${envelope.mailFrom}, ${JSON.stringify(envelope.rcptTo)}::jsonb,
+            ${size}, string_agg(data, ''::bytea ORDER BY seq), ${now}
+          FROM parts
+          HAVING coalesce(sum(length(data)), 0) = ${size}
+          RETURNING id`
+        if (rows.length === 0) return yield* Effect.dieMessage(`the staged chunks of ${id} do not add up to ${size} bytes`)
+        yield* signal.wake(INBOUND_CHANNEL)
+        return id
+      })
+
+    /** Drops what was staged for a transfer that will not be stored (refused, or the sender went away). */
+    const discardStaged = (id: string) => sql`DELETE FROM inbound_chunks WHERE message_id = ${id}`.pipe(Effect.asVoid)
+
+    return { store, stageChunk, storeStaged, discardStaged, newMessageId: () => newId("inb") } as const
   })
 }) {}

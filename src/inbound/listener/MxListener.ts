@@ -2,37 +2,56 @@
  * The MX listener (smtp-server): Herald is MX for its bounce domain. A message is answered 250
  * only after its raw bytes are committed to PostgreSQL; parsing happens later in the inbound
  * actor. Limits: message size (552 past HERALD_SMTP_MAX_MESSAGE_MB, enforced by smtp-server after
- * DATA), total and per-IP connections (421), socket timeouts; STARTTLS when a certificate is set.
+ * DATA), total and per-IP connections (421), messages per minute per address (451 at MAIL FROM),
+ * socket timeouts; STARTTLS when a certificate is set.
+ * Memory: no connection holds a whole large message. DATA is read a piece at a time against one
+ * byte budget for all connections (HERALD_SMTP_INBOUND_BUDGET_MB) and staged to PostgreSQL in
+ * chunks as it arrives (receive.ts); a session that finds no room stops reading its socket until
+ * there is, and is answered 451 if none comes within BUDGET_WAIT_MS.
  */
 import * as fs from "node:fs"
 import type { SqlClient } from "@effect/sql"
-import { Effect, Layer, Option, Runtime } from "effect"
-import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server"
+import { Clock, Effect, Layer, Option, Runtime } from "effect"
+import { SMTPServer, type SMTPServerSession } from "smtp-server"
 import { AppConfig } from "../../config/app-config.ts"
+import { ByteBudget } from "./ByteBudget.ts"
+import { InboundStore, type ReceivedEnvelope } from "./InboundStore.ts"
+import { MessageRate } from "./rate.ts"
+import { receiveMessage } from "./receive.ts"
 import { recipientDecision, returnPathVerified } from "./recipients.ts"
-import { InboundStore } from "./InboundStore.ts"
 
 /** An error smtp-server turns into an SMTP reply. */
 const reply = (code: number, message: string) => Object.assign(new Error(message), { responseCode: code })
 
-const readAll = (stream: SMTPServerDataStream) =>
-  new Promise<Buffer>((resolve, reject) => {
-    const chunks: Array<Buffer> = []
-    stream.on("data", (chunk: Buffer) => {
-      // Past the limit smtp-server keeps counting but we stop keeping: it will answer 552.
-      if (!stream.sizeExceeded) chunks.push(chunk)
-    })
-    stream.once("error", reject)
-    stream.once("end", () => resolve(Buffer.concat(chunks)))
-  })
+/**
+ * A message larger than this is staged to PostgreSQL in chunks of this size; a smaller one (nearly
+ * every bounce, complaint and report) is held whole and goes through the group commit.
+ */
+const CHUNK_BYTES = 256 * 1024
+/**
+ * How long a session waits for room in the byte budget before 451: well inside smtp-server's
+ * 60 s socket timeout, which a sender held back by TCP would otherwise run into.
+ */
+const BUDGET_WAIT_MS = 20_000
+
+const envelopeOf = (session: SMTPServerSession): ReceivedEnvelope => ({
+  remoteAddress: session.remoteAddress,
+  helo: session.hostNameAppearsAs ?? null,
+  mailFrom: session.envelope.mailFrom === false ? "" : session.envelope.mailFrom.address,
+  rcptTo: session.envelope.rcptTo.map((r) => r.address)
+})
 
 export const MxListenerLive = Layer.scopedDiscard(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const store = yield* InboundStore
-    const run = Runtime.runPromise(yield* Effect.runtime<SqlClient.SqlClient>())
+    const runtime = yield* Effect.runtime<SqlClient.SqlClient>()
+    const run = Runtime.runPromise(runtime)
+    const now = () => Runtime.runSync(runtime)(Clock.currentTimeMillis)
     const fixedDomains = new Set([config.bounceDomain, ...config.inboundDomains])
     const perIp = new Map<string, number>()
+    const budget = new ByteBudget(config.smtpInboundBudgetBytes)
+    const rate = new MessageRate(config.smtpMaxMessagesPerMinutePerIp)
     const tls = Option.isSome(config.smtpTlsCert) && Option.isSome(config.smtpTlsKey)
       ? { cert: fs.readFileSync(config.smtpTlsCert.value), key: fs.readFileSync(config.smtpTlsKey.value) }
       : undefined
@@ -60,6 +79,10 @@ export const MxListenerLive = Layer.scopedDiscard(
         if (open <= 0) perIp.delete(session.remoteAddress)
         else perIp.set(session.remoteAddress, open)
       },
+      onMailFrom(_address, session, callback) {
+        if (rate.admit(session.remoteAddress, now())) return callback()
+        callback(reply(451, "4.7.1 Too many messages from your address, try again later"))
+      },
       onRcptTo(address, _session, callback) {
         const relayDenied = () => reply(550, "5.7.1 Relaying denied: this server only accepts mail for its own domains")
         const decision = recipientDecision(address.address, fixedDomains)
@@ -70,17 +93,21 @@ export const MxListenerLive = Layer.scopedDiscard(
         )
       },
       onData(stream, session: SMTPServerSession, callback) {
-        readAll(stream).then(async (raw) => {
-          if (stream.sizeExceeded) return callback(reply(552, "5.3.4 Message too big"))
-          const envelope = {
-            remoteAddress: session.remoteAddress,
-            helo: session.hostNameAppearsAs ?? null,
-            mailFrom: session.envelope.mailFrom === false ? "" : session.envelope.mailFrom.address,
-            rcptTo: session.envelope.rcptTo.map((r) => r.address)
-          }
-          // Durable before acknowledged: 250 only after the INSERT committed.
-          const id = await run(store.store(envelope, raw))
-          callback(null, `2.0.0 Ok: queued as ${id}`)
+        const envelope = envelopeOf(session)
+        // Durable before acknowledged: 250 only once the row with every byte is committed.
+        receiveMessage(stream, {
+          budget,
+          chunkBytes: CHUNK_BYTES,
+          waitMs: BUDGET_WAIT_MS,
+          newId: store.newMessageId,
+          storeWhole: (raw) => run(store.store(envelope, raw)),
+          stage: (id, seq, data) => run(store.stageChunk(id, seq, data)),
+          storeStaged: (id, size) => run(store.storeStaged(id, envelope, size)),
+          discardStaged: (id) => run(store.discardStaged(id))
+        }).then((received) => {
+          if (received.kind === "stored") return callback(null, `2.0.0 Ok: queued as ${received.id}`)
+          if (received.kind === "too_big") return callback(reply(552, "5.3.4 Message too big"))
+          callback(reply(451, "4.3.1 Too much inbound mail in progress, try again later"))
         }).catch((error: unknown) => {
           run(Effect.logError("could not store an inbound message", error)).catch(() => undefined)
           callback(reply(451, "4.3.0 Temporary failure storing the message, try again later"))

@@ -101,13 +101,31 @@ export class InboundQueue extends Effect.Service<InboundQueue>()("herald/Inbound
         WHERE id = ${id} AND lease_owner = ${owner} AND state = 'received'`.pipe(Effect.asVoid)
     }
 
-    /** Drops the raw bytes of handled messages older than the retention period; the row stays. */
-    const prune = (before: Date) =>
-      sql<{ id: string }>`
-        UPDATE inbound_messages SET raw = NULL
-        WHERE raw IS NOT NULL AND received_at < ${before} AND state <> 'received'
-        RETURNING id`.pipe(Effect.map((rows) => rows.length))
+    /**
+     * A failure that will always fail — the parsers refused these bytes (malformed, over a limit) or
+     * ran out of memory on them — parked as `failed` at once, with its error and its bytes: another
+     * attempt would cost the same and end the same way.
+     */
+    const park = (owner: string, id: string, kind: string | null, error: string) =>
+      sql`
+        UPDATE inbound_messages SET attempts = attempts + 1, error = ${error.slice(0, 2000)}, lease_owner = NULL,
+          state = 'failed', kind = ${kind}
+        WHERE id = ${id} AND lease_owner = ${owner} AND state = 'received'`.pipe(Effect.asVoid)
 
-    return { claim, completeGroup, fail, prune } as const
+    /**
+     * Drops the raw bytes of handled messages older than the retention period (the row stays), and
+     * the staged chunks of messages whose transfer never finished (the listener died mid-DATA).
+     */
+    const prune = (before: Date, stagedBefore: Date = before) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<{ id: string }>`
+          UPDATE inbound_messages SET raw = NULL
+          WHERE raw IS NOT NULL AND received_at < ${before} AND state <> 'received'
+          RETURNING id`
+        yield* sql`DELETE FROM inbound_chunks WHERE staged_at < ${stagedBefore}`
+        return rows.length
+      })
+
+    return { claim, completeGroup, fail, park, prune } as const
   })
 }) {}

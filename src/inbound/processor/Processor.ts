@@ -3,29 +3,32 @@
  * claim a batch (leased) → understand each (the pure parsers) → complete the batch: mark its
  * messages processed and apply what they mean (bounce, complaint or DMARC effects, in the same
  * transaction) → let reputation look at the accounts touched. A message whose parse or effects
- * fail is retried with growing pauses and finally parked as `failed` with its error; its raw bytes
- * stay until the retention prune. Wakes on the listener's signal (herald_inbound) and polls every
+ * fail is retried with growing pauses and finally parked as `failed` with its error; one the
+ * parsers refuse (malformed, over a limit, out of memory on it) is parked at once, since every
+ * attempt would end the same way. Its raw bytes stay until the retention prune. Wakes on the listener's signal (herald_inbound) and polls every
  * 2 s for retries.
  * Understanding is CPU work (a fraction of a millisecond for a bounce, up to seconds for a large
  * DMARC report): it runs in a pool of worker threads (HERALD_PARSE_WORKERS, src/lib/worker-pool.ts)
  * so that the MX listener's thread stays free; claims, retries and every database effect stay
- * here. A parse that crashes its worker (or is handed to it behind one that does) or outlasts
- * PARSE_TIMEOUT fails like any other attempt and is retried.
+ * here. A parse handed to a worker behind one that crashed it, or that outlasts PARSE_TIMEOUT,
+ * fails like any other attempt and is retried.
  * Statements are what a message costs here, so they are per batch, not per message: one claim,
  * one read of the deliveries the batch names, one UPDATE (effects only for the messages that name
  * a delivery — most reports do not).
  */
 import type { SqlClient } from "@effect/sql"
-import { type Cause, Clock, Duration, Effect, Exit, Queue, Schedule } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, Option, Queue, Schedule } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { actorLayer } from "../../lib/actor.ts"
 import { randomBase62 } from "../../lib/ids.ts"
-import { makeWorkerPool } from "../../lib/worker-pool.ts"
+import { makeWorkerPool, WorkerTaskError } from "../../lib/worker-pool.ts"
 import { type Channel, QueueSignal } from "../../mta/queue/QueueSignal.ts"
 import { VerpSecret } from "../../mta/VerpSecret.ts"
 import { Reputation } from "../../platform/reputation/Reputation.ts"
 import { InboundConfig } from "../InboundConfig.ts"
 import { errorOf, toParseOutput } from "../parse-output.ts"
+import { configureDmarcLimits, defaultDmarcLimits } from "../parse/dmarc/index.ts"
+import type { ParseWorkerData } from "../parse-worker.ts"
 import type { Understood } from "../parse/types.ts"
 import { understandMessage } from "../understand.ts"
 import { effectsOf, keysOf, type Parsed } from "./effects.ts"
@@ -52,6 +55,8 @@ const CLAIM_BYTES = 32 * 1024 * 1024
  * the messages themselves. Parsing is not on the sender's path, so 50 ms more before it is free.
  */
 const CLAIM_DELAY = Duration.millis(50)
+/** Chunks of a transfer the listener never finished (it died mid-DATA) are dropped after a day. */
+const STAGED_CHUNKS_KEPT_MS = 86_400_000
 
 /**
  * How the processor claims and handles messages: a claim takes up to `batch` messages (and
@@ -69,6 +74,32 @@ export const inboundShape = (workers: number) => {
   return { lanes: 2, batch, concurrency: batch, pipeline: Math.min(8, Math.ceil(batch / workers)) }
 }
 
+/**
+ * Whether a failed parse will fail the same way every time: the parsers threw on these bytes, or
+ * ran their worker out of memory. A crash of a task's worker caused by another task, a timeout
+ * (the cores may just have been busy) or a full pool are worth another attempt.
+ */
+const isPermanent = (cause: Cause.Cause<unknown>): boolean =>
+  Option.match(Cause.failureOption(cause), {
+    onNone: () => false,
+    onSome: (error) => error instanceof WorkerTaskError ? error.reason === "failed" || error.reason === "memory" : true
+  })
+
+/** The parsers' own words for a failure (no stack: the row's `error` is read by operators). */
+const failureText = (cause: Cause.Cause<unknown>): string =>
+  Option.match(Cause.failureOption(cause), {
+    onNone: () => Cause.pretty(cause),
+    onSome: (error) => {
+      // Parsed in this thread (no workers), a throw arrives wrapped by Effect.tryPromise.
+      const thrown = error instanceof Cause.UnknownException ? error.error : error
+      return thrown instanceof Error ? thrown.message : String(thrown)
+    }
+  })
+
+/** A message whose every report the parsers refused (malformed, over a limit): nothing in it can be applied, now or later. */
+const unreadable = (understood: Understood): string | null =>
+  understood.kind === "dmarc" && understood.dmarc.length === 0 ? errorOf(understood) : null
+
 const asBuffer = (bytes: Uint8Array) => Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 
 // Scoped to the actor's own fiber: at shutdown the loop stops first, then the workers are terminated.
@@ -84,6 +115,8 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
   const workers = settings.parseWorkers
   const { lanes, batch, concurrency, pipeline } = inboundShape(workers)
   const claimBytes = CLAIM_BYTES / lanes
+  const dmarcLimits = { ...defaultDmarcLimits, maxRecords: settings.dmarcMaxRecords }
+  configureDmarcLimits(dmarcLimits)
   const pool = workers === 0 ? undefined : yield* makeWorkerPool<Understood>({
     name: "inbound parser",
     file: PARSE_WORKER,
@@ -92,6 +125,7 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
     queue: lanes * batch,
     timeout: PARSE_TIMEOUT,
     maxMemoryMb: PARSE_WORKER_MEMORY_MB,
+    workerData: { dmarcLimits } satisfies ParseWorkerData,
     inProcess: (bytes) => understandMessage(asBuffer(bytes))
   })
   /**
@@ -111,7 +145,19 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
       Effect.annotateLogs({ inbound_message_id: message.id })
     )
 
-  /** A batch's messages as parsed; those that could not be are recorded as failed attempts. */
+  /** A parse failure that will always fail: parked at once, not retried. */
+  const park = (message: ClaimedInbound, kind: string | null, error: string, now: Date) =>
+    Effect.logWarning("inbound message refused by the parsers; parked as failed").pipe(
+      Effect.annotateLogs({ error }),
+      Effect.zipRight(queue.park(owner, message.id, kind, error)),
+      Effect.catchAllCause((cause) => recordFailure(message, cause, now)),
+      Effect.annotateLogs({ inbound_message_id: message.id })
+    )
+
+  /**
+   * A batch's messages as parsed. Those that could not be are parked at once when the failure is
+   * the message's own (isPermanent, unreadable), and otherwise recorded as failed attempts.
+   */
   const parseAll = (claimed: ReadonlyArray<ClaimedInbound>, now: Date) =>
     Effect.gen(function*() {
       const parsed: Array<Parsed> = []
@@ -125,8 +171,15 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
       const exits = yield* understandAll(present.map((message) => message.raw!))
       for (let i = 0; i < present.length; i++) {
         const exit = exits[i]!
-        if (Exit.isSuccess(exit)) parsed.push({ message: present[i]!, understood: exit.value, now })
-        else yield* recordFailure(present[i]!, exit.cause, now)
+        const message = present[i]!
+        if (Exit.isFailure(exit)) {
+          if (isPermanent(exit.cause)) yield* park(message, null, failureText(exit.cause), now)
+          else yield* recordFailure(message, exit.cause, now)
+          continue
+        }
+        const refused = unreadable(exit.value)
+        if (refused !== null) yield* park(message, exit.value.kind, refused, now)
+        else parsed.push({ message, understood: exit.value, now })
       }
       return parsed
     })
@@ -193,7 +246,7 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
 
   const prune = Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
-    const pruned = yield* queue.prune(new Date(now - settings.retentionDays * 86_400_000))
+    const pruned = yield* queue.prune(new Date(now - settings.retentionDays * 86_400_000), new Date(now - STAGED_CHUNKS_KEPT_MS))
     if (pruned > 0) yield* Effect.logInfo("raw inbound messages pruned").pipe(Effect.annotateLogs({ pruned }))
   }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("inbound prune failed", cause)))
   yield* Effect.forkScoped(Effect.repeat(prune, Schedule.spaced(Duration.hours(1))))

@@ -6,9 +6,20 @@ import type { ParsedMail } from "../mail.ts"
 import type { DmarcReport } from "../types.ts"
 import { toReport } from "./report.ts"
 import { type Budget, type DmarcLimits, defaultDmarcLimits, newBudget, sniff, unpack, type XmlDocument } from "./unpack.ts"
-import { decodeXmlBytes, hasFeedbackRoot, parseFeedbackXml } from "./xml.ts"
+import { decodeXmlBytes, hasFeedbackRoot, parseFeedbackXml, tooLarge } from "./xml.ts"
 
 export { type DmarcLimits, defaultDmarcLimits } from "./unpack.ts"
+
+/**
+ * The limits a parse uses when its caller names none: the defaults, or what the appliance was
+ * configured with (HERALD_DMARC_MAX_RECORDS). Set once per thread at start-up — in each parse
+ * worker from its workerData, in the main thread by the processor — because the parsers' callers
+ * (`understandMessage`) take bytes only.
+ */
+let configuredLimits: DmarcLimits = defaultDmarcLimits
+export const configureDmarcLimits = (limits: DmarcLimits): void => {
+  configuredLimits = limits
+}
 
 export interface DmarcParse {
   readonly reports: ReadonlyArray<DmarcReport>
@@ -31,16 +42,21 @@ const readBytes = (bytes: Uint8Array, prefix: string, limits: DmarcLimits, budge
   const unpacked = unpack(bytes, limits, budget)
   for (const e of unpacked.errors) into.containerErrors.push(prefix + e)
   for (const s of unpacked.skipped) into.skipped.push(prefix + s)
-  for (const doc of unpacked.documents) readDocument(doc, prefix, into)
+  for (const doc of unpacked.documents) readDocument(doc, prefix, limits, into)
 }
 
-const readDocument = (doc: XmlDocument, prefix: string, into: Outcome): void => {
+const readDocument = (doc: XmlDocument, prefix: string, limits: DmarcLimits, into: Outcome): void => {
   const text = decodeXmlBytes(doc.bytes)
   if (!hasFeedbackRoot(text)) {
     into.skipped.push(`${prefix}${doc.where}: XML without a <feedback> root (not an aggregate report)`)
     return
   }
   into.feedbackSeen += 1
+  const refused = tooLarge(text, limits.maxRecords)
+  if (refused !== null) {
+    into.errors.push(`${prefix}${doc.where}: ${refused}`)
+    return
+  }
   const tree = parseFeedbackXml(text)
   if (!tree.ok) {
     into.errors.push(`${prefix}${doc.where}: ${tree.error}`)
@@ -64,7 +80,7 @@ const guard = <A>(run: () => A, fallback: (e: unknown) => A): A => {
 const describe = (e: unknown) => `internal error while reading the report: ${e instanceof Error ? e.message : String(e)}`
 
 /** A bare report file or attachment body: xml, gzip (also gzip in gzip), or zip — identified by content. */
-export const parseDmarcBytes = (bytes: Uint8Array, limits: DmarcLimits = defaultDmarcLimits): DmarcParse =>
+export const parseDmarcBytes = (bytes: Uint8Array, limits: DmarcLimits = configuredLimits): DmarcParse =>
   guard(
     () => {
       if (bytes.length === 0) return { reports: [], errors: ["empty input (0 bytes): no DMARC report"] }
@@ -91,7 +107,7 @@ const REPORT_FILENAME = /![^!]*!\d{6,}!\d{6,}/
  * An e-mail: every attachment (or the body itself) that is a DMARC aggregate report.
  * null when the mail carries none (it is not a DMARC report mail).
  */
-export const parseDmarcMail = (mail: ParsedMail, limits: DmarcLimits = defaultDmarcLimits): DmarcParse | null =>
+export const parseDmarcMail = (mail: ParsedMail, limits: DmarcLimits = configuredLimits): DmarcParse | null =>
   guard(
     (): DmarcParse | null => {
       const budget = newBudget(limits)

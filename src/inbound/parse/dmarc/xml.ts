@@ -69,6 +69,36 @@ export const hasFeedbackRoot = (text: string): boolean => FEEDBACK_START.test(te
 
 const DTD = /<!\s*(?:DOCTYPE|ENTITY)/i
 
+/** Elements a record may carry (RFC 7489 has ~25 in a rich one); the rest of the document is a few dozen. */
+const ELEMENTS_PER_RECORD = 64
+const ELEMENTS_OUTSIDE_RECORDS = 1000
+const RECORD_START = /<(?:[A-Za-z_][\w.-]*:)?record(?=[\s>/])/g
+const ELEMENT_START = /<[A-Za-z_]/g
+
+const countUpTo = (pattern: RegExp, text: string, max: number): number => {
+  pattern.lastIndex = 0
+  let n = 0
+  while (n <= max && pattern.exec(text) !== null) n++
+  return n
+}
+
+/**
+ * Refuses a document that would build too large a tree, before any parser sees it: more than
+ * `maxRecords` `<record>` elements, or more elements in all than that many records could hold
+ * (so a report cannot grow its tree with thousands of stray elements instead). A scan of the text,
+ * stopping at the limit; null when the document is within it.
+ */
+export const tooLarge = (text: string, maxRecords: number): string | null => {
+  if (countUpTo(RECORD_START, text, maxRecords) > maxRecords) {
+    return `refused: the report has more than ${maxRecords} <record> elements (the DMARC record limit; it was not parsed)`
+  }
+  const maxElements = maxRecords * ELEMENTS_PER_RECORD + ELEMENTS_OUTSIDE_RECORDS
+  if (countUpTo(ELEMENT_START, text, maxElements) > maxElements) {
+    return `refused: the report has more than ${maxElements} elements (${ELEMENTS_PER_RECORD} per record allowed; it was not parsed)`
+  }
+  return null
+}
+
 const parser = new XMLParser({
   processEntities: false,
   htmlEntities: false,

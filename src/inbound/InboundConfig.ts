@@ -5,11 +5,14 @@
  * full or unreachable for days, so further mail only hurts the sender's reputation); a DMARC alert
  * when more than 10 % of at least 100 reported messages failed over 7 days. The parsers run in
  * worker threads, one per core but the one the listener and the database work need (0: in the
- * appliance's own thread).
+ * appliance's own thread). At most 200 feedback reports an hour from one IP are acted on through
+ * a Message-ID (an authenticated feedback loop's; trust.ts) — a busy loop sends fewer to one
+ * sender, and a replay of a real report cannot pause an account in an hour. The domain grace
+ * (HERALD_DOMAIN_GRACE_HOURS, read by AppConfig) decides who still owns a domain's DMARC reports.
  */
 import * as os from "node:os"
-import { Config, Context, Layer } from "effect"
-import { checked } from "../config/app-config.ts"
+import { Config, Context, Effect, Layer } from "effect"
+import { AppConfig, checked } from "../config/app-config.ts"
 
 export interface InboundSettings {
   readonly enabled: boolean
@@ -21,6 +24,10 @@ export interface InboundSettings {
   readonly dmarcMinVolume: number
   /** Worker threads that parse inbound messages; 0 parses in the main thread. */
   readonly parseWorkers: number
+  /** Reports from one IP acted on through a Message-ID (authenticated feedback loops) per hour. */
+  readonly feedbackReportsPerIpHour: number
+  /** How long a domain whose verification record vanished stays its account's (AppConfig). */
+  readonly domainGraceHours: number
 }
 
 export class InboundConfig extends Context.Tag("herald/InboundConfig")<InboundConfig, InboundSettings>() {}
@@ -31,7 +38,7 @@ const positive = (name: string, fallback: number) =>
 /** One worker per core but one, and at least one. */
 export const defaultParseWorkers = () => Math.max(1, (os.availableParallelism?.() ?? os.cpus().length) - 1)
 
-export const inboundSettings: Config.Config<InboundSettings> = Config.all({
+export const inboundSettings: Config.Config<Omit<InboundSettings, "domainGraceHours">> = Config.all({
   enabled: Config.boolean("HERALD_INBOUND_ENABLED").pipe(Config.withDefault(true)),
   retentionDays: positive("HERALD_INBOUND_RETENTION_DAYS", 30),
   softBounceLimit: checked("HERALD_SOFT_BOUNCE_LIMIT", Config.integer(), "must be at least 1", (n) => n >= 1, 3),
@@ -39,7 +46,11 @@ export const inboundSettings: Config.Config<InboundSettings> = Config.all({
   dmarcWindowDays: checked("HERALD_DMARC_WINDOW_DAYS", Config.integer(), "must be at least 1", (n) => n >= 1, 7),
   dmarcFailThreshold: checked("HERALD_DMARC_FAIL_THRESHOLD", Config.number(), "must be a fraction from 0 to 1", (n) => n >= 0 && n <= 1, 0.1),
   dmarcMinVolume: checked("HERALD_DMARC_MIN_VOLUME", Config.integer(), "must be at least 1", (n) => n >= 1, 100),
-  parseWorkers: checked("HERALD_PARSE_WORKERS", Config.integer(), "must be from 0 to 64", (n) => n >= 0 && n <= 64, defaultParseWorkers())
+  parseWorkers: checked("HERALD_PARSE_WORKERS", Config.integer(), "must be from 0 to 64", (n) => n >= 0 && n <= 64, defaultParseWorkers()),
+  feedbackReportsPerIpHour: checked("HERALD_FEEDBACK_REPORTS_PER_IP_HOUR", Config.integer(), "must be 0 or more", (n) => n >= 0, 200)
 })
 
-export const InboundConfigLive = Layer.effect(InboundConfig, inboundSettings)
+export const InboundConfigLive = Layer.effect(
+  InboundConfig,
+  Effect.zipWith(inboundSettings, AppConfig, (settings, app): InboundSettings => ({ ...settings, domainGraceHours: app.domainGraceHours }))
+)

@@ -14,9 +14,16 @@ export const headersOf = (raw: Buffer) => {
   return text.slice(0, text.search(/\r?\n\r?\n/))
 }
 
-export const dsn = (to: string, recipient: string, status: string, originalHeaders: string, action = "failed") =>
+export const dsn = (
+  to: string,
+  recipient: string,
+  status: string,
+  originalHeaders: string,
+  action = "failed",
+  from = "MAILER-DAEMON@mx.rcpt.test"
+) =>
   [
-    "From: Mail Delivery System <MAILER-DAEMON@mx.rcpt.test>",
+    `From: Mail Delivery System <${from}>`,
     `To: ${to}`,
     "Subject: Undelivered Mail Returned to Sender",
     "Message-ID: <dsn-1@mx.rcpt.test>",

@@ -59,13 +59,13 @@ const deliverToThree = async (sender: Sender) => {
 
 /** Sends `raw` to `to` and waits until the processor is done with it; returns its row. */
 const report = async (to: string, raw: string | Buffer, from = "") => {
-  const [{ n }] = await query<{ n: number }>(rig.app.databaseUrl, "SELECT count(*)::int AS n FROM inbound_messages")
+  const [counted] = await query<{ n: number }>(rig.app.databaseUrl, "SELECT count(*)::int AS n FROM inbound_messages")
   expect((await sendRaw(rig.app.smtpPort, { from, to: [to] }, raw)).code).toBe(250)
   return eventually(async () => {
     const rows = await query<{ state: string; kind: string; refusal: string | null; authenticated_as: string | null }>(
       rig.app.databaseUrl,
       "SELECT state, kind, refusal, authenticated_as FROM inbound_messages ORDER BY received_at, id OFFSET $1",
-      [n]
+      [counted!.n]
     )
     return rows[0]?.state === "processed" ? rows[0] : undefined
   }, "the report processed", 20_000)

@@ -1,7 +1,8 @@
 /**
  * The MX listener end to end over SMTP on loopback, against an appliance that really delivered the
  * messages being reported on: a DSN to the real VERP address bounces and suppresses the
- * recipient, an ARF report emits email.complained, a zipped DMARC report appears in the API and
+ * recipient, an authenticated feedback loop's ARF report (DKIM-signed for a domain of
+ * config/feedback-isps.json, its key served by the loopback DNS server) emits email.complained, a zipped DMARC report appears in the API and
  * raises one dmarc.alignment_failure webhook, a relay attempt is refused and an oversized message
  * gets 552.
  */
@@ -9,7 +10,7 @@ import * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database.ts"
 import { type DeliveryRig, startDeliveryRig } from "../support/mta.ts"
-import { arf, dmarcMail, dmarcXml, dsn, headersOf } from "../support/reports.ts"
+import { arf, dmarcMail, dmarcXml, dsn, feedbackLoop, headersOf } from "../support/reports.ts"
 import { newSender, type Sender, sendBody } from "../support/sending.ts"
 import { eventually } from "../support/eventually.ts"
 import { sendRaw } from "../support/smtp-client.ts"
@@ -99,12 +100,15 @@ describe("the MX listener", () => {
     expect(await suppression("slow@rcpt.test")).toEqual([])
   })
 
-  it("maps a DSN that reached postmaster@ by the returned headers, and escalates repeated soft bounces", async () => {
+  it("maps an authenticated DSN that reached postmaster@ by the returned headers, and escalates repeated soft bounces", async () => {
     const { received } = await deliver("full@rcpt.test")
     const to = `postmaster@${BOUNCE_DOMAIN}`
+    // Only the returned headers name the delivery: Herald acts on it because a feedback-loop
+    // domain signed it (an unsigned one is refused: report-trust.test.ts).
+    const loop = feedbackLoop(rig.dns, "yahoo.com", "dsn")
     for (let i = 0; i < 3; i++) {
       const reply = await sendRaw(rig.app.smtpPort, { from: "", to: [to] },
-        dsn(to, "full@rcpt.test", "4.2.2", headersOf(received.raw), "delayed"))
+        await loop.sign(dsn(to, "full@rcpt.test", "4.2.2", headersOf(received.raw), "delayed", "MAILER-DAEMON@yahoo.com")))
       expect(reply.code).toBe(250)
     }
     const rows = await eventually(async () => {
@@ -117,8 +121,9 @@ describe("the MX listener", () => {
 
   it("emits email.complained and suppresses on an ARF report sent to the feedback address", async () => {
     const { received } = await deliver("angry@rcpt.test")
-    const reply = await sendRaw(rig.app.smtpPort, { from: "feedback@fbl.isp.test", to: [`fbl@${BOUNCE_DOMAIN}`] },
-      arf(`fbl@${BOUNCE_DOMAIN}`, "angry@rcpt.test", headersOf(received.raw)))
+    const loop = feedbackLoop(rig.dns, "yahoo.com")
+    const reply = await sendRaw(rig.app.smtpPort, { from: loop.from, to: [`fbl@${BOUNCE_DOMAIN}`] },
+      await loop.sign(arf(`fbl@${BOUNCE_DOMAIN}`, "angry@rcpt.test", headersOf(received.raw), loop.from)))
     expect(reply.code).toBe(250)
     const [event] = await eventually(async () => {
       const rows = await eventsOf("email.complained")

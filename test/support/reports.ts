@@ -3,7 +3,10 @@
  * an RFC 3464 DSN returning its headers, an RFC 5965 ARF complaint enclosing them, and a zipped
  * RFC 7489 aggregate report.
  */
+import { generateKeyPairSync } from "node:crypto"
 import { zipSync } from "fflate"
+import { prepareKey, signMessage } from "../../src/mta/dkim.ts"
+import type { DnsServer } from "./dns-server.ts"
 
 /** The header block of a delivered message (what a DSN or ARF report encloses). */
 export const headersOf = (raw: Buffer) => {
@@ -11,9 +14,16 @@ export const headersOf = (raw: Buffer) => {
   return text.slice(0, text.search(/\r?\n\r?\n/))
 }
 
-export const dsn = (to: string, recipient: string, status: string, originalHeaders: string, action = "failed") =>
+export const dsn = (
+  to: string,
+  recipient: string,
+  status: string,
+  originalHeaders: string,
+  action = "failed",
+  from = "MAILER-DAEMON@mx.rcpt.test"
+) =>
   [
-    "From: Mail Delivery System <MAILER-DAEMON@mx.rcpt.test>",
+    `From: Mail Delivery System <${from}>`,
     `To: ${to}`,
     "Subject: Undelivered Mail Returned to Sender",
     "Message-ID: <dsn-1@mx.rcpt.test>",
@@ -44,9 +54,9 @@ export const dsn = (to: string, recipient: string, status: string, originalHeade
     ""
   ].join("\r\n")
 
-export const arf = (to: string, recipient: string, originalHeaders: string) =>
+export const arf = (to: string, recipient: string, originalHeaders: string, from = "feedback@fbl.isp.test") =>
   [
-    "From: Feedback Loop <feedback@fbl.isp.test>",
+    `From: Feedback Loop <${from}>`,
     `To: ${to}`,
     "Subject: Complaint about message",
     "MIME-Version: 1.0",
@@ -117,4 +127,23 @@ export const dmarcMail = (to: string, name: string, xml: string) => {
     "--dmarc-boundary--",
     ""
   ].join("\r\n")
+}
+
+/**
+ * A feedback loop that signs its reports with DKIM for `domain` (one listed in
+ * config/feedback-isps.json, for Herald to trust it), its public key served by `dns`.
+ */
+export const feedbackLoop = (dns: DnsServer, domain: string, selector = "fbl") => {
+  // 1024 bits (mailauth's minimum) keeps the record within one 255-byte TXT string of the test server.
+  const { privateKey, publicKey } = generateKeyPairSync("rsa", {
+    modulusLength: 1024,
+    privateKeyEncoding: { type: "pkcs8", format: "pem" },
+    publicKeyEncoding: { type: "spki", format: "der" }
+  })
+  dns.set(`${selector}._domainkey.${domain}`, { TXT: [`v=DKIM1; k=rsa; p=${publicKey.toString("base64")}`] })
+  const key = prepareKey(domain, selector, privateKey)
+  return {
+    from: `feedback@${domain}`,
+    sign: (raw: string) => signMessage(Buffer.from(raw), key)
+  }
 }

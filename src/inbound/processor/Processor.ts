@@ -1,11 +1,12 @@
 /**
  * The inbound actor: a short story of named steps for the messages the MX listener committed.
- * claim a batch (leased) → understand each (the pure parsers) → complete the batch: mark its
- * messages processed and apply what they mean (bounce, complaint or DMARC effects, in the same
- * transaction) → let reputation look at the accounts touched. A message whose parse or effects
- * fail is retried with growing pauses and finally parked as `failed` with its error; one the
- * parsers refuse (malformed, over a limit, out of memory on it) is parked at once, since every
- * attempt would end the same way. Its raw bytes stay until the retention prune. Wakes on the listener's signal (herald_inbound) and polls every
+ * claim a batch (leased) → understand each (the pure parsers) → complete the batch: judge the
+ * reports that name deliveries only by Message-ID (trust.ts), mark its messages processed and
+ * apply what they mean (bounce, complaint or DMARC effects, in the same transaction) → let
+ * reputation look at the accounts touched. A message whose parse or effects fail is retried with
+ * growing pauses and finally parked as `failed` with its error; one the parsers refuse (malformed,
+ * over a limit, out of memory on it) is parked at once, since every attempt would end the same
+ * way. Its raw bytes stay until the retention prune. Wakes on the listener's signal (herald_inbound) and polls every
  * 2 s for retries.
  * Understanding is CPU work (a fraction of a millisecond for a bounce, up to seconds for a large
  * DMARC report): it runs in a pool of worker threads (HERALD_PARSE_WORKERS, src/lib/worker-pool.ts)
@@ -34,6 +35,7 @@ import { understandMessage } from "../understand.ts"
 import { effectsOf, keysOf, type Parsed } from "./effects.ts"
 import { type ClaimedInbound, InboundQueue } from "./InboundQueue.ts"
 import { lookupDeliveries } from "./mapping.ts"
+import { makeReportTrust } from "./trust.ts"
 
 export const INBOUND_CHANNEL: Channel = "herald_inbound"
 const LEASE_MS = 5 * 60_000
@@ -110,6 +112,7 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
   const queue = yield* InboundQueue
   const reputation = yield* Reputation
   const verpSecret = (yield* VerpSecret).value
+  const trust = yield* makeReportTrust
   const signal = yield* QueueSignal
   const owner = `${config.hostname}/${process.pid}/${randomBase62(6)}`
   const workers = settings.parseWorkers
@@ -193,13 +196,14 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
     Effect.gen(function*() {
       const keys = group.map((parsed) => keysOf(parsed, verpSecret))
       const index = yield* lookupDeliveries(keys)
+      const trusted = yield* trust.judge(group, keys, index, settings)
       const outcomes = yield* queue.completeGroup(owner, group.map((parsed, i) => ({
         id: parsed.message.id,
         kind: parsed.understood.kind,
         result: toParseOutput(parsed.understood),
         error: errorOf(parsed.understood),
         processedAt: parsed.now,
-        effects: effectsOf(parsed, keys[i]!, index, settings)
+        effects: effectsOf(parsed, keys[i]!, index, settings, trusted[i]!)
       })))
       yield* Effect.logDebug("inbound messages processed").pipe(Effect.annotateLogs({ messages: group.length }))
       return new Set(outcomes.flatMap((outcome) => outcome?.accounts ?? []))

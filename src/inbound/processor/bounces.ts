@@ -9,6 +9,10 @@
  * - hard bounces with a suppressing status (5.1.x, 5.2.1, code-less "user unknown") suppress the
  *   address for the account; soft bounces escalate: `softBounceLimit` of them for one address
  *   within `softBounceWindowDays` suppress it too (reason bounce, source says why).
+ * A bounce is about the delivery its VERP address names. One that reached another address names
+ * deliveries only through the returned original's Message-ID, which every recipient of the message
+ * knows: it is acted on only when trust.ts found its sender an authenticated feedback loop, and
+ * only for the recipients it names — a forged DSN naming a co-recipient changes nothing.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -27,8 +31,11 @@ export interface BounceContext {
 
 export type BouncePair = readonly [DeliveryRef, BouncedRecipient]
 
-/** Each bounced recipient paired with its delivery, from the deliveries the message's keys found. */
-export const bouncePairs = (report: BounceReport, keys: DeliveryKeys, index: DeliveryIndex): ReadonlyArray<BouncePair> => {
+/**
+ * Each bounced recipient paired with its delivery: the one the VERP address names, else — when
+ * `byOriginal` — those of the original to the recipients the bounce names.
+ */
+export const bouncePairs = (report: BounceReport, keys: DeliveryKeys, index: DeliveryIndex, byOriginal: boolean): ReadonlyArray<BouncePair> => {
   const byVerp = deliveryByVerp(index, keys)
   if (byVerp !== null) {
     // The VERP address names exactly one delivery; a forwarding hop may report another address.
@@ -36,6 +43,7 @@ export const bouncePairs = (report: BounceReport, keys: DeliveryKeys, index: Del
     return match === undefined ? [] : [[byVerp, match]]
   }
   const pairs: Array<BouncePair> = []
+  if (!byOriginal) return pairs
   for (const d of deliveriesByOriginal(index, keys, report.recipients.map((r) => r.email))) {
     const match = report.recipients.find((r) => r.email === d.recipient.toLowerCase())
     if (match !== undefined) pairs.push([d, match])

@@ -4,8 +4,11 @@
  * `email.complained`; `opt-out` / unsubscribe requests suppress it as an unsubscribe; other types
  * (`auth-failure` DMARC failure reports, `not-spam`) change nothing else. Feedback loops send their
  * reports to `fbl@` rather than to the VERP address, so mapping mostly goes through the enclosed
- * original's identity headers; providers that redact the recipient leave the message's own
- * recipients as the best answer.
+ * original's identity headers — acted on only for an authenticated feedback loop (trust.ts), and
+ * only for the recipients the report names: a redacted report is about nobody in particular, and
+ * suppressing every recipient of the message (Bcc ones too) is what a forger would want.
+ * A delivery is complained about once: a repeated report is recorded by nothing and counts for
+ * nothing (the unique index inbound_complaints_once), so replaying it cannot pause an account.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -20,23 +23,35 @@ export interface ComplaintContext {
   readonly now: Date
 }
 
-/** The deliveries a report is about, from the deliveries the message's keys found. */
-export const complaintDeliveries = (report: ComplaintReport, keys: DeliveryKeys, index: DeliveryIndex): ReadonlyArray<DeliveryRef> => {
+/**
+ * The deliveries a report is about: the one its VERP address names, else — when `byOriginal`, the
+ * sender being an authenticated feedback loop — those of the original to the recipients it names.
+ */
+export const complaintDeliveries = (
+  report: ComplaintReport,
+  keys: DeliveryKeys,
+  index: DeliveryIndex,
+  byOriginal: boolean
+): ReadonlyArray<DeliveryRef> => {
   const byVerp = deliveryByVerp(index, keys)
   if (byVerp !== null) return [byVerp]
-  const named = deliveriesByOriginal(index, keys, report.recipients)
-  // A redacted or rewritten recipient: fall back to every recipient of the original.
-  return named.length === 0 && report.recipients.length > 0 ? deliveriesByOriginal(index, keys, []) : named
+  return byOriginal ? deliveriesByOriginal(index, keys, report.recipients) : []
 }
 
 export const applyComplaint = (report: ComplaintReport, deliveries: ReadonlyArray<DeliveryRef>, ctx: ComplaintContext) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const touched = new Set<string>()
     for (const d of deliveries) {
-      yield* sql`
-        INSERT INTO inbound_complaints (inbound_message_id, account_id, key_id, message_id, email, feedback_type, isp, created_at)
-        VALUES (${ctx.inboundId}, ${d.account_id}, ${d.key_id}, ${d.message_id}, ${d.recipient.toLowerCase()},
-          ${report.feedback_type}, ${report.isp}, ${ctx.now})`
+      const recorded = yield* sql`
+        INSERT INTO inbound_complaints (inbound_message_id, account_id, key_id, delivery_id, message_id, email, feedback_type,
+          isp, created_at)
+        VALUES (${ctx.inboundId}, ${d.account_id}, ${d.key_id}, ${d.id}, ${d.message_id}, ${d.recipient.toLowerCase()},
+          ${report.feedback_type}, ${report.isp}, ${ctx.now})
+        ON CONFLICT (delivery_id) WHERE feedback_type IN ('abuse', 'fraud', 'virus') DO NOTHING
+        RETURNING id`
+      if (recorded.length === 0) continue // this delivery was complained about already
+      touched.add(d.account_id)
       if (isComplaintFeedback(report.feedback_type)) {
         yield* suppressAutomatically(d.account_id, d.recipient, "complaint", `${report.feedback_type} report from ${report.isp}`, ctx.now)
         yield* emitEvent({
@@ -50,5 +65,5 @@ export const applyComplaint = (report: ComplaintReport, deliveries: ReadonlyArra
         yield* suppressAutomatically(d.account_id, d.recipient, "unsubscribe", `opt-out report from ${report.isp}`, ctx.now)
       }
     }
-    return { accounts: [...new Set(deliveries.map((d) => d.account_id))] }
+    return { accounts: [...touched] }
   })

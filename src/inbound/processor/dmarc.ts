@@ -1,8 +1,11 @@
 /**
  * Storing DMARC aggregate reports and the alignment alert.
  *
- * A report belongs to every account that registered its policy domain, deduplicated per account
- * by (org_name, report_id): receivers resend reports, and a copy must not count twice.
+ * A report belongs to every account that verified its policy domain — and still holds it: the TXT
+ * record is there, or vanished less than the domain grace (HERALD_DOMAIN_GRACE_HOURS) ago, as for
+ * sending (records.ts sendingAllowed). Registering a domain proves nothing: anyone can, and the
+ * reports tell who sends mail as the domain, from where, and whether it passes. Deduplicated per
+ * account by (org_name, report_id): receivers resend reports, and a copy must not count twice.
  *
  * `dmarc.alignment_failure` (once per domain and window, not per report): over the reports of the
  * domain whose period ends within `windowDays` before the new report's end, the failing share is
@@ -31,7 +34,11 @@ export const storeDmarcReports = (reports: ReadonlyArray<DmarcReport>, ctx: Dmar
     let stored = 0
     for (const report of reports) {
       const domain = report.domain.toLowerCase()
-      const owners = yield* sql<{ account_id: string }>`SELECT DISTINCT account_id FROM domains WHERE domain = ${domain}`
+      const graceStart = new Date(ctx.now.getTime() - ctx.settings.domainGraceHours * 3_600_000)
+      const owners = yield* sql<{ account_id: string }>`
+        SELECT DISTINCT account_id FROM domains
+        WHERE domain = ${domain} AND verified_at IS NOT NULL
+          AND (verification_lost_at IS NULL OR verification_lost_at > ${graceStart})`
       for (const { account_id } of owners) {
         const inserted = yield* sql<{ id: string }>`
           INSERT INTO dmarc_reports (account_id, domain, org_name, report_id, date_begin, date_end, policy_p, messages,

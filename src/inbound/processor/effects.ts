@@ -2,9 +2,12 @@
  * What an understood message changes, built for a group of messages completed together: the
  * deliveries the group names are read with one statement (mapping.ts), and each message gets the
  * effects of its kind (bounces.ts, complaints.ts, dmarc.ts) — or none, which is what most reports
- * come to (nothing Herald sent is named), and then no transaction is needed at all.
+ * come to (nothing Herald sent is named), and then no transaction is needed at all. A report that
+ * names deliveries only through its original's Message-ID acts as trust.ts decided: an
+ * authenticated feedback loop's report on the recipients it names (the row records how it was
+ * authenticated), or nothing but the refusal's reason on the row.
  */
-import type { SqlClient, SqlError } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect } from "effect"
 import type { InboundSettings } from "../InboundConfig.ts"
 import type { Understood } from "../parse/types.ts"
@@ -13,6 +16,7 @@ import { applyComplaint, complaintDeliveries } from "./complaints.ts"
 import { storeDmarcReports } from "./dmarc.ts"
 import type { ClaimedInbound } from "./InboundQueue.ts"
 import { type DeliveryIndex, type DeliveryKeys, deliveryKeysOf, noKeys } from "./mapping.ts"
+import type { Trust } from "./trust.ts"
 
 /** A claimed message and what the parsers made of it. */
 export interface Parsed {
@@ -36,27 +40,49 @@ export const keysOf = (parsed: Parsed, verpSecret: string): DeliveryKeys => {
   return noKeys
 }
 
-/** What a message changes, given the deliveries its group names; null when it changes nothing. */
+/** Records on the message's row why it was not acted on; it changes nothing else. */
+const recordRefusal = (inboundId: string, reason: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE inbound_messages SET refusal = ${reason} WHERE id = ${inboundId}`).pipe(
+    Effect.zipRight(Effect.logWarning("inbound report not acted on").pipe(Effect.annotateLogs({ inbound_message_id: inboundId, reason }))),
+    Effect.as(nothingMatched)
+  )
+
+/** Records how the sender of a report acted on through its original's Message-ID was authenticated. */
+const recordAuthenticated = <E, R>(inboundId: string, as: string, apply: Effect.Effect<Outcome, E, R>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE inbound_messages SET authenticated_as = ${as} WHERE id = ${inboundId}`).pipe(
+    Effect.zipRight(apply)
+  )
+
+/**
+ * What a message changes, given the deliveries its group names and, for a report naming them only
+ * through its original's Message-ID, what trust.ts decided; null when it changes nothing.
+ */
 export const effectsOf = (
   parsed: Parsed,
   keys: DeliveryKeys,
   index: DeliveryIndex,
-  settings: InboundSettings
+  settings: InboundSettings,
+  trust: Trust | null = null
 ): Effect.Effect<Outcome, SqlError.SqlError, SqlClient.SqlClient> | null => {
   const { understood, message, now } = parsed
   const ctx = { inboundId: message.id, settings, now }
-  switch (understood.kind) {
-    case "bounce": {
-      const pairs = bouncePairs(understood.bounce, keys, index)
-      return pairs.length === 0 ? null : applyBounce(pairs, ctx)
+  if (trust?._tag === "Refused") return recordRefusal(message.id, trust.reason)
+  const byOriginal = trust?._tag === "Authenticated"
+  const effects = ((): Effect.Effect<Outcome, SqlError.SqlError, SqlClient.SqlClient> | null => {
+    switch (understood.kind) {
+      case "bounce": {
+        const pairs = bouncePairs(understood.bounce, keys, index, byOriginal)
+        return pairs.length === 0 ? null : applyBounce(pairs, ctx)
+      }
+      case "complaint": {
+        const deliveries = complaintDeliveries(understood.complaint, keys, index, byOriginal)
+        return deliveries.length === 0 ? null : applyComplaint(understood.complaint, deliveries, ctx)
+      }
+      case "dmarc":
+        return understood.dmarc.length === 0 ? null : storeDmarcReports(understood.dmarc, ctx).pipe(Effect.as(nothingMatched))
+      case "other":
+        return null
     }
-    case "complaint": {
-      const deliveries = complaintDeliveries(understood.complaint, keys, index)
-      return deliveries.length === 0 ? null : applyComplaint(understood.complaint, deliveries, ctx)
-    }
-    case "dmarc":
-      return understood.dmarc.length === 0 ? null : storeDmarcReports(understood.dmarc, ctx).pipe(Effect.as(nothingMatched))
-    case "other":
-      return null
-  }
+  })()
+  return effects !== null && trust?._tag === "Authenticated" ? recordAuthenticated(message.id, trust.as, effects) : effects
 }

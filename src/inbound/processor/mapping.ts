@@ -2,7 +2,10 @@
  * Which delivery an inbound report is about (DESIGN "Message identity"): first the VERP address the
  * report was sent to — it names the delivery and carries an HMAC tag, so it cannot be forged — then
  * the identity headers of the returned original: `X-Herald-Message-Id`, else the local part of its
- * `Message-ID: <{message_id}@{sending domain}>`, matched with the recipient.
+ * `Message-ID: <{message_id}@{sending domain}>`, matched with the recipient the report names.
+ * Anyone who received a message knows its Message-ID and can name a co-recipient, so the second
+ * way is acted on only for an authenticated feedback loop (trust.ts) and only for the recipients
+ * the report names — never every recipient of the message.
  *
  * The deliveries of a whole group of messages are read with one statement (`lookupDeliveries`);
  * picking each message's deliveries out of that is pure. Most reports name nothing Herald sent, and
@@ -97,10 +100,14 @@ export const lookupDeliveries = (keys: ReadonlyArray<DeliveryKeys>) =>
 export const deliveryByVerp = (index: DeliveryIndex, keys: DeliveryKeys): DeliveryRef | null =>
   keys.verpId === null ? null : index.byId.get(keys.verpId) ?? null
 
-/** The deliveries of the original message, to `recipients` (all of them when none are named). */
+/** Every delivery of the original message the report returns (none when it is not Herald's). */
+export const deliveriesOfOriginal = (index: DeliveryIndex, keys: DeliveryKeys): ReadonlyArray<DeliveryRef> =>
+  keys.messageId === null ? [] : index.byMessage.get(keys.messageId) ?? []
+
+/** The deliveries of the original message to `recipients`: none when the report names none. */
 export const deliveriesByOriginal = (index: DeliveryIndex, keys: DeliveryKeys, recipients: ReadonlyArray<string>): ReadonlyArray<DeliveryRef> => {
-  const rows = keys.messageId === null ? [] : index.byMessage.get(keys.messageId) ?? []
-  if (recipients.length === 0) return rows
+  const rows = deliveriesOfOriginal(index, keys)
+  if (recipients.length === 0) return []
   const wanted = new Set(recipients.map((r) => r.toLowerCase()))
   return rows.filter((row) => wanted.has(row.recipient.toLowerCase()))
 }

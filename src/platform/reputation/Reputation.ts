@@ -3,6 +3,11 @@
  * after bounces and complaints are recorded and as a periodic sweep; lifting a pause is an admin's
  * decision (POST /v1/admin/accounts/{id}/unpause), and a lifted account is not paused again for
  * the same window's events until new ones arrive (the window restarts at the unpause).
+ * Bounces and complaints are counted per delivery, not per report: a DSN or feedback report sent
+ * again (by the far side, or replayed by someone who received one) is still one delivery that
+ * bounced or was complained about. Complaints are counted from the record behind the events
+ * (inbound_complaints: message and recipient are the delivery), hard bounces from the events'
+ * message_id and recipient (an event without them counts alone).
  */
 import { SqlClient } from "@effect/sql"
 import { Config, Effect } from "effect"
@@ -35,10 +40,11 @@ export class Reputation extends Effect.Service<Reputation>()("herald/Reputation"
           SELECT
             (SELECT count(*)::int FROM deliveries WHERE account_id = ${accountId} AND state IN ('sent', 'bounced')
                AND completed_at >= ${since}) AS delivered,
-            (SELECT count(*)::int FROM events WHERE account_id = ${accountId} AND event = 'email.bounced'
+            (SELECT count(DISTINCT coalesce((payload->>'message_id') || ' ' || (payload->>'recipient'), id))::int
+               FROM events WHERE account_id = ${accountId} AND event = 'email.bounced'
                AND payload->>'category' = 'hard' AND created_at >= ${since}) AS hard,
-            (SELECT count(*)::int FROM events WHERE account_id = ${accountId} AND event = 'email.complained'
-               AND created_at >= ${since}) AS complaints`
+            (SELECT count(DISTINCT (message_id, email))::int FROM inbound_complaints WHERE account_id = ${accountId}
+               AND feedback_type IN ('abuse', 'fraud', 'virus') AND created_at >= ${since}) AS complaints`
         const reason = pauseReason(
           { completed: counts!.delivered, hardBounces: counts!.hard, complaints: counts!.complaints },
           policy

@@ -25,7 +25,8 @@ export const migrationFiles = [
   "0009_admin_plan_assignments.sql",
   "0010_webhook_key_due.sql",
   "0011_message_size.sql",
-  "0012_key_changes_notify.sql"
+  "0012_key_changes_notify.sql",
+  "0013_delivery_claims.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

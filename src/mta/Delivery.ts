@@ -28,7 +28,7 @@ import { prepareKey, signMessage, type SigningKey } from "./dkim.ts"
 import { Destinations } from "./Destinations.ts"
 import { MtaConfig } from "./MtaConfig.ts"
 import { makeLookupCache } from "./lookup-cache.ts"
-import { resolveRoute, resolveTargets, type Route, type Target } from "./mx.ts"
+import { publicTargets, resolveRoute, resolveTargets, type Route, type Target } from "./mx.ts"
 import {
   type ClaimedDelivery,
   type Completion,
@@ -84,6 +84,8 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
      * to parse it, in the heap.
      */
     const maxStoredBytes = 2 * config.maxJsonBytes
+    /** Production delivers only to public MX addresses; HERALD_MX_PORT moved off 25 means a test or staging set-up on loopback. */
+    const publicMxOnly = config.env === "production" && mta.mxPort === 25
 
     // Parsed keys are small (a KeyObject each): a thousand of them is a few MB. Parsing a PEM costs
     // more than signing, so concurrent misses share one read and one parse.
@@ -226,9 +228,16 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
             : retryOrFail(d, null, "4.4.3", route.reason, at)
           return yield* complete(owner, d, m, outcome, at)
         }
+        // The smarthost is the operator's own choice, wherever it is.
+        const found = Option.isSome(mta.smarthost) ? [] : yield* targetsOf(route.hosts)
+        const { allowed, refused } = publicMxOnly ? publicTargets(found) : { allowed: found, refused: [] }
         const hops = Option.isSome(mta.smarthost)
           ? [mta.smarthost.value]
-          : (yield* targetsOf(route.hosts)).map((t) => ({ host: t.address, servername: t.name, port: mta.mxPort }))
+          : allowed.map((t) => ({ host: t.address, servername: t.name, port: mta.mxPort }))
+        if (hops.length === 0 && refused.length > 0) {
+          // Like a null MX: a domain whose mail would go into a private network is never delivered to.
+          return yield* fail(m, "5.4.4", `the MX hosts of ${d.recipient_domain} are not on public addresses (${refused.join(", ")}); refused in production`)
+        }
         if (hops.length === 0) {
           const at = yield* now()
           return yield* complete(owner, d, m, retryOrFail(d, null, "4.4.4", `no address for the MX hosts of ${d.recipient_domain}`, at), at)

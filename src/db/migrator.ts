@@ -26,6 +26,7 @@ export const migrationFiles = [
   "0010_webhook_key_due.sql",
   "0011_message_size.sql",
   "0012_key_changes_notify.sql",
+  "0013_delivery_claims.sql",
   "0014_inbound_trust.sql",
   "0015_inbound_chunks.sql"
 ] as const

@@ -3,6 +3,11 @@
  * the route (MX hosts, or the smarthost), the VERP return path, the SMTP transaction under the
  * destination's limits, the classification of the reply, and the outcome written with its event.
  *
+ * The MTA does not trust what the sending API accepted: rows of older versions, or rows written
+ * some other way, reach it too. A delivery claimed again and again without an outcome, a stored
+ * request too large to read, one too many-parted to compose, or one whose composing fails: each
+ * fails its delivery (email.failed) — never the process, which every other delivery depends on.
+ *
  * The database work of an attempt is two statements shared with every attempt running at the
  * same time (group commit, src/lib/group-commit.ts): one reads the messages with their sending
  * domain's row, one writes the outcomes with their events. Measured on bench/outbound.ts, one
@@ -10,20 +15,20 @@
  * event, COMMIT), and the round trips were most of the MTA's main-thread time.
  */
 import type { SqlError } from "@effect/sql/SqlError"
-import { Clock, Effect, Option } from "effect"
+import { Clock, Data, Effect, Either, Option } from "effect"
 import { AppConfig } from "../config/app-config.ts"
 import type { Dns } from "../lib/dns.ts"
 import { returnPathDomain } from "../platform/domains/records.ts"
 import { Reputation } from "../platform/reputation/Reputation.ts"
 import { makeGroupCommit } from "../lib/group-commit.ts"
-import { composeMessage } from "../transactional/compose.ts"
+import { composeMessage, composeProblem } from "../transactional/compose.ts"
 import type { FullRequest } from "../transactional/request.ts"
 import { classifyReply } from "./classify.ts"
 import { prepareKey, signMessage, type SigningKey } from "./dkim.ts"
 import { Destinations } from "./Destinations.ts"
 import { MtaConfig } from "./MtaConfig.ts"
 import { makeLookupCache } from "./lookup-cache.ts"
-import { resolveRoute, resolveTargets, type Route, type Target } from "./mx.ts"
+import { publicTargets, resolveRoute, resolveTargets, type Route, type Target } from "./mx.ts"
 import {
   type ClaimedDelivery,
   type Completion,
@@ -32,7 +37,7 @@ import {
   type MessageForDelivery,
   type Outcome
 } from "./queue/DeliveryQueue.ts"
-import { isExpired, retryDelayMs } from "./retry-schedule.ts"
+import { abandonedReason, isExpired, retryDelayMs } from "./retry-schedule.ts"
 import { SmtpClient } from "./smtp-client.ts"
 import { encodeVerp } from "./verp.ts"
 import { VerpSecret } from "./VerpSecret.ts"
@@ -49,11 +54,16 @@ const WRITE_GROUP = 500
 const ROUTE_TTL_MS = 30_000
 const ROUTES_KEPT = 10_000
 
-/** A message in the hands of `refs` attempts, read (its content), composed and signed once for all of them. */
+/** The message cannot be made into MIME: the same every time, so its delivery fails. */
+class Uncomposable extends Data.TaggedError("Uncomposable")<{ readonly reason: string }> {}
+
+/** A message in the hands of `refs` attempts, read (its content), checked, composed and signed once for all of them. */
 interface Held {
   refs: number
   content: unknown
-  signed: { readonly key: SigningKey; readonly raw: Promise<Buffer> } | undefined
+  /** Why its content cannot be composed (`composeProblem`), null when it can; undefined until checked. */
+  problem: string | null | undefined
+  signed: { readonly key: SigningKey; readonly raw: Promise<Buffer | Uncomposable> } | undefined
 }
 
 export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
@@ -67,6 +77,15 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
     yield* Effect.addFinalizer(() => Effect.sync(() => smtp.close()))
 
     const verpSecret = (yield* VerpSecret).value
+    /**
+     * The largest stored request an attempt reads: twice MAX_JSON_MB. The API stores the request
+     * it accepted (re-serialized, one personalization each: never much larger than the body), so
+     * only a row written some other way is larger — and reading it would put all of it, and more
+     * to parse it, in the heap.
+     */
+    const maxStoredBytes = 2 * config.maxJsonBytes
+    /** Production delivers only to public MX addresses; HERALD_MX_PORT moved off 25 means a test or staging set-up on loopback. */
+    const publicMxOnly = config.env === "production" && mta.mxPort === 25
 
     // Parsed keys are small (a KeyObject each): a thousand of them is a few MB. Parsing a PEM costs
     // more than signing, so concurrent misses share one read and one parse.
@@ -102,7 +121,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
         Effect.sync(() => {
           let h = held.get(messageId)
           if (h === undefined) {
-            h = { refs: 0, content: undefined, signed: undefined }
+            h = { refs: 0, content: undefined, problem: undefined, signed: undefined }
             held.set(messageId, h)
           }
           h.refs += 1
@@ -115,14 +134,25 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
             if (h.refs === 0 && held.get(messageId) === h) held.delete(messageId)
           })
       )
-    const signedOf = (h: Held, m: MessageForDelivery, key: SigningKey) =>
+    /** Why the held message cannot be composed, checked once per message (see `composeProblem`). */
+    const problemOf = (h: Held) => {
+      if (h.problem === undefined) h.problem = composeProblem(h.content)
+      return h.problem
+    }
+    /** The signed message; a composing error (thrown or rejected) is the message's own and fails with Uncomposable. */
+    const signedOf = (h: Held, m: MessageForDelivery, key: SigningKey): Effect.Effect<Buffer, Uncomposable> =>
       Effect.suspend(() => {
         if (h.signed === undefined || h.signed.key !== key) {
-          const composed = composeMessage(m.content as FullRequest, 0, { messageId: m.id, sendingDomain: m.from_domain, date: m.created_at })
-          h.signed = { key, raw: composed.then((raw) => signMessage(raw, key)) }
+          const composed = Promise.resolve()
+            .then(() => composeMessage(m.content as FullRequest, 0, { messageId: m.id, sendingDomain: m.from_domain, date: m.created_at }))
+            .then(
+              (raw) => signMessage(raw, key),
+              (error: unknown) => new Uncomposable({ reason: `the message could not be composed: ${error instanceof Error ? error.message : String(error)}` })
+            )
+          h.signed = { key, raw: composed }
         }
         const signed = h.signed.raw
-        return Effect.promise(() => signed)
+        return Effect.flatMap(Effect.promise(() => signed), (raw) => (raw instanceof Uncomposable ? Effect.fail(raw) : Effect.succeed(raw)))
       })
 
     const keyOf = (domainId: string, selector: string, domain: string) =>
@@ -137,12 +167,15 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
     const routeOf = (domain: string) => routes.get(domain, resolveRoute(domain))
     const targetsOf = (hosts: ReadonlyArray<string>) => targets.get(hosts.join(" "), resolveTargets(hosts))
 
-    /** The message with its domain's row as it is now; its content from the first attempt that read it. */
-    const messageOf = (id: string, h: Held) =>
-      Effect.flatMap(loads.submit({ id, content: h.content === undefined }), (row): Effect.Effect<LoadedMessage> => {
-        if (row === undefined) return Effect.die(new Error(`delivery without message ${id}`))
-        if (h.content === undefined) h.content = row.content
-        return Effect.succeed(row.content === null ? { ...row, content: h.content } : row)
+    /** The message with its domain's row as it is now; its content (unless `withContent` is false) from the first attempt that read it. */
+    const messageOf = (id: string, h: Held, withContent = true) =>
+      Effect.suspend(() => {
+        const reading = withContent && h.content === undefined
+        return Effect.flatMap(loads.submit({ id, content: reading }), (row): Effect.Effect<LoadedMessage> => {
+          if (row === undefined) return Effect.die(new Error(`delivery without message ${id}`))
+          if (reading && h.content === undefined) h.content = row.content
+          return Effect.succeed(row.content === null ? { ...row, content: h.content } : row)
+        })
       })
 
     /**
@@ -166,13 +199,23 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
      */
     const attempt = (owner: string, d: ClaimedDelivery, leftDestination: (refused: boolean) => Effect.Effect<void, never, Dns> = () => Effect.void) =>
       holding(d.message_id, (h) => Effect.gen(function*() {
-        const m = yield* messageOf(d.message_id, h)
         const now = () => Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
-        if (m.domain_id === null || m.dkim_selector === null) {
-          return yield* complete(owner, d, m, {
-            _tag: "failed", code: null, status: "5.7.0", reply: `the sending domain ${m.from_domain} was removed`
-          }, yield* now())
+        const fail = (m: MessageForDelivery, status: string, reply: string) =>
+          Effect.flatMap(now(), (at) => complete(owner, d, m, { _tag: "failed", code: null, status, reply }, at))
+        // Decided before the content is read: reading it may be what stopped the earlier attempts.
+        const abandoned = abandonedReason(d.claims_since_outcome)
+        if (abandoned !== null) return yield* fail(yield* messageOf(d.message_id, h, false), "5.3.0", abandoned)
+        if (d.content_bytes > maxStoredBytes) {
+          return yield* fail(
+            yield* messageOf(d.message_id, h, false),
+            "5.3.4",
+            `the stored message is ${d.content_bytes} bytes; at most ${maxStoredBytes} (twice MAX_JSON_MB) are read for delivery`
+          )
         }
+        const m = yield* messageOf(d.message_id, h)
+        if (m.domain_id === null || m.dkim_selector === null) return yield* fail(m, "5.7.0", `the sending domain ${m.from_domain} was removed`)
+        const problem = problemOf(h)
+        if (problem !== null) return yield* fail(m, "5.3.4", problem)
         const key = yield* keyOf(m.domain_id, m.dkim_selector, m.from_domain)
         const returnPath = m.return_path_verified_at === null ? config.bounceDomain : returnPathDomain(m.from_domain)
         const route = Option.isSome(mta.smarthost)
@@ -185,14 +228,23 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
             : retryOrFail(d, null, "4.4.3", route.reason, at)
           return yield* complete(owner, d, m, outcome, at)
         }
+        // The smarthost is the operator's own choice, wherever it is.
+        const found = Option.isSome(mta.smarthost) ? [] : yield* targetsOf(route.hosts)
+        const { allowed, refused } = publicMxOnly ? publicTargets(found) : { allowed: found, refused: [] }
         const hops = Option.isSome(mta.smarthost)
           ? [mta.smarthost.value]
-          : (yield* targetsOf(route.hosts)).map((t) => ({ host: t.address, servername: t.name, port: mta.mxPort }))
+          : allowed.map((t) => ({ host: t.address, servername: t.name, port: mta.mxPort }))
+        if (hops.length === 0 && refused.length > 0) {
+          // Like a null MX: a domain whose mail would go into a private network is never delivered to.
+          return yield* fail(m, "5.4.4", `the MX hosts of ${d.recipient_domain} are not on public addresses (${refused.join(", ")}); refused in production`)
+        }
         if (hops.length === 0) {
           const at = yield* now()
           return yield* complete(owner, d, m, retryOrFail(d, null, "4.4.4", `no address for the MX hosts of ${d.recipient_domain}`, at), at)
         }
-        const raw = yield* signedOf(h, m, key)
+        const signed = yield* Effect.either(signedOf(h, m, key))
+        if (Either.isLeft(signed)) return yield* fail(m, "5.6.0", signed.left.reason)
+        const raw = signed.right
         const slotted = yield* destinations.run(d.recipient_domain, route.hosts, (shaping) =>
           Effect.promise(() =>
             smtp.send(hops, { from: encodeVerp(d.id, returnPath, verpSecret), to: d.recipient }, raw, {

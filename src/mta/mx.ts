@@ -5,6 +5,7 @@
  */
 import { Effect } from "effect"
 import { Dns } from "../lib/dns.ts"
+import { forbiddenAddress } from "../lib/forbidden-address.ts"
 
 export type Route =
   | { readonly _tag: "hosts"; readonly hosts: ReadonlyArray<string> }
@@ -64,3 +65,20 @@ export const resolveTargets = (hosts: ReadonlyArray<string>) =>
     }
     return targets
   })
+
+/**
+ * In production the MTA connects only to public addresses: a recipient domain is chosen by whoever
+ * sends, and an MX host on loopback or a private network would make the appliance an SMTP client
+ * inside its own network (the same ranges webhooks refuse). Targets on such addresses are left
+ * out; `refused` says why, for the error when none is left.
+ */
+export const publicTargets = (targets: ReadonlyArray<Target>) => {
+  const allowed: Array<Target> = []
+  const refused: Array<string> = []
+  for (const target of targets) {
+    const reason = forbiddenAddress(target.address)
+    if (reason === null) allowed.push(target)
+    else refused.push(`${target.name} → ${reason}`)
+  }
+  return { allowed, refused }
+}

@@ -15,3 +15,17 @@ export const retryDelayMs = (attempts: number): number => STEPS[Math.min(Math.ma
 
 /** Whether a delivery first queued at `queuedAt` is past the maximum age at `now`. */
 export const isExpired = (queuedAt: Date, now: Date, maxAgeMs: number): boolean => now.getTime() - queuedAt.getTime() >= maxAgeMs
+
+/**
+ * Claims in a row that may end with no outcome before a delivery is given up: each such claim is
+ * an attempt during which the process died (or the attempt itself crashed) and the lease ran out.
+ * A message that does that five times is taken to be the cause, and fails rather than taking the
+ * MTA down again at every lease expiry.
+ */
+export const MAX_CLAIMS_WITHOUT_OUTCOME = 5
+
+/** Why a delivery claimed `claims` times since its last outcome (this claim included) is given up, or null. */
+export const abandonedReason = (claims: number): string | null =>
+  claims > MAX_CLAIMS_WITHOUT_OUTCOME
+    ? `delivery abandoned after ${claims - 1} claims without an outcome (each attempt ended with no result, as when the process stops during it)`
+    : null

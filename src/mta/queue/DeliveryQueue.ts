@@ -9,6 +9,12 @@
  * updated through the primary key (`id = ANY(ARRAY(…))`). Joining the subquery back instead
  * (`UPDATE … FROM (…) due WHERE d.id = due.id`) let the planner pick a hash join over a sequential
  * scan of every delivery, history included, once the table held 10,000 rows.
+ *
+ * Every claim counts itself in claims_since_outcome, and every written outcome sets it back to 0
+ * (work given back unattempted takes its claim back): a delivery whose attempts keep ending with no
+ * outcome — the process dies during them, the lease runs out, the row is claimed again — is
+ * recognised by its count and failed (Delivery.ts) instead of crashing the MTA at every lease
+ * expiry. `attempts` counts attempts that reached an outcome, as before.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -23,6 +29,8 @@ export interface ClaimedDelivery {
   readonly recipient: string
   readonly recipient_domain: string
   readonly attempts: number
+  /** Claims since the last recorded outcome, this one included (1 for a delivery whose previous attempt ended normally). */
+  readonly claims_since_outcome: number
   readonly created_at: Date
   /** The size of the message's request (what the MTA's memory budget counts). */
   readonly content_bytes: number
@@ -119,7 +127,7 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
     /** Claims up to `limit` due deliveries for `owner`, leased until `leaseUntil`. */
     const claim = (owner: string, now: Date, leaseUntil: Date, limit: number, skipDomains: ReadonlyArray<string>) =>
       sql<ClaimedDelivery>`
-        UPDATE deliveries d SET lease_owner = ${owner}, next_attempt_at = ${leaseUntil}
+        UPDATE deliveries d SET lease_owner = ${owner}, next_attempt_at = ${leaseUntil}, claims_since_outcome = d.claims_since_outcome + 1
         WHERE d.id = ANY(ARRAY(
           SELECT id FROM deliveries
           WHERE state IN ('queued', 'deferred') AND next_attempt_at <= ${now}
@@ -128,7 +136,7 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
           LIMIT ${limit}
           FOR UPDATE SKIP LOCKED
         ))
-        RETURNING d.id, d.message_id, d.account_id, d.key_id, d.recipient, d.recipient_domain, d.attempts, d.created_at,
+        RETURNING d.id, d.message_id, d.account_id, d.key_id, d.recipient, d.recipient_domain, d.attempts, d.claims_since_outcome, d.created_at,
           (SELECT coalesce(m.content_bytes, pg_column_size(m.content)) FROM messages m WHERE m.id = d.message_id) AS content_bytes`
 
     /** Keeps the lease of work still in hand (a fiber calls this well before the lease ends). */
@@ -138,11 +146,14 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
         : sql`UPDATE deliveries SET next_attempt_at = ${leaseUntil}
             WHERE lease_owner = ${owner} AND id IN ${sql.in(ids)} AND state IN ('queued', 'deferred')`.pipe(Effect.asVoid)
 
-    /** Gives unfinished work back at shutdown: due again at once, for any replica. */
+    /**
+     * Gives unattempted work back (at shutdown, or refused by a paused or busy destination): due
+     * again at once, for any replica, and its claim taken back — it did not end without an outcome.
+     */
     const release = (owner: string, ids: ReadonlyArray<string>, now: Date) =>
       ids.length === 0
         ? Effect.void
-        : sql`UPDATE deliveries SET next_attempt_at = ${now}, lease_owner = NULL
+        : sql`UPDATE deliveries SET next_attempt_at = ${now}, lease_owner = NULL, claims_since_outcome = greatest(claims_since_outcome - 1, 0)
             WHERE lease_owner = ${owner} AND id IN ${sql.in(ids)} AND state IN ('queued', 'deferred')`.pipe(Effect.asVoid)
 
     /**
@@ -183,7 +194,7 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
               updated_at timestamptz, event_id text, account_id text, key_id text, event text, payload jsonb)
           ), done AS (
             UPDATE deliveries d SET
-              state = o.state, attempts = d.attempts + 1, last_code = o.code, last_status = o.status, last_reply = o.reply,
+              state = o.state, attempts = d.attempts + 1, claims_since_outcome = 0, last_code = o.code, last_status = o.status, last_reply = o.reply,
               updated_at = o.updated_at, next_attempt_at = o.next_attempt_at, lease_owner = NULL, completed_at = o.completed_at
             FROM o
             WHERE d.id IN ${sql.in(rows.map((r) => r.id))} AND d.id = o.id

@@ -64,7 +64,7 @@ export const bootstrap = Effect.gen(function*() {
         return
       }
       const admin = yield* findOrCreateAdmin(config.hostname, packageId)
-      yield* keys.create(admin.id, "bootstrap", token)
+      yield* keys.install(admin.id, "bootstrap", token)
       yield* Effect.logInfo("bootstrap key installed").pipe(Effect.annotateLogs("account_id", admin.id))
       return
     }
@@ -72,7 +72,7 @@ export const bootstrap = Effect.gen(function*() {
     const anyAccount = yield* sql`SELECT 1 FROM accounts LIMIT 1`
     if (anyAccount.length > 0) return
     const admin = yield* findOrCreateAdmin(config.hostname, packageId)
-    const key = yield* keys.create(admin.id, "admin")
+    const key = yield* keys.install(admin.id, "admin")
     // Printed to stdout (not only the log) because this is the only time the token exists in clear.
     yield* Console.log([
       "",

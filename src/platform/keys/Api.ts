@@ -2,7 +2,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
-import { Forbidden, NotFound } from "../../http/errors.ts"
+import { Conflict, Forbidden, NotFound } from "../../http/errors.ts"
 
 export const KeyId = Schema.Struct({ id: Schema.String })
 
@@ -58,7 +58,8 @@ export class KeysGroup extends HttpApiGroup.make("keys")
     HttpApiEndpoint.post("create", "/v1/client/keys")
       .setPayload(CreateKeyRequest)
       .addSuccess(CreatedKey, { status: 201 })
-      .annotate(OpenApi.Summary, "Create a key; its token is shown only in this response")
+      .addError(Conflict)
+      .annotate(OpenApi.Summary, "Create a key; its token is shown only in this response (409 past the account's most keys)")
   )
   .add(
     HttpApiEndpoint.get("list", "/v1/client/keys")

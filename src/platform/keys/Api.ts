@@ -59,7 +59,7 @@ export class KeysGroup extends HttpApiGroup.make("keys")
       .setPayload(CreateKeyRequest)
       .addSuccess(CreatedKey, { status: 201 })
       .addError(Conflict)
-      .annotate(OpenApi.Summary, "Create a key; its token is shown only in this response (409 past the account's most keys)")
+      .annotate(OpenApi.Summary, "Create a key; its token is shown only in this response")
   )
   .add(
     HttpApiEndpoint.get("list", "/v1/client/keys")

@@ -3,7 +3,8 @@
  * plan catalogue and make sure an operator can reach the appliance.
  *
  * - With `HERALD_BOOTSTRAP_KEY`: an admin account exists and a key with exactly that token belongs
- *   to it (idempotent: the token's digest is looked up first). The variable means "this token
+ *   to it (idempotent: the token's digest is looked up first). The token is an admin's, so the
+ *   configuration refuses one under 32 characters (app-config.ts): start-up stops, naming it. The variable means "this token
  *   works": a bootstrap key revoked through the API is reinstated at the next start.
  * - Without it, on an empty database: create the admin account and print one generated key once.
  *

@@ -33,7 +33,8 @@ export const clientOf = (address: string): string => {
     part === undefined || part === "" ? [] : part.split(":").flatMap((g) => (g.includes(".") ? ["0", "0"] : [g]))
   const before = groups(head)
   const after = groups(tail)
-  const all = tail === undefined ? before : [...before, ...Array<string>(8 - before.length - after.length).fill("0"), ...after]
+  const zeros = Array<string>(8 - before.length - after.length).fill("0")
+  const all = tail === undefined ? before : [...before, ...zeros, ...after]
   return `${all.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(":")}::/64`
 }
 

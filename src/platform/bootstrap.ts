@@ -4,8 +4,9 @@
  *
  * - With `HERALD_BOOTSTRAP_KEY`: an admin account exists and a key with exactly that token belongs
  *   to it (idempotent: the token's digest is looked up first). The token is an admin's, so the
- *   configuration refuses one under 32 characters (app-config.ts): start-up stops, naming it. The variable means "this token
- *   works": a bootstrap key revoked through the API is reinstated at the next start.
+ *   configuration refuses one under 32 characters (app-config.ts): start-up stops, naming it.
+ *   The variable means "this token works": a bootstrap key revoked through the API is reinstated
+ *   at the next start.
  * - Without it, on an empty database: create the admin account and print one generated key once.
  *
  * Everything runs in one transaction behind the start-up advisory lock.

@@ -1,7 +1,7 @@
 /**
  * Everything POST /v1/mail/send must know before it can answer, read in ONE round trip: the key's
- * and the account's rate windows (counted by the same statement), the account's limits, the sender domain's state, and
- * which recipients are suppressed or on a blocked domain.
+ * and the account's rate windows (counted by the same statement), the account's limits, the sender
+ * domain's state, and which recipients are suppressed or on a blocked domain.
  *
  * Why one statement: a round trip to PostgreSQL costs about 0.3 ms of this process's CPU (socket
  * write, result parsing, a pool checkout), and the send path used to make six of them before its
@@ -77,8 +77,9 @@ export class SendContext extends Effect.Service<SendContext>()("herald/SendConte
 
     /**
      * One statement for a group of requests: each key's and each account's window counted once for
-     * all its requests, and per request its account's limits, sender domain, suppressed and blocked recipients. The
-     * requests travel as one JSON parameter (`req`), so the statement's text does not grow with them.
+     * all its requests, and per request its account's limits, sender domain, suppressed and blocked
+     * recipients. The requests travel as one JSON parameter (`req`), so the statement's text does not
+     * grow with them.
      */
     const readGroup = (group: ReadonlyArray<Question>) =>
       Effect.gen(function*() {

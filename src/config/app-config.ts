@@ -31,6 +31,10 @@ export interface AppConfigShape {
   readonly bounceDomain: string
   readonly inboundDomains: ReadonlyArray<string>
   readonly bootstrapKey: Option.Option<Redacted.Redacted<string>>
+  /** Active (not revoked) keys one account may have: key creation past it answers 409. */
+  readonly maxKeysPerAccount: number
+  /** Failed authentications per client address in a minute before that address gets 429 (src/http/auth.ts). */
+  readonly authFailuresPerMin: number
   readonly env: HeraldEnv
   readonly logFormat: LogFormat
   readonly logLevel: LogLevel.LogLevel
@@ -124,13 +128,15 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   inboundDomains: commaList("HERALD_INBOUND_DOMAINS"),
   bootstrapKey: Config.redacted().pipe(
     Config.validate({
-      message: "must be at least 20 characters without spaces",
-      validation: (token) => Redacted.value(token) === "" || /^\S{20,}$/.test(Redacted.value(token))
+      message: "must be at least 32 characters without spaces",
+      validation: (token) => Redacted.value(token) === "" || /^\S{32,}$/.test(Redacted.value(token))
     }),
     Config.nested("HERALD_BOOTSTRAP_KEY"),
     Config.option,
     Config.map(Option.filter((token) => Redacted.value(token) !== ""))
   ),
+  maxKeysPerAccount: atLeast("HERALD_MAX_KEYS_PER_ACCOUNT", 1, 100),
+  authFailuresPerMin: atLeast("HERALD_AUTH_FAILURES_PER_MIN", 1, 20),
   env: Config.literal("development", "production")("HERALD_ENV").pipe(Config.withDefault("development" as const)),
   logFormat: Config.literal("json", "pretty", "logfmt")("HERALD_LOG_FORMAT").pipe(
     Config.withDefault((process.stdout.isTTY ? "pretty" : "logfmt") as LogFormat)

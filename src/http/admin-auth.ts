@@ -6,10 +6,10 @@
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Effect, Layer, Schema } from "effect"
 import { Authentication, CurrentKey } from "./auth.ts"
-import { Forbidden, forbidden, Unauthorized } from "./errors.ts"
+import { Forbidden, forbidden, RateLimited, Unauthorized } from "./errors.ts"
 
 export class AdminAuthentication extends HttpApiMiddleware.Tag<AdminAuthentication>()("AdminAuthentication", {
-  failure: Schema.Union(Unauthorized, Forbidden),
+  failure: Schema.Union(Unauthorized, Forbidden, RateLimited),
   provides: CurrentKey,
   security: {
     bearer: HttpApiSecurity.bearer.pipe(

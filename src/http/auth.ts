@@ -4,39 +4,73 @@
  * change empties the cache of every replica (src/platform/keys/key-cache.ts).
  * Authentication also records the key's `last_used_at` (at most once a minute, off the request's
  * path: see ApiKeys.authenticate).
+ *
+ * A client address with HERALD_AUTH_FAILURES_PER_MIN failures in its current minute gets 429
+ * `rate_limit_exceeded` (with Retry-After) until that minute ends, whatever token it sends — a good
+ * one too: the token is not even looked at (auth-failures.ts). Other addresses are not affected.
  */
-import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
-import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest, OpenApi } from "@effect/platform"
+import { Clock, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { AppConfig } from "../config/app-config.ts"
 import { ApiKeys, type Principal } from "../platform/keys/ApiKeys.ts"
-import { Unauthorized, unauthorized } from "./errors.ts"
+import { makeAuthFailures } from "./auth-failures.ts"
+import { RateLimited, RateLimitedError, Unauthorized, unauthorized } from "./errors.ts"
+import { setResponseHeaders } from "./request-context.ts"
 
 export class CurrentKey extends Context.Tag("herald/CurrentKey")<CurrentKey, Principal>() {}
 
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
-  failure: Unauthorized,
+  failure: Schema.Union(Unauthorized, RateLimited),
   provides: CurrentKey,
   security: {
     bearer: HttpApiSecurity.bearer.pipe(
-HttpApiSecurity.annotate(OpenApi.Description, "API key: `Authorization: Bearer <token>`")
+      HttpApiSecurity.annotate(OpenApi.Description, "API key: `Authorization: Bearer <token>`")
     )
   }
 }) {}
+
+/** The address a request came from: the TCP peer (a forwarded-for header is the client's to write). */
+const clientAddress = Effect.map(
+  HttpServerRequest.HttpServerRequest,
+  (request) => Option.getOrElse(request.remoteAddress, () => "unknown")
+)
 
 export const AuthenticationLive = Layer.effect(
   Authentication,
   Effect.gen(function*() {
     const keys = yield* ApiKeys
+    const { authFailuresPerMin } = yield* AppConfig
+    const failures = makeAuthFailures(authFailuresPerMin)
+
+    const refuse = (until: number, now: number) =>
+      Effect.zipRight(
+        setResponseHeaders({ "Retry-After": String(Math.max(1, Math.ceil((until - now) / 1000))) }),
+        Effect.fail(
+          new RateLimitedError({
+            type: "rate_limit_error",
+            code: "rate_limit_exceeded",
+            message: `Too many failed authentications from this address (HERALD_AUTH_FAILURES_PER_MIN is ` +
+              `${authFailuresPerMin} a minute); try again after ${new Date(until).toISOString()}`
+          })
+        )
+      )
+
     return {
       bearer: (token) =>
-        keys.authenticate(Redacted.value(token)).pipe(
+        Effect.gen(function*() {
+          const address = yield* clientAddress
+          const now = yield* Clock.currentTimeMillis
+          const until = failures.refusedUntil(address, now)
+          if (until !== undefined) return yield* refuse(until, now)
           // A database failure is a 500, never a 401: the key may be perfectly valid.
-          Effect.orDie,
-          Effect.flatMap(Option.match({
-            onNone: () => Effect.fail(unauthorized()),
-            onSome: Effect.succeed
-          })),
-          Effect.tap((principal) => Effect.annotateCurrentSpan("app", principal.keyId))
-        )
+          const principal = yield* Effect.orDie(keys.authenticate(Redacted.value(token)))
+          if (Option.isNone(principal)) {
+            failures.record(address, now)
+            return yield* Effect.fail(unauthorized())
+          }
+          yield* Effect.annotateCurrentSpan("app", principal.value.keyId)
+          return principal.value
+        })
     }
   })
 )

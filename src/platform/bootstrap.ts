@@ -3,8 +3,10 @@
  * plan catalogue and make sure an operator can reach the appliance.
  *
  * - With `HERALD_BOOTSTRAP_KEY`: an admin account exists and a key with exactly that token belongs
- *   to it (idempotent: the token's digest is looked up first). The variable means "this token
- *   works": a bootstrap key revoked through the API is reinstated at the next start.
+ *   to it (idempotent: the token's digest is looked up first). The token is an admin's, so the
+ *   configuration refuses one under 32 characters (app-config.ts): start-up stops, naming it.
+ *   The variable means "this token works": a bootstrap key revoked through the API is reinstated
+ *   at the next start.
  * - Without it, on an empty database: create the admin account and print one generated key once.
  *
  * Everything runs in one transaction behind the start-up advisory lock.
@@ -64,7 +66,7 @@ export const bootstrap = Effect.gen(function*() {
         return
       }
       const admin = yield* findOrCreateAdmin(config.hostname, packageId)
-      yield* keys.create(admin.id, "bootstrap", token)
+      yield* keys.install(admin.id, "bootstrap", token)
       yield* Effect.logInfo("bootstrap key installed").pipe(Effect.annotateLogs("account_id", admin.id))
       return
     }
@@ -72,7 +74,7 @@ export const bootstrap = Effect.gen(function*() {
     const anyAccount = yield* sql`SELECT 1 FROM accounts LIMIT 1`
     if (anyAccount.length > 0) return
     const admin = yield* findOrCreateAdmin(config.hostname, packageId)
-    const key = yield* keys.create(admin.id, "admin")
+    const key = yield* keys.install(admin.id, "admin")
     // Printed to stdout (not only the log) because this is the only time the token exists in clear.
     yield* Console.log([
       "",

@@ -1,17 +1,19 @@
 /**
  * Everything POST /v1/mail/send must know before it can answer, read in ONE round trip: the key's
- * rate window (counted by the same statement), the account's limits, the sender domain's state, and
- * which recipients are suppressed or on a blocked domain.
+ * and the account's rate windows (counted by the same statement), the account's limits, the sender
+ * domain's state, and which recipients are suppressed or on a blocked domain.
  *
  * Why one statement: a round trip to PostgreSQL costs about 0.3 ms of this process's CPU (socket
  * write, result parsing, a pool checkout), and the send path used to make six of them before its
  * writes (bench/accept.ts). For the same reason, requests that arrive together are read together
  * (group commit, src/lib/group-commit.ts): one statement per group, not per request. The rules
- * stay where they live — limitsFrom/toLimits (AccountLimits), countRequests/decideRate
+ * stay where they live — limitsFrom/toLimits (AccountLimits), countRequests/decideRate/tighterOf
  * (RateLimiter), sendingAllowed (domain records) — this file only joins their reads.
  *
- * The rate window is counted for every request, valid or not (the spec's 429 comes before any
+ * The rate windows are counted for every request, valid or not (the spec's 429 comes before any
  * body check); the sender part is read only for a body that passed validation.
+ * Within a group, each key's and each account's requests take the places of their window in the
+ * group's order, so sends that arrive together are counted exactly, as if they came one by one.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Either } from "effect"
@@ -21,7 +23,7 @@ import { makeGroupCommit } from "../lib/group-commit.ts"
 import { sendingAllowed } from "../platform/domains/records.ts"
 import type { SuppressionReason } from "../platform/suppressions/Suppressions.ts"
 import { AccountLimits, AccountMissing, type Limits, limitsFrom, type LimitsRow, toLimits } from "../platform/usage/AccountLimits.ts"
-import { countRequests, decideRate, type RateDecision, type RateWindow } from "../platform/usage/RateLimiter.ts"
+import { countRequests, decideRate, type RateDecision, type RateWindow, tighterOf } from "../platform/usage/RateLimiter.ts"
 
 /** What acceptance reads about the sender and the recipients of a valid body. */
 export interface SenderFacts {
@@ -47,6 +49,9 @@ export interface SenderQuestion {
 }
 
 interface Row extends RateWindow, LimitsRow {
+  /** The account's window (RateWindow's own fields are the key's). */
+  readonly account_window_start: Date
+  readonly account_count: number
   readonly domain_registered: boolean | null
   readonly domain_verified_at: Date | null
   readonly domain_verification_lost_at: Date | null
@@ -71,18 +76,22 @@ export class SendContext extends Effect.Service<SendContext>()("herald/SendConte
     const { domainGraceHours } = yield* AppConfig
 
     /**
-     * One statement for a group of requests: each key's window counted once for all its requests,
-     * and per request its account's limits, sender domain, suppressed and blocked recipients. The
-     * requests travel as one JSON parameter (`req`), so the statement's text does not grow with them.
+     * One statement for a group of requests: each key's and each account's window counted once for
+     * all its requests, and per request its account's limits, sender domain, suppressed and blocked
+     * recipients. The requests travel as one JSON parameter (`req`), so the statement's text does not
+     * grow with them.
      */
     const readGroup = (group: ReadonlyArray<Question>) =>
       Effect.gen(function*() {
-        const perKey = new Map<string, number>()
-        const rank = group.map((q) => {
-          const n = (perKey.get(q.keyId) ?? 0) + 1
-          perKey.set(q.keyId, n)
+        // Per holder (key or account), its requests in this group; per request, its place among them.
+        const perHolder = new Map<string, number>()
+        const take = (holderId: string) => {
+          const n = (perHolder.get(holderId) ?? 0) + 1
+          perHolder.set(holderId, n)
           return n
-        })
+        }
+        const keyRank = group.map((q) => take(q.keyId))
+        const accountRank = group.map((q) => take(q.accountId))
         const requests = group.map((q, i) => ({
           i,
           key_id: q.keyId,
@@ -96,8 +105,9 @@ export class SendContext extends Effect.Service<SendContext>()("herald/SendConte
           WITH req AS (
             SELECT * FROM jsonb_to_recordset(${JSON.stringify(requests)}::jsonb)
               AS r(i integer, key_id text, account_id text, from_domain text, recipients text[], domains text[])
-          ), hit AS (${countRequests(sql, [...perKey], now)})
-          SELECT req.i, hit.window_start, hit.count, l.*,
+          ), hit AS (${countRequests(sql, [...perHolder], now)})
+          SELECT req.i, key_hit.window_start, key_hit.count,
+            account_hit.window_start AS account_window_start, account_hit.count AS account_count, l.*,
             d.account_id IS NOT NULL AS domain_registered,
             d.verified_at AS domain_verified_at,
             d.verification_lost_at AS domain_verification_lost_at,
@@ -105,7 +115,8 @@ export class SendContext extends Effect.Service<SendContext>()("herald/SendConte
               WHERE s.email = ANY(req.recipients) AND (s.account_id = req.account_id OR s.account_id IS NULL)) AS suppressed,
             ARRAY(SELECT b.domain FROM blocked_domains b WHERE b.domain = ANY(req.domains)) AS blocked
           FROM req
-          JOIN hit ON hit.key_id = req.key_id
+          JOIN hit key_hit ON key_hit.key_id = req.key_id
+          JOIN hit account_hit ON account_hit.key_id = req.account_id
           CROSS JOIN LATERAL ${limitsFrom(sql, sql`req.account_id`)}
           LEFT JOIN domains d ON d.account_id = req.account_id AND d.domain = req.from_domain`
         const byIndex = new Map(rows.map((row) => [row.i, row]))
@@ -113,10 +124,14 @@ export class SendContext extends Effect.Service<SendContext>()("herald/SendConte
           const row = byIndex.get(i)
           if (row === undefined) return Either.left(new AccountMissing({ accountId: q.accountId }))
           const limits = toLimits(q.accountId, row, catalog, q.now)
-          // The i-th request of its key made the window's count this.
-          const count = row.count - perKey.get(q.keyId)! + rank[i]!
+          // The n-th request of its key (of its account) made that window's count this.
+          const keyCount = row.count - perHolder.get(q.keyId)! + keyRank[i]!
+          const accountCount = row.account_count - perHolder.get(q.accountId)! + accountRank[i]!
           return Either.right({
-            rate: decideRate({ window_start: row.window_start, count }, limits.ratePerMin),
+            rate: tighterOf(
+              decideRate({ window_start: row.window_start, count: keyCount }, limits.ratePerMin),
+              decideRate({ window_start: row.account_window_start, count: accountCount }, limits.ratePerMin)
+            ),
             limits,
             sender: q.sender === undefined ? undefined : {
               domainState: row.domain_registered !== true ? "not_registered" : sendingAllowed(

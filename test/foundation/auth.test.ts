@@ -1,6 +1,8 @@
 /**
- * Bearer authentication on /v1/ and the public paths that need no key (DESIGN.md "Public paths").
+ * Bearer authentication on /v1/, the throttle on failed authentications per client address, and
+ * the public paths that need no key (DESIGN.md "Public paths").
  */
+import * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ApiResponse, type Appliance, newToken, startAppliance } from "../support/appliance.ts"
 
@@ -46,6 +48,47 @@ describe("authentication on /v1/", () => {
     const res = await app.request("GET", "/v1/client/keys")
     expect(res.status).toBe(200)
     expect(res.json.items.map((k: { label: string }) => k.label)).toContain("bootstrap")
+  })
+})
+
+/**
+ * GET /v1/client/keys from the loopback address `from` (all of 127/8 is the loopback interface):
+ * how a test is several clients at once.
+ */
+const getKeysFrom = (from: string, token: string) =>
+  new Promise<{ status: number; retryAfter: string | undefined; json: { error?: { type: string; code: string } } }>((resolve, reject) => {
+    const request = http.request(`${app.baseUrl}/v1/client/keys`, {
+      localAddress: from,
+      headers: { authorization: `Bearer ${token}` },
+      agent: false
+    }, (response) => {
+      let text = ""
+      response.on("data", (chunk: Buffer) => (text += chunk.toString()))
+      response.on("end", () => {
+        const retryAfter = response.headers["retry-after"]
+        resolve({ status: response.statusCode ?? 0, retryAfter, json: JSON.parse(text) })
+      })
+    })
+    request.once("error", reject)
+    request.end()
+  })
+
+describe("failed authentications per client address (HERALD_AUTH_FAILURES_PER_MIN, 20 by default)", () => {
+  it("answers 429 with Retry-After past 20 failures of one address, even to a good key, while other addresses authenticate", async () => {
+    const prober = "127.0.0.3"
+    for (let i = 0; i < 20; i++) expect((await getKeysFrom(prober, newToken())).status).toBe(401)
+    const refused = await getKeysFrom(prober, newToken())
+    expect(refused.status).toBe(429)
+    expect(refused.json.error).toMatchObject({ type: "rate_limit_error", code: "rate_limit_exceeded" })
+    const retryAfter = Number(refused.retryAfter)
+    expect(retryAfter).toBeGreaterThanOrEqual(1)
+    expect(retryAfter).toBeLessThanOrEqual(60)
+    // The token is not looked at: a good key from that address waits too.
+    expect((await getKeysFrom(prober, app.adminToken)).status).toBe(429)
+
+    // Another address is a client of its own: its good key works, its wrong one is a plain 401.
+    expect((await getKeysFrom("127.0.0.4", app.adminToken)).status).toBe(200)
+    expect((await getKeysFrom("127.0.0.4", newToken())).status).toBe(401)
   })
 })
 

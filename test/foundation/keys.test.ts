@@ -178,3 +178,40 @@ describe("revoking a key", () => {
     expect((await app.request("DELETE", `/v1/client/keys/${key.id}`)).status).toBe(404)
   })
 })
+
+describe("the most keys an account may have (HERALD_MAX_KEYS_PER_ACCOUNT)", () => {
+  it("refuses a key past the cap with 409 conflict, also when creations race, and frees a place on revocation", async () => {
+    // A replica on the same database with a cap of 3: keys are unlimited without it.
+    const capped = await startAppliance({ databaseUrl: app.databaseUrl, bootstrapKey: app.adminToken, env: { HERALD_MAX_KEYS_PER_ACCOUNT: "3" } })
+    try {
+      const account = await capped.request("POST", "/v1/admin/accounts", {
+        body: { name: "Many keys", email: "many-keys@example.com", password: "correct horse battery" }
+      })
+      expect(account.status).toBe(201)
+      // Eight creations at once: the count and the insert are not fooled by each other.
+      const raced = await Promise.all(Array.from({ length: 8 }, (_, i) =>
+        capped.request("POST", `/v1/admin/accounts/${account.json.id}/keys`, { body: { label: `k${i}` } })))
+      expect(raced.filter((res) => res.status === 201)).toHaveLength(3)
+      for (const refused of raced.filter((res) => res.status !== 201)) {
+        expect(refused.status).toBe(409)
+        expect(refused.json.error).toMatchObject({ type: "invalid_request_error", code: "conflict" })
+        expect(refused.json.error.message).toContain("HERALD_MAX_KEYS_PER_ACCOUNT")
+      }
+      const mine = raced.find((res) => res.status === 201)!.json as { id: string; token: string }
+      const token = mine.token
+      const own = await capped.request("POST", "/v1/client/keys", { token, body: { label: "one more" } })
+      expect(own.status).toBe(409)
+      expect(own.json.error.code).toBe("conflict")
+      const listed = await capped.request("GET", "/v1/client/keys", { token })
+      expect(listed.json.items).toHaveLength(3)
+
+      // A revoked key does not count.
+      const other = listed.json.items.find((k: { id: string }) => k.id !== mine.id)
+      expect((await capped.request("DELETE", `/v1/client/keys/${other.id}`, { token })).status).toBe(200)
+      expect((await capped.request("POST", "/v1/client/keys", { token, body: { label: "replacement" } })).status).toBe(201)
+      expect((await capped.request("POST", "/v1/client/keys", { token, body: { label: "and one more" } })).status).toBe(409)
+    } finally {
+      await capped.stop()
+    }
+  })
+})

@@ -69,6 +69,15 @@ describe("configuration", () => {
     expect(result.code).not.toBe(0)
     expect(result.output).toContain(name)
   }, 180_000)
+
+  it("stops start-up on a HERALD_BOOTSTRAP_KEY of 31 characters: an admin token must be at least 32", async () => {
+    const token = "hrld_" + "a".repeat(26)
+    expect(token).toHaveLength(31)
+    const result = await run([], { DATABASE_URL: "postgres://nobody@127.0.0.1:1/none", HERALD_BOOTSTRAP_KEY: token })
+    expect(result.code).not.toBe(0)
+    expect(result.output).toMatch(/HERALD_BOOTSTRAP_KEY: \\?"must be at least 32 characters/)
+    expect(result.output).not.toContain(token)
+  }, 180_000)
 })
 
 describe("operator commands", () => {

@@ -1,6 +1,7 @@
 /**
  * Rate limit and monthly quota of sends, over HTTP: the RateLimit-* headers on every send answer,
- * 429 at the 31st request of a minute without a plan (across two replicas), and the quota decisions.
+ * 429 at the 31st request of a minute without a plan (across two replicas), the account's rate
+ * shared by all its keys, and the quota decisions.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Appliance, startAppliance } from "../support/appliance.ts"
@@ -23,7 +24,7 @@ afterAll(async () => {
   await dns.close()
 })
 
-describe("the per-key rate limit", () => {
+describe("the per-minute rate limit", () => {
   it("answers the 31st send of a minute of an account without a plan with 429, across replicas", async () => {
     const sender = await newSender(app, dns)
     const statuses: Array<number> = []
@@ -42,6 +43,33 @@ describe("the per-key rate limit", () => {
     // A Unix timestamp in seconds, within the next minute — not "seconds until".
     expect(reset).toBeGreaterThan(Date.now() / 1000)
     expect(reset).toBeLessThanOrEqual(Date.now() / 1000 + 61)
+  })
+
+  it("gives an account's keys together exactly the account's rate: concurrent sends of two keys of a 10-a-minute account get ten 202s", async () => {
+    // Without the account's own window, each key had the plan's rate: two keys sent twice the rate.
+    const sender = await newSender(app, dns)
+    expect((await app.request("PATCH", `/v1/admin/accounts/${sender.accountId}/limits`, { body: { rate_per_min: 10 } })).status).toBe(200)
+    const second = await app.request("POST", "/v1/client/keys", { token: sender.token, body: { label: "second" } })
+    expect(second.status).toBe(201)
+    const tokens = [sender.token, second.json.token as string]
+    // 24 sends at once, 12 per key, half of them through the replica: grouped, and across processes.
+    const answers = await Promise.all(Array.from({ length: 24 }, (_, i) =>
+      (i % 2 === 0 ? app : replica).request("POST", "/v1/mail/send", {
+        token: tokens[Math.floor(i / 12)]!, body: sendBody(sender, `a${i}@example.org`), headers: { "X-Herald-Test": "1" }
+      })
+    ))
+    const accepted = answers.filter((res) => res.status === 202)
+    expect(accepted).toHaveLength(10)
+    expect(answers.filter((res) => res.status !== 202).every((res) => res.status === 429 && res.json.error.code === "rate_limit_exceeded")).toBe(true)
+    // The headers tell the account's window (the tighter one): each accepted send took its own place in it.
+    expect(accepted.map((res) => Number(res.headers.get("ratelimit-remaining"))).sort((a, b) => b - a))
+      .toEqual([9, 8, 7, 6, 5, 4, 3, 2, 1, 0])
+    expect(answers.every((res) => res.headers.get("ratelimit-limit") === "10")).toBe(true)
+    // A third key made now has a fresh key window, but the account's is spent.
+    const third = await app.request("POST", "/v1/client/keys", { token: sender.token, body: { label: "third" } })
+    const late = await app.request("POST", "/v1/mail/send", { token: third.json.token, body: sendBody(sender, "late@example.org") })
+    expect(late.status).toBe(429)
+    expect(late.headers.get("ratelimit-remaining")).toBe("0")
   })
 
   it("counts each key on its own", async () => {

@@ -38,7 +38,11 @@ export const AdminHttpLive = HttpApiBuilder.group(HeraldApi, "admin", (handlers)
       .handle("createAccountKey", ({ path, payload }) =>
         accounts.get(path.id).pipe(
           Effect.zipRight(keys.create(path.id, payload.label)),
-          Effect.catchTags({ AccountNotFound: accountErrors.AccountNotFound, SqlError: Effect.die })
+          Effect.catchTags({
+            AccountNotFound: accountErrors.AccountNotFound,
+            TooManyKeys: (e) => Effect.fail(conflict(e.message)),
+            SqlError: Effect.die
+          })
         ))
       .handle("listAccounts", () =>
         accounts.list().pipe(Effect.map((items) => ({ items })), Effect.catchTags(accountErrors)))

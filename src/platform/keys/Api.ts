@@ -2,7 +2,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
-import { Forbidden, NotFound } from "../../http/errors.ts"
+import { Conflict, Forbidden, NotFound } from "../../http/errors.ts"
 import { storable } from "../../lib/text.ts"
 
 export const KeyId = Schema.Struct({ id: Schema.String })
@@ -59,6 +59,7 @@ export class KeysGroup extends HttpApiGroup.make("keys")
     HttpApiEndpoint.post("create", "/v1/client/keys")
       .setPayload(CreateKeyRequest)
       .addSuccess(CreatedKey, { status: 201 })
+      .addError(Conflict)
       .annotate(OpenApi.Summary, "Create a key; its token is shown only in this response")
   )
   .add(

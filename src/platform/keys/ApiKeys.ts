@@ -2,9 +2,14 @@
  * API keys: creation (token shown once), lookup by token digest, listing, renaming, revocation.
  * A key belongs to one account; the key id is the spec's `app`. Lookups go through a short-lived
  * cache that every key change empties (key-cache.ts).
+ *
+ * An account has at most HERALD_MAX_KEYS_PER_ACCOUNT active keys: each key is a rate window, a
+ * webhook endpoint and a row every lookup may read, so a key holder must not make them without end.
+ * Revoking a key frees its place.
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect, Option, Queue } from "effect"
+import { AppConfig } from "../../config/app-config.ts"
 import { newId } from "../../lib/ids.ts"
 import { QueueSignal } from "../../mta/queue/QueueSignal.ts"
 import { type CachedKey, makeKeyCache } from "./key-cache.ts"
@@ -38,6 +43,12 @@ export interface CreatedKey {
 export class KeyNotFound extends Data.TaggedError("KeyNotFound")<{ readonly id: string }> {}
 /** The key exists but belongs to another account (the spec answers 403 for these). */
 export class KeyNotYours extends Data.TaggedError("KeyNotYours")<{ readonly id: string }> {}
+/** The account has HERALD_MAX_KEYS_PER_ACCOUNT active keys already (the API answers 409). */
+export class TooManyKeys extends Data.TaggedError("TooManyKeys")<{
+  readonly accountId: string
+  readonly max: number
+  readonly message: string
+}> {}
 
 interface KeyRow {
   readonly id: string
@@ -61,6 +72,7 @@ const view = (row: KeyRow): KeyView => ({
 export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const { maxKeysPerAccount } = yield* AppConfig
     const cache = makeKeyCache<Principal>()
     // A key or an admin flag changed somewhere (a trigger's NOTIFY, migration 0012): forget all.
     const changes = yield* (yield* QueueSignal).subscribe("herald_keys")
@@ -113,8 +125,11 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
         return Option.some(key.principal)
       })
 
-    /** Inserts a key with the given token (the bootstrap key) or a fresh random one. */
-    const create = (accountId: string, label: string, token: string = generateToken()) =>
+    /**
+     * Inserts a key with the given token or a fresh random one, whatever the account has: for
+     * start-up's own keys (bootstrap), which must never be refused. Everything else calls `create`.
+     */
+    const install = (accountId: string, label: string, token: string = generateToken()) =>
       Effect.gen(function*() {
         const id = newId("key")
         const rows = yield* sql<{ created_at: Date }>`
@@ -124,6 +139,26 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
         const created: CreatedKey = { id, label, token, created_at: rows[0]!.created_at.toISOString() }
         return created
       })
+
+    /** A new key with a fresh token, unless the account has its most active keys already. */
+    const create = (accountId: string, label: string) =>
+      sql.withTransaction(Effect.gen(function*() {
+        // Key creations of one account wait for each other here, so the count stays true until the
+        // insert: concurrent creations cannot pass the cap together. (NO KEY UPDATE: the lock does
+        // not hold up the inserts of other tables that merely reference the account.)
+        yield* sql`SELECT 1 FROM accounts WHERE id = ${accountId} FOR NO KEY UPDATE`
+        const counted = yield* sql<{ active: number }>`
+          SELECT count(*)::integer AS active FROM api_keys WHERE account_id = ${accountId} AND revoked_at IS NULL`
+        if (counted[0]!.active >= maxKeysPerAccount) {
+          return yield* new TooManyKeys({
+            accountId,
+            max: maxKeysPerAccount,
+            message: `The account has ${maxKeysPerAccount} active keys, the most it may have ` +
+              `(HERALD_MAX_KEYS_PER_ACCOUNT); revoke one to make another`
+          })
+        }
+        return yield* install(accountId, label)
+      }))
 
     const findOwned = (accountId: string, id: string) =>
       Effect.gen(function*() {
@@ -180,7 +215,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
         Effect.map((rows) => rows[0]?.webhook_secret ?? null)
       )
 
-    return { authenticate, create, list, get, rename, setWebhook, webhookSecret, revoke, revokeById } as const
+    return { authenticate, install, create, list, get, rename, setWebhook, webhookSecret, revoke, revokeById } as const
   }),
   // The same layer value as the appliance's own: one QueueSignal (layers are shared by reference).
   dependencies: [QueueSignal.Default]

@@ -2,7 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect } from "effect"
 import { CurrentKey } from "../../http/auth.ts"
 import { HeraldApi } from "../../http/api.ts"
-import { forbidden, notFound, validationFailed } from "../../http/errors.ts"
+import { conflict, forbidden, notFound, validationFailed } from "../../http/errors.ts"
 import { generateWebhookSecret } from "../../webhooks/secret.ts"
 import { WebhookSender } from "../../webhooks/WebhookSender.ts"
 import { ApiKeys } from "./ApiKeys.ts"
@@ -19,7 +19,9 @@ export const KeysHttpLive = HttpApiBuilder.group(HeraldApi, "keys", (handlers) =
     const sender = yield* WebhookSender
     return handlers
       .handle("create", ({ payload }) =>
-        Effect.flatMap(CurrentKey, (me) => keys.create(me.accountId, payload.label)).pipe(Effect.orDie))
+        Effect.flatMap(CurrentKey, (me) => keys.create(me.accountId, payload.label)).pipe(
+          Effect.catchTags({ TooManyKeys: (e) => Effect.fail(conflict(e.message)), SqlError: Effect.die })
+        ))
       .handle("list", () =>
         Effect.flatMap(CurrentKey, (me) => keys.list(me.accountId)).pipe(
           Effect.map((items) => ({ items })),

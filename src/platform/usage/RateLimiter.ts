@@ -1,8 +1,15 @@
 /**
- * Per-key request windows of 60 s, kept in PostgreSQL so every replica counts against the same
- * window (the upsert's row lock serialises concurrent requests of one key). A window opens with
- * the first request after the previous one closed; `reset` is when it closes (Unix seconds, as the
- * spec's RateLimit-Reset header wants).
+ * Per-minute request windows of 60 s, kept in PostgreSQL so every replica counts against the same
+ * window (the upsert's row lock serialises concurrent requests). A window opens with the first
+ * request after the previous one closed; `reset` is when it closes (Unix seconds, as the spec's
+ * RateLimit-Reset header wants).
+ *
+ * A send counts in two windows with the same limit (the account's rate_per_min): its key's and its
+ * account's. The key's window is the spec's "per API key" rate; the account's keeps an account from
+ * multiplying its rate by making more keys (five keys must not send five times the plan's rate).
+ * Both live in `rate_windows`, whose `key_id` holds the window's holder: a key's id (`key_…`) or an
+ * account's id (`acc_…`). The prefixes never collide (src/lib/ids.ts), so one table, one upsert and
+ * one lock order serve both.
  */
 import { SqlClient } from "@effect/sql"
 
@@ -28,15 +35,20 @@ export interface RateWindow {
 }
 
 /**
- * Counts requests of several keys at once (`perKey`: each key once, with how many requests it
- * had): the upsert that opens a window or adds to the current one, RETURNING key_id, window_start
- * and the count after them all. The n-th of a key's k requests made the count `count - k + n`.
+ * Counts requests of several holders (keys and accounts) at once (`perHolder`: each holder once,
+ * with how many requests it had): the upsert that opens a window or adds to the current one,
+ * RETURNING key_id (the holder), window_start and the count after them all. The n-th of a holder's
+ * k requests made the count `count - k + n`.
+ *
+ * The rows go in the order of their ids, so two statements (two replicas' groups) that share
+ * holders lock them in the same order and never deadlock.
  * rate_windows is UNLOGGED, so a transaction that writes only this never waits for a WAL flush.
  * The send path runs it as a CTE of its grouped read (src/transactional/send-context.ts).
  */
-export const countRequests = (sql: SqlClient.SqlClient, perKey: ReadonlyArray<readonly [keyId: string, requests: number]>, now: Date) => {
+export const countRequests = (sql: SqlClient.SqlClient, perHolder: ReadonlyArray<readonly [holderId: string, requests: number]>, now: Date) => {
   const expired = new Date(now.getTime() - WINDOW_MS)
-  const rows = sql.csv(perKey.map(([keyId, n]) => sql`(${keyId}::text, ${now}::timestamptz, ${n}::integer)`))
+  const ordered = [...perHolder].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  const rows = sql.csv(ordered.map(([holderId, n]) => sql`(${holderId}::text, ${now}::timestamptz, ${n}::integer)`))
   return sql`
     INSERT INTO rate_windows (key_id, window_start, count) VALUES ${rows}
     ON CONFLICT (key_id) DO UPDATE SET
@@ -53,3 +65,13 @@ export const decideRate = (window: RateWindow, limit: number): RateDecision => (
   remaining: Math.max(0, limit - window.count),
   reset: Math.ceil((window.window_start.getTime() + WINDOW_MS) / 1000)
 })
+
+/**
+ * One decision for a request counted in two windows: refused when either refuses, and described
+ * (the RateLimit-* headers) by the tighter one — fewer requests left, or on a tie the later reset,
+ * since a client that waits for the earlier one would still be refused by the other.
+ */
+export const tighterOf = (a: RateDecision, b: RateDecision): RateDecision => {
+  const tighter = a.remaining < b.remaining || (a.remaining === b.remaining && a.reset >= b.reset) ? a : b
+  return { ...tighter, allowed: a.allowed && b.allowed }
+}

@@ -127,7 +127,7 @@ export const SendHttpLive = HttpApiBuilder.group(HeraldApi, "send", (handlers) =
           return yield* new RateLimitedError({
             type: "rate_limit_error",
             code: "rate_limit_exceeded",
-            message: `Too many requests: ${limits.ratePerMin} sends per minute for this key; the window resets at ${rate.reset}`
+            message: `Too many requests: ${limits.ratePerMin} sends per minute for this key and as many for all of its account's keys together; the window resets at ${rate.reset}`
           })
         }
 

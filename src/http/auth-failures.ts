@@ -1,0 +1,67 @@
+/**
+ * Failed authentications per client address, so that a stranger cannot try tokens as fast as the
+ * appliance answers (each try costs a digest and a database lookup: 2,000 wrong tokens took 1.9 s).
+ * Past `limit` failures in a window of WINDOW_MS, the address is refused until that window ends,
+ * before its token is even looked at (src/http/auth.ts).
+ *
+ * The addresses are the stranger's to choose, so the table is bounded: past MAX_ADDRESSES the
+ * address whose window opened longest ago is forgotten (a Map iterates in insertion order, and an
+ * address is re-inserted when its next window opens). IPv6 clients are counted by their /64, the
+ * block one subscriber usually holds, or a single host could rotate through its addresses.
+ * Each replica counts on its own: the table lives in the process, not in PostgreSQL — a failed
+ * lookup must not cost a write.
+ */
+import * as net from "node:net"
+
+export const WINDOW_MS = 60_000
+/** Far more addresses than fail at once in any honest minute; about 100 bytes each. */
+export const MAX_ADDRESSES = 10_000
+
+interface Failures {
+  readonly windowStart: number
+  count: number
+}
+
+/** The part of an address one client holds: an IPv4 address, or an IPv6 address's /64. */
+export const clientOf = (address: string): string => {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
+  if (mapped !== null) return mapped[1]!
+  const bare = address.split("%")[0]!
+  if (!net.isIPv6(bare)) return address
+  const [head = "", tail] = bare.split("::")
+  const groups = (part: string | undefined) =>
+    part === undefined || part === "" ? [] : part.split(":").flatMap((g) => (g.includes(".") ? ["0", "0"] : [g]))
+  const before = groups(head)
+  const after = groups(tail)
+  const zeros = Array<string>(8 - before.length - after.length).fill("0")
+  const all = tail === undefined ? before : [...before, ...zeros, ...after]
+  return `${all.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(":")}::/64`
+}
+
+export const makeAuthFailures = (limit: number, maxAddresses = MAX_ADDRESSES) => {
+  const table = new Map<string, Failures>()
+  const current = (client: string, now: number): Failures | undefined => {
+    const entry = table.get(client)
+    if (entry === undefined || now - entry.windowStart < WINDOW_MS) return entry
+    table.delete(client)
+    return undefined
+  }
+  return {
+    /** When `address` may try again (ms since the epoch), or undefined when it may now. */
+    refusedUntil: (address: string, now: number): number | undefined => {
+      const entry = current(clientOf(address), now)
+      return entry !== undefined && entry.count >= limit ? entry.windowStart + WINDOW_MS : undefined
+    },
+    record: (address: string, now: number): void => {
+      const client = clientOf(address)
+      const entry = current(client, now)
+      if (entry !== undefined) {
+        entry.count += 1
+        return
+      }
+      if (table.size >= maxAddresses) table.delete(table.keys().next().value!)
+      table.set(client, { windowStart: now, count: 1 })
+    },
+    size: () => table.size
+  }
+}

@@ -88,6 +88,7 @@ describe("embedded PostgreSQL roles", () => {
       })
     } finally {
       await cluster.stop()
+      fs.rmSync(dir, { recursive: true, force: true })
     }
   }, 120_000)
 
@@ -115,6 +116,7 @@ describe("embedded PostgreSQL roles", () => {
       await expectLockedDown(dir, again)
     } finally {
       await again.stop()
+      fs.rmSync(dir, { recursive: true, force: true })
     }
   }, 180_000)
 })

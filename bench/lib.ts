@@ -24,7 +24,7 @@ export const benchPostgres = async () => {
   const scope = Effect.runSync(Scope.make())
   const cluster = await Effect.runPromise(startEmbeddedPostgres(dir).pipe(Scope.extend(scope)))
   return {
-    adminUrl: cluster.url.replace(/\/herald$/, "/postgres"),
+    adminUrl: cluster.adminUrl,
     stop: async () => {
       await Effect.runPromise(Scope.close(scope, Exit.void))
       fs.rmSync(dir, { recursive: true, force: true })

@@ -11,6 +11,9 @@
  * its `postmaster.pid` still names it; a later start stops that orphan (`pg_ctl stop -m fast`)
  * or removes a stale pid file, then starts a fresh postmaster (see inspectExistingCluster).
  *
+ * Roles and passwords: see embedded-roles.ts (random passwords in 0600 files, the appliance as an
+ * ordinary role owning its database, clusters on the old fixed password switched at start).
+ *
  * Root: PostgreSQL refuses to run as root, so as root the cluster runs as the `postgres` user
  * (created when missing), the data directory is handed to that user, and private parent
  * directories are made traversable for it (see run-as.ts).
@@ -21,6 +24,9 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Data, Effect, Option, Scope } from "effect"
+import {
+  APP_DATABASE, APP_ROLE, clusterUrl, provisionRoles, readOrCreateSecret, secretFiles, SUPERUSER
+} from "./embedded-roles.ts"
 import { resolveRunAs, type RunAs } from "./run-as.ts"
 
 export class EmbeddedPostgresError extends Data.TaggedError("EmbeddedPostgresError")<{
@@ -35,7 +41,10 @@ interface Binaries {
 }
 
 export interface EmbeddedCluster {
+  /** Database `herald` as the appliance's own role (not a superuser). */
   readonly url: string
+  /** Database `postgres` as the superuser: for creating databases (the tests'), never the appliance. */
+  readonly adminUrl: string
   readonly port: number
 }
 
@@ -179,13 +188,21 @@ export const startEmbeddedPostgres = (
     const runAs = yield* resolveRunAs(clusterDir).pipe(
       Effect.mapError((e) => new EmbeddedPostgresError({ message: e.message, cause: e.cause }))
     )
-    const password = "herald"
+    const secrets = yield* Effect.try({
+      try: () => {
+        const files = secretFiles(dataDir)
+        return { superuser: readOrCreateSecret(files.superuser), app: readOrCreateSecret(files.app) }
+      },
+      catch: (cause) => new EmbeddedPostgresError({ message: `HERALD_DATA_DIR: cannot keep the database passwords in ${dataDir}`, cause })
+    })
     if (!fs.existsSync(path.join(clusterDir, "PG_VERSION"))) {
       yield* Effect.logInfo("initialising the embedded PostgreSQL cluster").pipe(Effect.annotateLogs("dir", clusterDir))
+      // initdb reads the password from a file: owner-only, and owned by the user initdb runs as.
       const pwFile = path.join(os.tmpdir(), `herald-pw-${process.pid}-${Date.now()}`)
-      fs.writeFileSync(pwFile, `${password}\n`, { mode: 0o644 })
+      fs.writeFileSync(pwFile, `${secrets.superuser}\n`, { mode: 0o600 })
+      if (runAs.uid !== undefined && runAs.gid !== undefined) fs.chownSync(pwFile, runAs.uid, runAs.gid)
       yield* run(bin.initdb, [
-        `--pgdata=${clusterDir}`, "--auth=scram-sha-256", "--username=herald", `--pwfile=${pwFile}`,
+        `--pgdata=${clusterDir}`, "--auth=scram-sha-256", `--username=${SUPERUSER}`, `--pwfile=${pwFile}`,
         "--encoding=UTF8", "--locale=C"
       ], runAs).pipe(Effect.ensuring(Effect.sync(() => fs.rmSync(pwFile, { force: true }))))
     }
@@ -198,30 +215,26 @@ export const startEmbeddedPostgres = (
       yield* Effect.acquireRelease(startPostmaster(bin, clusterDir, port, runAs), (child) =>
         stopPostmaster(child).pipe(Effect.zipRight(Effect.logInfo("embedded PostgreSQL stopped"))))
     }
-    const adminUrl = `postgres://herald:${password}@127.0.0.1:${port}/postgres`
-    yield* ensureDatabase(adminUrl, "herald")
+    const provisioned = yield* Effect.tryPromise({
+      try: () => provisionRoles(port, secrets.superuser, secrets.app),
+      catch: (cause) =>
+        new EmbeddedPostgresError({
+          message: `cannot set up the roles of the embedded PostgreSQL: ${cause instanceof Error ? cause.message : String(cause)}`,
+          cause
+        })
+    })
+    if (provisioned.switched) {
+      yield* Effect.logWarning("the embedded PostgreSQL's superuser had the old fixed password: switched to a random one")
+        .pipe(Effect.annotateLogs("file", secretFiles(dataDir).superuser))
+    }
+    if (provisioned.handedOver) {
+      yield* Effect.logWarning("the herald database passed from the superuser to the appliance's own role")
+        .pipe(Effect.annotateLogs("role", APP_ROLE))
+    }
     yield* Effect.logInfo("embedded PostgreSQL ready").pipe(Effect.annotateLogs("port", port))
-    return { url: `postgres://herald:${password}@127.0.0.1:${port}/herald`, port }
-  })
-
-/** Creates `name` when it does not exist (first start). */
-export const ensureDatabase = (adminUrl: string, name: string) =>
-  Effect.tryPromise({
-    try: async () => {
-      const { default: pg } = await import("pg")
-      const client = new pg.Client({ connectionString: adminUrl })
-      await client.connect()
-      try {
-        const found = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name])
-        if (found.rowCount === 0) {
-          // Two processes may both see it missing; the loser's duplicate_database (42P04) is fine.
-          await client.query(`CREATE DATABASE "${name.replaceAll("\"", "\"\"")}"`).catch((e: { code?: string }) => {
-            if (e.code !== "42P04") throw e
-          })
-        }
-      } finally {
-        await client.end()
-      }
-    },
-    catch: (cause) => new EmbeddedPostgresError({ message: `cannot create database ${name}`, cause })
+    return {
+      url: clusterUrl(APP_ROLE, secrets.app, port, APP_DATABASE),
+      adminUrl: clusterUrl(SUPERUSER, secrets.superuser, port, "postgres"),
+      port
+    }
   })

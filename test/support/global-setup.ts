@@ -27,7 +27,7 @@ export default async function setup(project: TestProject) {
   const cluster = await Effect.runPromise(
     startEmbeddedPostgres(dir).pipe(Scope.extend(scope), Effect.withLogSpan("test-postgres"))
   )
-  project.provide("databaseAdminUrl", cluster.url.replace(/\/herald$/, "/postgres"))
+  project.provide("databaseAdminUrl", cluster.adminUrl)
   return async () => {
     await Effect.runPromise(Scope.close(scope, Exit.void))
     fs.rmSync(dir, { recursive: true, force: true })

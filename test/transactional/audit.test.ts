@@ -1,6 +1,7 @@
 /** GET /v1/mail/audit: one item per recipient delivery, filters, ordering, CSV, and who sees what. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Appliance, startAppliance } from "../support/appliance.ts"
+import { seedDeliveries, seededRecipient, seededReply, seededState, seededSubject } from "../support/audit-seed.ts"
 import { query } from "../support/database.ts"
 import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
 import { newSender, type Sender, sendBody } from "../support/sending.ts"
@@ -114,5 +115,70 @@ describe("GET /v1/mail/audit", () => {
     expect(refused.status).toBe(403)
     const admin = await app.request("GET", `/v1/mail/audit?client_id=${other.accountId}`)
     expect(admin.json.total).toBe(1)
+  })
+})
+
+describe("GET /v1/mail/audit?format=csv", () => {
+  const COUNT = 2_500
+  const BASE = new Date("2024-01-01T00:00:00.000Z")
+  const TAG = "bulk"
+  let bulk: Sender
+  const at = (i: number) => new Date(BASE.getTime() + i * 1000).toISOString()
+  const eventOf = (i: number) => ({ queued: "queued", deferred: "queued", sent: "sent", bounced: "failed", failed: "failed" })[seededState(i)]
+  /** Row i's CSV line as the export must write it (columns and quoting of the spec's CSV). */
+  const line = (i: number) => {
+    const reply = seededReply(i)
+    return [
+      at(i), eventOf(i), seededRecipient(i), seededSubject(i), "hello@seed.example", `msg_${TAG}${i}`, `req_${TAG}${i}`,
+      bulk.keyId, i % 5 === 0 ? "0" : "1", reply === null ? "" : "550", reply === null ? "" : "5.1.1",
+      reply === null ? "" : `"'${reply.replaceAll("\"", "\"\"")}"`, at(i)
+    ].join(",")
+  }
+  const csv = async (params: string) => {
+    const res = await audit(`?format=csv${params}`, bulk.token)
+    expect(res.status).toBe(200)
+    expect(res.headers.get("content-type")).toContain("text/csv")
+    expect(res.text.endsWith("\r\n")).toBe(true)
+    const [header, ...rows] = res.text.slice(0, -2).split("\r\n")
+    expect(header).toBe("ts,event,recipient,subject,from,message_id,request_id,app,attempts,smtp_code,smtp_status,smtp_reply,updated_at")
+    return { res, rows }
+  }
+
+  beforeAll(async () => {
+    bulk = await newSender(app, dns, { packageId: "growth" })
+    await seedDeliveries(app.databaseUrl, { accountId: bulk.accountId, keyId: bulk.keyId, count: COUNT, tag: TAG, base: BASE })
+  })
+
+  it("streams every row of a large account in order, across many cursor batches", async () => {
+    const { res, rows } = await csv("")
+    // Streamed (chunked), not one string built and sized up front.
+    expect(res.headers.get("content-length")).toBeNull()
+    expect(rows).toHaveLength(COUNT)
+    expect(rows).toEqual(Array.from({ length: COUNT }, (_, k) => line(COUNT - 1 - k)))
+  })
+
+  it("applies every filter and the sort, ignoring limit and offset", async () => {
+    const params = `&event=sent,failed&search=INVOICE&from=${at(100)}&to=${at(2_399)}` +
+      "&sort_by=recipient&sort_dir=asc&limit=1&offset=5"
+    const { rows } = await csv(params)
+    const expected = Array.from({ length: COUNT }, (_, i) => i)
+      .filter((i) => i >= 100 && i <= 2_399 && i % 2 === 0 && ["sent", "bounced", "failed"].includes(seededState(i)))
+    expect(expected.length).toBeGreaterThan(600)
+    expect(rows).toEqual(expected.map(line))
+    const json = await audit(`?${params.slice(1)}`, bulk.token)
+    expect(json.json.total).toBe(expected.length)
+  })
+
+  it("writes a planted formula (diagnostic or subject) as text, prefixed with a quote", async () => {
+    const { rows } = await csv("&event=failed&sort_dir=asc")
+    const bounced = rows.find((r) => r.includes(seededRecipient(3)))
+    expect(bounced).toContain(`"'=HYPERLINK(""http://evil.test/3"")"`)
+    const planter = await newSender(app, dns, { packageId: "growth" })
+    const subject = "=cmd|' /C calc'!A0"
+    const sent = await app.request("POST", "/v1/mail/send", { token: planter.token, body: sendBody(planter, "victim@example.org", { subject }) })
+    expect(sent.status).toBe(202)
+    const res = await audit("?format=csv", planter.token)
+    const [, row] = res.text.split("\r\n")
+    expect(row!.split(",")[3]).toBe(`'${subject}`)
   })
 })

@@ -3,8 +3,8 @@
  * vocabulary: queued (accepted, not yet delivered — deferrals included, with the last reply),
  * sent (the recipient's MX accepted it), failed (bounced, rejected or expired, with the reason).
  */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { SqlClient, type SqlError } from "@effect/sql"
+import { Effect, Stream } from "effect"
 
 export type AuditEvent = "queued" | "sent" | "failed"
 export const AUDIT_EVENTS: ReadonlyArray<AuditEvent> = ["queued", "sent", "failed"]
@@ -27,8 +27,6 @@ export interface AuditQuery {
   readonly search?: string | undefined
   readonly sortBy: SortColumn
   readonly sortDir: "asc" | "desc"
-  /** undefined = every row (CSV export). */
-  readonly page?: { readonly limit: number; readonly offset: number } | undefined
 }
 
 export interface AuditItem {
@@ -88,29 +86,45 @@ export class AuditLog extends Effect.Service<AuditLog>()("herald/AuditLog", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const search = (q: AuditQuery) =>
-      Effect.gen(function*() {
-        if (q.keyIds.length === 0) return { total: 0, items: [] as Array<AuditItem> }
-        const states = (q.events.length === 0 ? AUDIT_EVENTS : q.events).flatMap((e) => STATES[e])
-        const pattern = q.search === undefined ? undefined : `%${q.search.replace(/[\\%_]/g, "\\$&")}%`
-        const where = sql.and([
-          sql`d.key_id IN ${sql.in(q.keyIds)}`,
-          sql`d.state IN ${sql.in(states)}`,
-          ...(q.from === undefined ? [] : [sql`d.created_at >= ${q.from}`]),
-          ...(q.to === undefined ? [] : [sql`d.created_at <= ${q.to}`]),
-          ...(pattern === undefined ? [] : [sql`(d.recipient ILIKE ${pattern} OR m.subject ILIKE ${pattern})`])
-        ])
-        const order = sql.literal(`${SORT_COLUMNS[q.sortBy]} ${q.sortDir === "asc" ? "ASC" : "DESC"}, d.id ${q.sortDir === "asc" ? "ASC" : "DESC"}`)
-        const [count] = yield* sql<{ total: string }>`
-          SELECT count(*) AS total FROM deliveries d JOIN messages m ON m.id = d.message_id WHERE ${where}`
-        const paging = q.page === undefined ? sql.literal("") : sql`LIMIT ${q.page.limit} OFFSET ${q.page.offset}`
-        const rows = yield* sql<Row>`
-          SELECT d.id, d.created_at, d.updated_at, d.state, d.recipient, m.subject, m.from_email, d.message_id,
+    const conditions = (q: AuditQuery) => {
+      const states = (q.events.length === 0 ? AUDIT_EVENTS : q.events).flatMap((e) => STATES[e])
+      const pattern = q.search === undefined ? undefined : `%${q.search.replace(/[\\%_]/g, "\\$&")}%`
+      return sql.and([
+        sql`d.key_id IN ${sql.in(q.keyIds)}`,
+        sql`d.state IN ${sql.in(states)}`,
+        ...(q.from === undefined ? [] : [sql`d.created_at >= ${q.from}`]),
+        ...(q.to === undefined ? [] : [sql`d.created_at <= ${q.to}`]),
+        ...(pattern === undefined ? [] : [sql`(d.recipient ILIKE ${pattern} OR m.subject ILIKE ${pattern})`])
+      ])
+    }
+
+    const ordering = (q: AuditQuery) =>
+      sql.literal(`${SORT_COLUMNS[q.sortBy]} ${q.sortDir === "asc" ? "ASC" : "DESC"}, d.id ${q.sortDir === "asc" ? "ASC" : "DESC"}`)
+
+    const select = (q: AuditQuery) =>
+      sql<Row>`SELECT d.id, d.created_at, d.updated_at, d.state, d.recipient, m.subject, m.from_email, d.message_id,
             m.request_id, d.key_id, d.attempts, d.last_code, d.last_status, d.last_reply
           FROM deliveries d JOIN messages m ON m.id = d.message_id
-          WHERE ${where} ORDER BY ${order} ${paging}`
+          WHERE ${conditions(q)} ORDER BY ${ordering(q)}`
+
+    /** One page of the matching deliveries, and how many match in all. */
+    const search = (q: AuditQuery, page: { readonly limit: number; readonly offset: number }) =>
+      Effect.gen(function*() {
+        if (q.keyIds.length === 0) return { total: 0, items: [] as Array<AuditItem> }
+        const [count] = yield* sql<{ total: string }>`
+          SELECT count(*) AS total FROM deliveries d JOIN messages m ON m.id = d.message_id WHERE ${conditions(q)}`
+        const rows = yield* sql<Row>`${select(q)} LIMIT ${page.limit} OFFSET ${page.offset}`
         return { total: Number(count?.total ?? 0), items: rows.map(item) }
       })
+
+    /**
+     * Every matching delivery, in the same order, read through a server-side cursor a batch at a
+     * time (the CSV export): memory stays bounded whatever the account's size, the response's
+     * backpressure pauses the reads, and the one statement sees one snapshot (no row twice or
+     * missed while deliveries change state). Holds one pooled connection until the stream ends.
+     */
+    const stream = (q: AuditQuery): Stream.Stream<AuditItem, SqlError.SqlError> =>
+      q.keyIds.length === 0 ? Stream.empty : select(q).stream.pipe(Stream.map(item))
 
     /** Every key of an account (revoked ones too: their deliveries stay in the log). */
     const keysOfAccount = (accountId: string) =>
@@ -118,6 +132,6 @@ export class AuditLog extends Effect.Service<AuditLog>()("herald/AuditLog", {
         Effect.map((rows) => rows.map((r) => r.id))
       )
 
-    return { search, keysOfAccount } as const
+    return { search, stream, keysOfAccount } as const
   })
 }) {}

@@ -1,12 +1,12 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import { Chunk, Effect, Stream } from "effect"
 import { CurrentKey } from "../../http/auth.ts"
 import { HeraldApi } from "../../http/api.ts"
 import { forbidden } from "../../http/errors.ts"
-import { toCsv } from "../../lib/csv.ts"
+import { csvHeader, csvRow } from "../../lib/csv.ts"
 import { type AuditEvent, type AuditItem, AuditLog } from "./AuditLog.ts"
 
-const CSV_COLUMNS: ReadonlyArray<keyof AuditItem> = [
+const CSV_COLUMNS: ReadonlyArray<keyof AuditItem & string> = [
   "ts", "event", "recipient", "subject", "from", "message_id", "request_id", "app", "attempts",
   "smtp_code", "smtp_status", "smtp_reply", "updated_at"
 ]
@@ -33,10 +33,17 @@ export const AuditHttpLive = HttpApiBuilder.group(HeraldApi, "audit", (handlers)
           sortDir: p.sort_dir
         }
         if (p.format === "csv") {
-          const all = yield* audit.search(query)
-          return HttpServerResponse.text(toCsv(CSV_COLUMNS, all.items), { contentType: "text/csv; charset=utf-8" })
+          // Streamed from a cursor, one encoded piece per batch of rows: an account's whole log
+          // (hundreds of thousands of deliveries) never sits in memory at once.
+          const encoder = new TextEncoder()
+          const lines = audit.stream(query).pipe(
+            Stream.mapChunks((rows) => Chunk.of(Chunk.join(Chunk.map(rows, (row) => csvRow(CSV_COLUMNS, row)), ""))),
+            Stream.prepend(Chunk.of(csvHeader(CSV_COLUMNS))),
+            Stream.map((text) => encoder.encode(text))
+          )
+          return HttpServerResponse.stream(lines, { contentType: "text/csv; charset=utf-8" })
         }
-        const page = yield* audit.search({ ...query, page: { limit: p.limit, offset: p.offset } })
+        const page = yield* audit.search(query, { limit: p.limit, offset: p.offset })
         return { total: page.total, limit: p.limit, offset: p.offset, items: page.items }
       }).pipe(Effect.catchTag("SqlError", Effect.die)))
   }))

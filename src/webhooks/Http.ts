@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
+import { WebhookTest } from "../events/schema.ts"
 import { CurrentKey } from "../http/auth.ts"
 import { HeraldApi } from "../http/api.ts"
 import { conflict, forbidden, notFound } from "../http/errors.ts"
@@ -87,7 +88,7 @@ export const WebhooksHttpLive = HttpApiBuilder.group(HeraldApi, "webhooks", (han
           const me = yield* CurrentKey
           const key = yield* ownKey(path.id)
           if (key.webhook_url === null) return yield* Effect.fail(conflict(`Key ${path.id} has no webhook_url`))
-          const queued = yield* store.enqueue(path.id, me.accountId, "webhook.test", { message: "Test event from Herald" }, yield* now)
+          const queued = yield* store.enqueue(path.id, me.accountId, WebhookTest.make({ message: "Test event from Herald" }), yield* now)
           yield* signal.wake("herald_events")
           return { event_id: queued.eventId, delivery_id: queued.deliveryId, status: "pending" as const, webhook_url: key.webhook_url }
         }).pipe(Effect.catchTags(ownership)))

@@ -9,6 +9,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { outboxRow } from "../events/outbox.ts"
+import type { HeraldEvent } from "../events/schema.ts"
 import { newId } from "../lib/ids.ts"
 import type { AttemptResult } from "./post.ts"
 
@@ -155,8 +157,9 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("herald/Webhook
      * An event written to the outbox and fanned out to the key's endpoint in one statement (the
      * webhook.test event): the dispatcher delivers it like any other.
      */
-    const enqueue = (keyId: string, accountId: string, event: string, fields: Record<string, unknown>, now: Date) =>
+    const enqueue = (keyId: string, accountId: string, emitted: HeraldEvent, now: Date) =>
       Effect.gen(function*() {
+        const { event, payload: fields } = outboxRow(emitted)
         const eventId = newId("evt")
         const deliveryId = newId("whd")
         yield* sql`

@@ -6,7 +6,8 @@
  */
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { emitEvent } from "../../src/lib/outbox.ts"
+import { emitEvent } from "../../src/events/outbox.ts"
+import { EmailSent } from "../../src/events/schema.ts"
 import { Accounts } from "../../src/platform/accounts/Accounts.ts"
 import { ApiKeys } from "../../src/platform/keys/ApiKeys.ts"
 import { WebhookStore } from "../../src/webhooks/WebhookStore.ts"
@@ -31,7 +32,7 @@ describe("the fan-out", () => {
       let i = 0
       for (const [keyId, n] of plan) {
         for (let k = 0; k < n; k++) {
-          yield* emitEvent({ accountId: account.id, keyId, event: "email.sent", payload: FIELDS, at: new Date(START + 1000 * i++) })
+          yield* emitEvent({ accountId: account.id, keyId, event: EmailSent.make(FIELDS), at: new Date(START + 1000 * i++) })
         }
       }
       return { fast: fast!.id, backlogged: backlogged!.id, silent: silent!.id }

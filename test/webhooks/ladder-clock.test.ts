@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, TestClock } from "effect"
-import { emitEvent } from "../../src/lib/outbox.ts"
+import { emitEvent } from "../../src/events/outbox.ts"
+import { EmailSent } from "../../src/events/schema.ts"
 import { Accounts } from "../../src/platform/accounts/Accounts.ts"
 import { ApiKeys } from "../../src/platform/keys/ApiKeys.ts"
 import { DispatcherLive } from "../../src/webhooks/Dispatcher.ts"
@@ -58,8 +59,8 @@ describe("the webhook dispatcher on TestClock", () => {
         const key = yield* keys.create(account.id, "hooks")
         yield* keys.setWebhook(key.id, receiver.url(), secret)
         yield* emitEvent({
-          accountId: account.id, keyId: key.id, event: "email.sent", at: new Date(START),
-          payload: { request_id: "req_ladder", to: ["someone@example.org"], subject: "Hi", message_id: "msg_ladder" }
+          accountId: account.id, keyId: key.id, at: new Date(START),
+          event: EmailSent.make({ request_id: "req_ladder", to: ["someone@example.org"], subject: "Hi", message_id: "msg_ladder" })
         })
       }).pipe(Effect.provide(services), Effect.scoped)
 

@@ -16,7 +16,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { emitEvent } from "../../lib/outbox.ts"
+import { emitEvent } from "../../events/outbox.ts"
+import { EmailBounced } from "../../events/schema.ts"
 import { suppressesAddress } from "../../mta/classify.ts"
 import { suppressAutomatically } from "../../platform/suppressions/suppress.ts"
 import type { InboundSettings } from "../InboundConfig.ts"
@@ -79,8 +80,7 @@ const applyOne = (d: DeliveryRef, r: BouncedRecipient, ctx: BounceContext) =>
     yield* emitEvent({
       accountId: d.account_id,
       keyId: d.key_id,
-      event: "email.bounced",
-      payload: { recipient: d.recipient, status: r.status, category: r.class, diagnostic: r.diagnostic, message_id: d.message_id },
+      event: EmailBounced.make({ recipient: d.recipient, status: r.status, category: r.class, diagnostic: r.diagnostic, message_id: d.message_id }),
       at: ctx.now
     })
     if (r.class === "hard" && suppressesAddress(r.status, r.diagnostic ?? "")) {

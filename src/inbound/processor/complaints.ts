@@ -12,7 +12,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { emitEvent } from "../../lib/outbox.ts"
+import { emitEvent } from "../../events/outbox.ts"
+import { EmailComplained } from "../../events/schema.ts"
 import { suppressAutomatically } from "../../platform/suppressions/suppress.ts"
 import { isComplaintFeedback, isOptOut } from "../parse/complaint.ts"
 import type { ComplaintReport } from "../parse/types.ts"
@@ -57,8 +58,7 @@ export const applyComplaint = (report: ComplaintReport, deliveries: ReadonlyArra
         yield* emitEvent({
           accountId: d.account_id,
           keyId: d.key_id,
-          event: "email.complained",
-          payload: { email: d.recipient, isp: report.isp, subject: report.original.subject ?? d.subject },
+          event: EmailComplained.make({ email: d.recipient, isp: report.isp, subject: report.original.subject ?? d.subject }),
           at: ctx.now
         })
       } else if (isOptOut(report.feedback_type)) {

@@ -17,7 +17,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { emitEvent } from "../../lib/outbox.ts"
+import { emitEvent } from "../../events/outbox.ts"
+import { DmarcAlignmentFailure } from "../../events/schema.ts"
 import type { InboundSettings } from "../InboundConfig.ts"
 import type { DmarcReport } from "../parse/types.ts"
 
@@ -94,17 +95,17 @@ const alertIfFailing = (accountId: string, domain: string, report: DmarcReport, 
       WHERE r.account_id = ${accountId} AND r.domain = ${domain} AND r.date_end > ${from} AND r.date_end <= ${report.date_end}
         AND coalesce(c.dkim, '') <> 'pass' AND coalesce(c.spf, '') <> 'pass'
       GROUP BY c.source_ip ORDER BY count DESC, c.source_ip LIMIT 5`
-    const payload = {
+    const event = DmarcAlignmentFailure.make({
       domain,
       fail_rate: Math.round(failRate * 10_000) / 10_000,
       volume,
       policy_p: report.policy_p,
       window_days: ctx.settings.dmarcWindowDays,
       top_failing_sources: sources.map((s) => ({ source_ip: s.source_ip, count: s.count }))
-    }
+    })
     const keys = yield* sql<{ id: string }>`
       SELECT id FROM api_keys WHERE account_id = ${accountId} AND revoked_at IS NULL AND webhook_url IS NOT NULL`
     for (const key of keys) {
-      yield* emitEvent({ accountId, keyId: key.id, event: "dmarc.alignment_failure", payload, at: ctx.now })
+      yield* emitEvent({ accountId, keyId: key.id, event, at: ctx.now })
     }
   })

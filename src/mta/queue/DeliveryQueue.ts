@@ -17,6 +17,8 @@
  * expiry. `attempts` counts attempts that reached an outcome, as before.
  */
 import { SqlClient } from "@effect/sql"
+import { outboxRow } from "../../events/outbox.ts"
+import { type DeliveryFacts, outcomeEvent } from "../../events/outcomes.ts"
 import { Effect } from "effect"
 import { newId } from "../../lib/ids.ts"
 import { suppressAutomatically } from "../../platform/suppressions/suppress.ts"
@@ -80,22 +82,18 @@ export interface Completion {
   readonly now: Date
 }
 
-/** The event an outcome emits (its outbox row), if any: a deferral emits none. */
+/**
+ * The event an outcome emits (its outbox row), if any: a deferral emits none, and what the others
+ * emit depends on the message's origin (src/events/outcomes.ts). Every message is transactional
+ * until the stored message carries its origin.
+ */
 const eventOf = ({ d, m, outcome }: Completion): { readonly event: string; readonly payload: Record<string, unknown> } | null => {
-  const common = { request_id: m.request_id, to: [d.recipient], subject: m.subject, message_id: m.id }
-  switch (outcome._tag) {
-    case "sent":
-      return { event: "email.sent", payload: common }
-    case "failed":
-      return { event: "email.failed", payload: { ...common, error: outcome.reply } }
-    case "bounced":
-      return {
-        event: "email.bounced",
-        payload: { recipient: d.recipient, status: outcome.status, category: outcome.category, diagnostic: outcome.reply, message_id: m.id }
-      }
-    case "deferred":
-      return null
-  }
+  if (outcome._tag === "deferred") return null
+  const facts: DeliveryFacts = { origin: "transactional", request_id: m.request_id, recipient: d.recipient, subject: m.subject, message_id: m.id }
+  const event = outcomeEvent(facts, outcome._tag === "bounced"
+    ? { _tag: "bounced", status: outcome.status, category: outcome.category, diagnostic: outcome.reply }
+    : outcome._tag === "failed" ? { _tag: "failed", error: outcome.reply } : { _tag: "sent" })
+  return event === null ? null : outboxRow(event)
 }
 
 /** A completion as one row of the statement's JSON recordset (times as ISO strings). */

@@ -7,7 +7,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Option } from "effect"
-import { emitEvent } from "../../lib/outbox.ts"
+import { emitEvent } from "../../events/outbox.ts"
+import { EmailFailed } from "../../events/schema.ts"
 import { AccountLimits } from "../../platform/usage/AccountLimits.ts"
 import { reserveQuota } from "../../platform/usage/Quota.ts"
 import { Accept, type CanonicalRequest, recipientsOf } from "../accept.ts"
@@ -93,14 +94,13 @@ export class ScheduledSends extends Effect.Service<ScheduledSends>()("herald/Sch
             yield* emitEvent({
               accountId: row.account_id,
               keyId: row.key_id,
-              event: "email.failed",
-              payload: {
+              event: EmailFailed.make({
                 request_id: row.request_id,
                 to: [recipient.email],
                 subject: p.subject ?? row.request.subject,
                 message_id: row.message_id,
                 error: `scheduled send discarded: ${reason}`
-              },
+              }),
               at: now
             })
           }

@@ -7,13 +7,14 @@ import * as net from "node:net"
  * and the server binding it, and each vitest worker has a slice of its own, so two workers never
  * hand out the same port. (A port from listen(0), closed and handed on, was free only for a
  * moment: an appliance once failed to bind it while another test's appliance, on the same port,
- * answered its health check.)
+ * answered its health check.) Within its slice a process starts at a place of its own (from its
+ * pid), so two test runs on one machine — two checkouts, a bench beside the suite — rarely meet.
  */
 const PORTS_FROM = 20_000
 const PORTS_PER_WORKER = 1_500
 const WORKER_SLICES = 8
 const worker = Number(process.env["VITEST_POOL_ID"] ?? 0) % WORKER_SLICES
-let nextPort = 0
+let nextPort = (process.pid * 7_919) % PORTS_PER_WORKER
 
 const bindable = (port: number): Promise<boolean> =>
   new Promise((resolve) => {

@@ -106,7 +106,7 @@ describe("worker pool", () => {
   it("replaces a worker that runs out of its heap limit, not the process", async () => {
     await withPool(options({ size: 1, maxMemoryMb: 32 }), async (pool) => {
       await run(pool, "echo:ready")
-      expect(await failure(pool, "oom")).toMatchObject({ reason: "crashed", message: expect.stringContaining("memory") })
+      expect(await failure(pool, "oom")).toMatchObject({ reason: "memory", message: expect.stringContaining("memory") })
       expect((await run(pool, "echo:after")).text).toBe("after")
     })
   })

@@ -11,7 +11,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect, Option, Queue } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { newId } from "../../lib/ids.ts"
-import { QueueSignal } from "../../mta/queue/QueueSignal.ts"
+import { QueueSignal } from "../../db/QueueSignal.ts"
 import { type CachedKey, makeKeyCache } from "./key-cache.ts"
 import { generateToken, hashToken, tokenHint } from "./tokens.ts"
 

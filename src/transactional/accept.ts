@@ -20,6 +20,7 @@ import { QueueSignal } from "../db/QueueSignal.ts"
 import { hashBody, Idempotency } from "./Idempotency.ts"
 import { type PlannedItem, planItems, type Recipient } from "./plan-items.ts"
 import { type QueuedMessage, QueueWriter, writeQueue } from "./queue-writer.ts"
+import { schedule } from "./scheduled/schedule.ts"
 import type { SenderFacts } from "./send-context.ts"
 
 export interface Address {
@@ -211,10 +212,16 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
           now: input.now
         }
         const rows: Effect.Effect<void, SqlError, SqlClient.SqlClient> = scheduled
-          ? sql`
-              INSERT INTO scheduled_sends (id, account_id, key_id, request_id, message_id, request, send_at, created_at)
-              VALUES (${response.id!}, ${input.accountId}, ${input.keyId}, ${input.requestId}, ${messages[0]!.messageId},
-                ${JSON.stringify(input.request)}::jsonb, ${new Date(input.request.send_at!)}, ${input.now})`.pipe(Effect.asVoid)
+          ? schedule({
+            id: response.id!,
+            accountId: input.accountId,
+            keyId: input.keyId,
+            requestId: input.requestId,
+            messageId: messages[0]!.messageId,
+            request: input.request,
+            sendAt: new Date(input.request.send_at!),
+            now: input.now
+          })
           : Effect.asVoid(writeQueue(context, messages))
         // Without an Idempotency-Key the queue rows are one statement with those of the sends that
         // arrived together (QueueWriter's group commit), the 202 after the commit that holds them.

@@ -1,7 +1,8 @@
 /**
  * API keys: creation (token shown once), lookup by token digest, listing, renaming, revocation.
  * A key belongs to one account; the key id is the spec's `app`. Lookups go through a short-lived
- * cache that every key change empties (key-cache.ts).
+ * cache that every key change empties (key-cache.ts). A key's webhook URL and secret are set by
+ * src/webhooks/WebhookEndpoints.ts, the one writer of those two columns.
  *
  * An account has at most HERALD_MAX_KEYS_PER_ACCOUNT active keys: each key is a rate window, a
  * webhook endpoint and a row every lookup may read, so a key holder must not make them without end.
@@ -186,10 +187,6 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
         return { id, label }
       })
 
-    /** Stores webhook settings given on PATCH; the webhook issue builds on these columns. */
-    const setWebhook = (id: string, url: string | null, secret: string | null) =>
-      sql`UPDATE api_keys SET webhook_url = ${url}, webhook_secret = ${secret} WHERE id = ${id}`
-
     const revoke = (accountId: string, id: string, now: Date) =>
       Effect.gen(function*() {
         yield* findOwned(accountId, id)
@@ -210,12 +207,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
         return { id, account_id: row.account_id, revoked_at: row.revoked_at.toISOString() }
       })
 
-    const webhookSecret = (id: string) =>
-      sql<{ webhook_secret: string | null }>`SELECT webhook_secret FROM api_keys WHERE id = ${id}`.pipe(
-        Effect.map((rows) => rows[0]?.webhook_secret ?? null)
-      )
-
-    return { authenticate, install, create, list, get, rename, setWebhook, webhookSecret, revoke, revokeById } as const
+    return { authenticate, install, create, list, get, rename, revoke, revokeById } as const
   }),
   // The same layer value as the appliance's own: one QueueSignal (layers are shared by reference).
   dependencies: [QueueSignal.Default]

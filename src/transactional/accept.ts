@@ -18,23 +18,12 @@ import { releaseQuota } from "../platform/usage/Quota.ts"
 import { QuotaReserver } from "../platform/usage/QuotaReserver.ts"
 import { QueueSignal } from "../db/QueueSignal.ts"
 import { hashBody, Idempotency } from "./Idempotency.ts"
-import { type PlannedItem, planItems, type Recipient } from "./plan-items.ts"
+import { planItems, type Recipient } from "./plan-items.ts"
 import { type QueuedMessage, QueueWriter, writeQueue } from "./queue-writer.ts"
 import { schedule } from "./scheduled/schedule.ts"
+import type { Address, Personalization } from "./request.ts"
 import type { SenderFacts } from "./send-context.ts"
-
-export interface Address {
-  readonly email: string
-  readonly name?: string | undefined
-}
-
-export interface Personalization {
-  readonly to: ReadonlyArray<Address>
-  readonly cc?: ReadonlyArray<Address> | undefined
-  readonly bcc?: ReadonlyArray<Address> | undefined
-  readonly subject?: string | undefined
-  readonly headers?: Readonly<Record<string, string>> | undefined
-}
+import type { SendItem, SendResponse } from "./send/Api.ts"
 
 /** What acceptance needs of the canonical send request (request.ts defines the whole of it). */
 export interface CanonicalRequest {
@@ -56,24 +45,6 @@ export interface AcceptInput {
   readonly maxRecipients: number
   /** The flat form's 202 adds a top-level `message_id` (its one item's). */
   readonly form?: "full" | "flat" | undefined
-}
-
-export interface SendItem {
-  readonly personalization_index: number
-  readonly status: PlannedItem["status"]
-  readonly message_id: string
-  readonly sandbox: boolean
-  readonly error?: string
-}
-
-export interface SendResponse {
-  readonly message: string
-  readonly app: string
-  readonly request_id: string
-  readonly sandbox: boolean
-  readonly items: ReadonlyArray<SendItem>
-  readonly id?: string
-  readonly message_id?: string
 }
 
 export class AccountSuspended extends Data.TaggedError("AccountSuspended")<{}> {}

@@ -13,6 +13,7 @@ import { Clock, Data, Effect, Option, Queue } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { newId } from "../../lib/ids.ts"
 import { QueueSignal } from "../../db/QueueSignal.ts"
+import type { CreatedKey, KeyView } from "./Api.ts"
 import { type CachedKey, makeKeyCache } from "./key-cache.ts"
 import { generateToken, hashToken, tokenHint } from "./tokens.ts"
 
@@ -23,22 +24,6 @@ export interface Principal {
   readonly keyId: string
   readonly accountId: string
   readonly isAdmin: boolean
-}
-
-export interface KeyView {
-  readonly id: string
-  readonly label: string
-  readonly token_hint: string
-  readonly webhook_url: string | null
-  readonly created_at: string
-  readonly last_used_at: string | null
-}
-
-export interface CreatedKey {
-  readonly id: string
-  readonly label: string
-  readonly token: string
-  readonly created_at: string
 }
 
 export class KeyNotFound extends Data.TaggedError("KeyNotFound")<{ readonly id: string }> {}

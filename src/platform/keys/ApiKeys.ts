@@ -192,7 +192,10 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
         return { id, account_id: row.account_id, revoked_at: row.revoked_at.toISOString() }
       })
 
-    return { authenticate, install, create, list, get, rename, revoke, revokeById } as const
+    /** Start-up's own key comes back when HERALD_BOOTSTRAP_KEY still names it (bootstrap.ts). */
+    const reinstate = (id: string) => Effect.asVoid(sql`UPDATE api_keys SET revoked_at = NULL WHERE id = ${id}`)
+
+    return { authenticate, install, create, list, get, rename, revoke, revokeById, reinstate } as const
   }),
   // The same layer value as the appliance's own: one QueueSignal (layers are shared by reference).
   dependencies: [QueueSignal.Default]

@@ -39,8 +39,9 @@ import { MtaConfigLive } from "./mta/MtaConfig.ts"
 import { DeliveryQueue } from "./mta/queue/DeliveryQueue.ts"
 import { VerpSecret } from "./mta/VerpSecret.ts"
 import { DmarcReports } from "./platform/dmarc/DmarcReports.ts"
-import { QueueSignal, RemoteWakeupsLive } from "./mta/queue/QueueSignal.ts"
+import { QueueSignal, RemoteWakeupsLive } from "./db/QueueSignal.ts"
 import { DispatcherLive } from "./webhooks/Dispatcher.ts"
+import { WebhookEndpoints } from "./webhooks/WebhookEndpoints.ts"
 import { WebhookSender } from "./webhooks/WebhookSender.ts"
 import { WebhookStore } from "./webhooks/WebhookStore.ts"
 import { InboundStore } from "./inbound/listener/InboundStore.ts"
@@ -76,7 +77,8 @@ const CoreServicesLive = Layer.mergeAll(
   DmarcReports.Default
 ).pipe(Layer.provideMerge(Dns.Default))
 
-export const ServicesLive = Layer.mergeAll(ScheduledSends.Default, Usage.Default, WebhookSender.Default, SendContext.Default).pipe(
+export const ServicesLive = WebhookEndpoints.Default.pipe(
+  Layer.provideMerge(Layer.mergeAll(ScheduledSends.Default, Usage.Default, WebhookSender.Default, SendContext.Default)),
   Layer.provideMerge(WebhookStore.Default),
   Layer.provideMerge(Accept.Default),
   Layer.provideMerge(CoreServicesLive),

@@ -15,7 +15,7 @@ import { Destinations } from "./Destinations.ts"
 import { makeMessageBudget } from "./message-budget.ts"
 import { MtaConfig } from "./MtaConfig.ts"
 import { type ClaimedDelivery, DeliveryQueue } from "./queue/DeliveryQueue.ts"
-import { QueueSignal } from "./queue/QueueSignal.ts"
+import { QueueSignal } from "../db/QueueSignal.ts"
 
 export const QUEUE_CHANNEL = "herald_queue"
 const POLL = Duration.seconds(1)

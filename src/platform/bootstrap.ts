@@ -58,7 +58,7 @@ export const bootstrap = Effect.gen(function*() {
       if (found !== undefined) {
         // The variable means "this token works": a bootstrap key revoked through the API comes back.
         if (found.revoked) {
-          yield* sql`UPDATE api_keys SET revoked_at = NULL WHERE id = ${found.id}`
+          yield* keys.reinstate(found.id)
           yield* Effect.logWarning("bootstrap key was revoked; reinstated (HERALD_BOOTSTRAP_KEY is set)").pipe(
             Effect.annotateLogs("key_id", found.id)
           )

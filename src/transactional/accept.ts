@@ -16,24 +16,14 @@ import { Suppressions } from "../platform/suppressions/Suppressions.ts"
 import type { Limits } from "../platform/usage/AccountLimits.ts"
 import { releaseQuota } from "../platform/usage/Quota.ts"
 import { QuotaReserver } from "../platform/usage/QuotaReserver.ts"
-import { QueueSignal } from "../mta/queue/QueueSignal.ts"
+import { QueueSignal } from "../db/QueueSignal.ts"
 import { hashBody, Idempotency } from "./Idempotency.ts"
-import { type PlannedItem, planItems, type Recipient } from "./plan-items.ts"
+import { planItems, type Recipient } from "./plan-items.ts"
 import { type QueuedMessage, QueueWriter, writeQueue } from "./queue-writer.ts"
+import { schedule } from "./scheduled/schedule.ts"
+import type { Address, Personalization } from "./request.ts"
 import type { SenderFacts } from "./send-context.ts"
-
-export interface Address {
-  readonly email: string
-  readonly name?: string | undefined
-}
-
-export interface Personalization {
-  readonly to: ReadonlyArray<Address>
-  readonly cc?: ReadonlyArray<Address> | undefined
-  readonly bcc?: ReadonlyArray<Address> | undefined
-  readonly subject?: string | undefined
-  readonly headers?: Readonly<Record<string, string>> | undefined
-}
+import type { SendItem, SendResponse } from "./send/Api.ts"
 
 /** What acceptance needs of the canonical send request (request.ts defines the whole of it). */
 export interface CanonicalRequest {
@@ -55,24 +45,6 @@ export interface AcceptInput {
   readonly maxRecipients: number
   /** The flat form's 202 adds a top-level `message_id` (its one item's). */
   readonly form?: "full" | "flat" | undefined
-}
-
-export interface SendItem {
-  readonly personalization_index: number
-  readonly status: PlannedItem["status"]
-  readonly message_id: string
-  readonly sandbox: boolean
-  readonly error?: string
-}
-
-export interface SendResponse {
-  readonly message: string
-  readonly app: string
-  readonly request_id: string
-  readonly sandbox: boolean
-  readonly items: ReadonlyArray<SendItem>
-  readonly id?: string
-  readonly message_id?: string
 }
 
 export class AccountSuspended extends Data.TaggedError("AccountSuspended")<{}> {}
@@ -211,10 +183,16 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
           now: input.now
         }
         const rows: Effect.Effect<void, SqlError, SqlClient.SqlClient> = scheduled
-          ? sql`
-              INSERT INTO scheduled_sends (id, account_id, key_id, request_id, message_id, request, send_at, created_at)
-              VALUES (${response.id!}, ${input.accountId}, ${input.keyId}, ${input.requestId}, ${messages[0]!.messageId},
-                ${JSON.stringify(input.request)}::jsonb, ${new Date(input.request.send_at!)}, ${input.now})`.pipe(Effect.asVoid)
+          ? schedule({
+            id: response.id!,
+            accountId: input.accountId,
+            keyId: input.keyId,
+            requestId: input.requestId,
+            messageId: messages[0]!.messageId,
+            request: input.request,
+            sendAt: new Date(input.request.send_at!),
+            now: input.now
+          })
           : Effect.asVoid(writeQueue(context, messages))
         // Without an Idempotency-Key the queue rows are one statement with those of the sends that
         // arrived together (QueueWriter's group commit), the 202 after the commit that holds them.

@@ -40,6 +40,7 @@ export const Address = Schema.Struct({
   email: EmailAddress,
   name: Schema.optional(StorableString)
 }).annotations({ identifier: "Address" })
+export type Address = typeof Address.Type
 
 /** RFC 5322 §2.2: a field name is printable US-ASCII except colon; a value has no CR or LF. */
 const headerNameProblem = (name: string): string | undefined => {
@@ -114,6 +115,7 @@ export const Personalization = Schema.Struct({
   subject: Schema.optional(Subject("subject")),
   headers: Schema.optional(Headers)
 }).annotations({ identifier: "Personalization" })
+export type Personalization = typeof Personalization.Type
 
 export const Content = Schema.Struct({
   type: Schema.Literal("text/plain", "text/html").annotations({

@@ -1,20 +1,18 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { WebhookTest } from "../events/schema.ts"
 import { CurrentKey } from "../http/auth.ts"
 import { HeraldApi } from "../http/api.ts"
 import { conflict, forbidden, notFound } from "../http/errors.ts"
-import { QueueSignal } from "../mta/queue/QueueSignal.ts"
-import { ApiKeys } from "../platform/keys/ApiKeys.ts"
-import { generateWebhookSecret, maskSecret } from "./secret.ts"
+import { QueueSignal } from "../db/QueueSignal.ts"
+import { WebhookEndpoints } from "./WebhookEndpoints.ts"
 import { WebhookSender } from "./WebhookSender.ts"
 import { deliveryView, WebhookStore } from "./WebhookStore.ts"
 
 /** Another account's endpoint answers 403: its id is a key id, and keys follow the spec's 403 rule. */
 const ownership = {
-  KeyNotFound: (e: { id: string }) => Effect.fail(notFound(`No key ${e.id}`)),
-  KeyNotYours: (e: { id: string }) => Effect.fail(forbidden(`Key ${e.id} is not linked to this account`)),
+  EndpointNotFound: (e: { id: string }) => Effect.fail(notFound(`No key ${e.id}`)),
+  EndpointNotYours: (e: { id: string }) => Effect.fail(forbidden(`Key ${e.id} is not linked to this account`)),
   SqlError: Effect.die
 }
 
@@ -22,23 +20,14 @@ const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
 export const WebhooksHttpLive = HttpApiBuilder.group(HeraldApi, "webhooks", (handlers) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const keys = yield* ApiKeys
+    const endpoints = yield* WebhookEndpoints
     const store = yield* WebhookStore
     const sender = yield* WebhookSender
     const signal = yield* QueueSignal
 
-    /** The caller's own key (404 unknown, 403 another account's). */
-    const ownKey = (id: string) => Effect.flatMap(CurrentKey, (me) => keys.get(me.accountId, id))
-
-    const config = (id: string) =>
-      sql<{ webhook_url: string | null; webhook_secret: string | null }>`SELECT webhook_url, webhook_secret FROM api_keys WHERE id = ${id}`.pipe(
-        Effect.map(([k]) => ({
-          webhook_url: k?.webhook_url ?? null,
-          secret_set: k?.webhook_secret != null,
-          secret_masked: k?.webhook_secret == null ? null : maskSecret(k.webhook_secret)
-        }))
-      )
+    /** The caller's own key's endpoint (404 unknown, 403 another account's). */
+    const ownKey = (id: string) => Effect.flatMap(CurrentKey, (me) => endpoints.find(me.accountId, id))
+    const mine = <A, E, R>(f: (accountId: string) => Effect.Effect<A, E, R>) => Effect.flatMap(CurrentKey, (me) => f(me.accountId))
 
     const list = (id: string, params: { status?: "pending" | "delivered" | "failed" | undefined; limit: number; offset: number }) =>
       ownKey(id).pipe(Effect.zipRight(store.list(id, params)), Effect.catchTags(ownership))
@@ -69,20 +58,9 @@ export const WebhooksHttpLive = HttpApiBuilder.group(HeraldApi, "webhooks", (han
       }).pipe(Effect.catchTags(ownership))
 
     return handlers
-      .handle("get", ({ path }) => ownKey(path.id).pipe(Effect.zipRight(config(path.id)), Effect.catchTags(ownership)))
-      .handle("remove", ({ path }) =>
-        ownKey(path.id).pipe(
-          Effect.zipRight(keys.setWebhook(path.id, null, null)),
-          Effect.zipRight(config(path.id)),
-          Effect.catchTags(ownership)
-        ))
-      .handle("rotate", ({ path }) =>
-        Effect.gen(function*() {
-          const key = yield* ownKey(path.id)
-          const secret = generateWebhookSecret()
-          yield* keys.setWebhook(path.id, key.webhook_url, secret)
-          return { webhook_secret: secret, secret_masked: maskSecret(secret) }
-        }).pipe(Effect.catchTags(ownership)))
+      .handle("get", ({ path }) => mine((account) => endpoints.get(account, path.id)).pipe(Effect.catchTags(ownership)))
+      .handle("remove", ({ path }) => mine((account) => endpoints.remove(account, path.id)).pipe(Effect.catchTags(ownership)))
+      .handle("rotate", ({ path }) => mine((account) => endpoints.rotate(account, path.id)).pipe(Effect.catchTags(ownership)))
       .handle("test", ({ path }) =>
         Effect.gen(function*() {
           const me = yield* CurrentKey

@@ -1,7 +1,7 @@
 /** Another replica's NOTIFY reaches this replica's workers through the LISTEN connection. */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Queue } from "effect"
-import { QueueSignal, RemoteWakeupsLive } from "../../src/mta/queue/QueueSignal.ts"
+import { QueueSignal, RemoteWakeupsLive } from "../../src/db/QueueSignal.ts"
 import { servicesOn } from "../support/appliance.ts"
 import { freshDatabase, query } from "../support/database.ts"
 import { sleep } from "../support/net.ts"

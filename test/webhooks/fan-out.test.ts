@@ -10,6 +10,7 @@ import { emitEvent } from "../../src/events/outbox.ts"
 import { EmailSent } from "../../src/events/schema.ts"
 import { Accounts } from "../../src/platform/accounts/Accounts.ts"
 import { ApiKeys } from "../../src/platform/keys/ApiKeys.ts"
+import { WebhookEndpoints } from "../../src/webhooks/WebhookEndpoints.ts"
 import { WebhookStore } from "../../src/webhooks/WebhookStore.ts"
 import { servicesOn } from "../support/appliance.ts"
 import { freshDatabase, query } from "../support/database.ts"
@@ -21,13 +22,15 @@ describe("the fan-out", () => {
   it("leases a delivering key's new events ahead up to its room, unless its due deliveries wait", async () => {
     const databaseUrl = await freshDatabase()
     const run = <A, E>(effect: Effect.Effect<A, E, never>) => Effect.runPromise(effect)
-    const services = servicesOn(databaseUrl)
+    // The endpoints are on this machine: the URL check must allow private addresses.
+    const services = servicesOn(databaseUrl, { HERALD_WEBHOOK_ALLOW_PRIVATE: "true" })
     const { fast, backlogged, silent } = await run(Effect.gen(function*() {
       const account = yield* (yield* Accounts).create({ name: "Fan", email: "fan@example.org", password: "long enough pw" })
       const keys = yield* ApiKeys
       const [fast, backlogged, silent] = [yield* keys.create(account.id, "fast"), yield* keys.create(account.id, "backlogged"), yield* keys.create(account.id, "silent")]
-      yield* keys.setWebhook(fast!.id, "http://127.0.0.1:9/fast", "whsec_fan_test_secret_0123456789")
-      yield* keys.setWebhook(backlogged!.id, "http://127.0.0.1:9/backlogged", "whsec_fan_test_secret_0123456789")
+      const endpoints = yield* WebhookEndpoints
+      yield* endpoints.configure(account.id, fast!.id, { webhook_url: "http://127.0.0.1:9/fast", webhook_secret: "whsec_fan_test_secret_0123456789" })
+      yield* endpoints.configure(account.id, backlogged!.id, { webhook_url: "http://127.0.0.1:9/backlogged", webhook_secret: "whsec_fan_test_secret_0123456789" })
       const plan: ReadonlyArray<readonly [string, number]> = [[fast!.id, 3], [backlogged!.id, 2], [silent!.id, 1]]
       let i = 0
       for (const [keyId, n] of plan) {

@@ -10,6 +10,7 @@ import { emitEvent } from "../../src/events/outbox.ts"
 import { EmailSent } from "../../src/events/schema.ts"
 import { Accounts } from "../../src/platform/accounts/Accounts.ts"
 import { ApiKeys } from "../../src/platform/keys/ApiKeys.ts"
+import { WebhookEndpoints } from "../../src/webhooks/WebhookEndpoints.ts"
 import { DispatcherLive } from "../../src/webhooks/Dispatcher.ts"
 import { verifySignature } from "../../src/webhooks/signature.ts"
 import { servicesOn } from "../support/appliance.ts"
@@ -57,7 +58,7 @@ describe("the webhook dispatcher on TestClock", () => {
         const account = yield* (yield* Accounts).create({ name: "Ladder", email: "ladder@example.org", password: "long enough pw" })
         const keys = yield* ApiKeys
         const key = yield* keys.create(account.id, "hooks")
-        yield* keys.setWebhook(key.id, receiver.url(), secret)
+        yield* (yield* WebhookEndpoints).configure(account.id, key.id, { webhook_url: receiver.url(), webhook_secret: secret })
         yield* emitEvent({
           accountId: account.id, keyId: key.id, at: new Date(START),
           event: EmailSent.make({ request_id: "req_ladder", to: ["someone@example.org"], subject: "Hi", message_id: "msg_ladder" })

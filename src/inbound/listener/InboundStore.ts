@@ -9,7 +9,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { newId } from "../../lib/ids.ts"
-import { QueueSignal } from "../../mta/queue/QueueSignal.ts"
+import { QueueSignal } from "../../db/QueueSignal.ts"
 import { makeGroupCommit } from "../../lib/group-commit.ts"
 import { INBOUND_CHANNEL } from "../processor/Processor.ts"
 

@@ -19,6 +19,7 @@ import { Effect } from "effect"
 import { emitEvent } from "../../events/outbox.ts"
 import { EmailBounced } from "../../events/schema.ts"
 import { suppressesAddress } from "../../mta/classify.ts"
+import { markBouncedLate } from "../../mta/queue/late-bounce.ts"
 import { suppressAutomatically } from "../../platform/suppressions/suppress.ts"
 import type { InboundSettings } from "../InboundConfig.ts"
 import type { BounceReport, BouncedRecipient } from "../parse/types.ts"
@@ -64,13 +65,8 @@ const applyOne = (d: DeliveryRef, r: BouncedRecipient, ctx: BounceContext) =>
     const sql = yield* SqlClient.SqlClient
     const final = r.action !== "delayed"
     if (final) {
-      const changed = yield* sql`
-        UPDATE deliveries SET state = 'bounced', last_status = ${r.status},
-          last_reply = ${(r.diagnostic ?? "").slice(0, 1000)}, updated_at = ${ctx.now},
-          completed_at = coalesce(completed_at, ${ctx.now}), lease_owner = NULL
-        WHERE id = ${d.id} AND state <> 'bounced'
-        RETURNING id`
-      if (changed.length === 0) return
+      const changed = yield* markBouncedLate({ deliveryId: d.id, status: r.status, diagnostic: r.diagnostic, now: ctx.now })
+      if (!changed) return
     }
     yield* sql`
       INSERT INTO inbound_bounces (inbound_message_id, account_id, key_id, delivery_id, message_id, email, status,

@@ -18,6 +18,7 @@ export const DnsRecord = Schema.Struct({
   name: Schema.String,
   value: Schema.String
 }).annotations({ identifier: "DnsRecord" })
+export type DnsRecord = typeof DnsRecord.Type
 
 export const Domain = Schema.Struct({
   domain: Schema.String,

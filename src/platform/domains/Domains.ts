@@ -8,7 +8,8 @@ import { AppConfig } from "../../config/app-config.ts"
 import { Dns } from "../../lib/dns.ts"
 import { newId, randomBase62 } from "../../lib/ids.ts"
 import { generateDkimKeyPair } from "./dkim-keys.ts"
-import { type DnsRecord, domainRecords, returnPathDomain, sendingAllowed, verificationValue } from "./records.ts"
+import type { DnsRecord } from "./Api.ts"
+import { domainRecords, returnPathDomain, sendingAllowed, verificationValue } from "./records.ts"
 
 export interface DomainRow {
   readonly id: string

@@ -2,12 +2,7 @@
  * The DNS records a customer publishes for a sending domain (pure: the same inputs always give
  * the same records, so the API and the verifier agree on names and values).
  */
-export interface DnsRecord {
-  readonly purpose: "verification" | "dkim" | "spf" | "dmarc" | "return_path"
-  readonly type: "TXT" | "MX"
-  readonly name: string
-  readonly value: string
-}
+import type { DnsRecord } from "./Api.ts"
 
 export interface DomainKeys {
   readonly domain: string

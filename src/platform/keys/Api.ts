@@ -20,6 +20,7 @@ export const CreatedKey = Schema.Struct({
   token: Schema.String.annotations({ description: "The secret token, shown only in this response" }),
   created_at: Schema.String
 }).annotations({ identifier: "CreatedKey" })
+export type CreatedKey = typeof CreatedKey.Type
 
 export const KeyView = Schema.Struct({
   id: Schema.String,
@@ -29,6 +30,7 @@ export const KeyView = Schema.Struct({
   created_at: Schema.String,
   last_used_at: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "Key" })
+export type KeyView = typeof KeyView.Type
 
 /** A webhook secret of your own: at least 16 characters (HMAC keys need entropy), at most 256. */
 export const WebhookSecret = Schema.String.pipe(

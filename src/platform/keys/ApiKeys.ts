@@ -1,7 +1,8 @@
 /**
  * API keys: creation (token shown once), lookup by token digest, listing, renaming, revocation.
  * A key belongs to one account; the key id is the spec's `app`. Lookups go through a short-lived
- * cache that every key change empties (key-cache.ts).
+ * cache that every key change empties (key-cache.ts). A key's webhook URL and secret are set by
+ * src/webhooks/WebhookEndpoints.ts, the one writer of those two columns.
  *
  * An account has at most HERALD_MAX_KEYS_PER_ACCOUNT active keys: each key is a rate window, a
  * webhook endpoint and a row every lookup may read, so a key holder must not make them without end.
@@ -11,7 +12,8 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect, Option, Queue } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { newId } from "../../lib/ids.ts"
-import { QueueSignal } from "../../mta/queue/QueueSignal.ts"
+import { QueueSignal } from "../../db/QueueSignal.ts"
+import type { CreatedKey, KeyView } from "./Api.ts"
 import { type CachedKey, makeKeyCache } from "./key-cache.ts"
 import { generateToken, hashToken, tokenHint } from "./tokens.ts"
 
@@ -22,22 +24,6 @@ export interface Principal {
   readonly keyId: string
   readonly accountId: string
   readonly isAdmin: boolean
-}
-
-export interface KeyView {
-  readonly id: string
-  readonly label: string
-  readonly token_hint: string
-  readonly webhook_url: string | null
-  readonly created_at: string
-  readonly last_used_at: string | null
-}
-
-export interface CreatedKey {
-  readonly id: string
-  readonly label: string
-  readonly token: string
-  readonly created_at: string
 }
 
 export class KeyNotFound extends Data.TaggedError("KeyNotFound")<{ readonly id: string }> {}
@@ -186,10 +172,6 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
         return { id, label }
       })
 
-    /** Stores webhook settings given on PATCH; the webhook issue builds on these columns. */
-    const setWebhook = (id: string, url: string | null, secret: string | null) =>
-      sql`UPDATE api_keys SET webhook_url = ${url}, webhook_secret = ${secret} WHERE id = ${id}`
-
     const revoke = (accountId: string, id: string, now: Date) =>
       Effect.gen(function*() {
         yield* findOwned(accountId, id)
@@ -210,12 +192,10 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
         return { id, account_id: row.account_id, revoked_at: row.revoked_at.toISOString() }
       })
 
-    const webhookSecret = (id: string) =>
-      sql<{ webhook_secret: string | null }>`SELECT webhook_secret FROM api_keys WHERE id = ${id}`.pipe(
-        Effect.map((rows) => rows[0]?.webhook_secret ?? null)
-      )
+    /** Start-up's own key comes back when HERALD_BOOTSTRAP_KEY still names it (bootstrap.ts). */
+    const reinstate = (id: string) => Effect.asVoid(sql`UPDATE api_keys SET revoked_at = NULL WHERE id = ${id}`)
 
-    return { authenticate, install, create, list, get, rename, setWebhook, webhookSecret, revoke, revokeById } as const
+    return { authenticate, install, create, list, get, rename, revoke, revokeById, reinstate } as const
   }),
   // The same layer value as the appliance's own: one QueueSignal (layers are shared by reference).
   dependencies: [QueueSignal.Default]

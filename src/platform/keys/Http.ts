@@ -3,8 +3,7 @@ import { Clock, Effect } from "effect"
 import { CurrentKey } from "../../http/auth.ts"
 import { HeraldApi } from "../../http/api.ts"
 import { conflict, forbidden, notFound, validationFailed } from "../../http/errors.ts"
-import { generateWebhookSecret } from "../../webhooks/secret.ts"
-import { WebhookSender } from "../../webhooks/WebhookSender.ts"
+import { WebhookEndpoints } from "../../webhooks/WebhookEndpoints.ts"
 import { ApiKeys } from "./ApiKeys.ts"
 
 /** The two ways a key id can be wrong, as the spec's statuses: unknown → 404, another's → 403. */
@@ -16,7 +15,7 @@ const ownership = {
 export const KeysHttpLive = HttpApiBuilder.group(HeraldApi, "keys", (handlers) =>
   Effect.gen(function*() {
     const keys = yield* ApiKeys
-    const sender = yield* WebhookSender
+    const endpoints = yield* WebhookEndpoints
     return handlers
       .handle("create", ({ payload }) =>
         Effect.flatMap(CurrentKey, (me) => keys.create(me.accountId, payload.label)).pipe(
@@ -35,21 +34,19 @@ export const KeysHttpLive = HttpApiBuilder.group(HeraldApi, "keys", (handlers) =
       .handle("update", ({ path, payload }) =>
         Effect.gen(function*() {
           const me = yield* CurrentKey
-          const current = yield* keys.get(me.accountId, path.id)
-          if (payload.webhook_url !== undefined && payload.webhook_url !== null) {
-            const checked = yield* sender.check(payload.webhook_url)
-            if (!checked.ok) return yield* Effect.fail(validationFailed(`webhook_url is refused: ${checked.reason}`, "webhook_url"))
-          }
+          // The webhook first (its lookup is the key's 404/403): a refused URL changes nothing, not even the label.
+          const generated = yield* endpoints.configure(me.accountId, path.id, payload)
           const updated = yield* keys.rename(me.accountId, path.id, payload.label)
-          if (payload.webhook_url === undefined && payload.webhook_secret === undefined) return updated
-          const url = payload.webhook_url === undefined ? current.webhook_url : payload.webhook_url
-          const stored = yield* keys.webhookSecret(path.id)
-          // A URL set with no secret (given or stored) gets a generated one, shown in this answer only.
-          const generated = url !== null && payload.webhook_secret == null && stored === null ? generateWebhookSecret() : null
-          const secret = url === null ? null : payload.webhook_secret ?? generated ?? stored
-          yield* keys.setWebhook(path.id, url, secret)
           return generated === null ? updated : { ...updated, webhook_secret: generated }
-        }).pipe(Effect.catchTags(ownership), Effect.catchTag("SqlError", Effect.die)))
+        }).pipe(
+          Effect.catchTags({
+            ...ownership,
+            EndpointNotFound: ownership.KeyNotFound,
+            EndpointNotYours: ownership.KeyNotYours,
+            WebhookUrlRefused: (e) => Effect.fail(validationFailed(`webhook_url is refused: ${e.reason}`, "webhook_url"))
+          }),
+          Effect.catchTag("SqlError", Effect.die)
+        ))
       .handle("revoke", ({ path }) =>
         Effect.gen(function*() {
           const me = yield* CurrentKey

@@ -58,6 +58,7 @@ export const AuditItem = Schema.Struct({
   smtp_reply: Schema.NullOr(Schema.String).annotations({ description: "The last SMTP reply (or failure reason)" }),
   updated_at: Schema.String
 }).annotations({ identifier: "AuditItem" })
+export type AuditItem = typeof AuditItem.Type
 
 export const AuditPage = Schema.Struct({
   total: Schema.Int,

@@ -5,6 +5,7 @@
  */
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect, Stream } from "effect"
+import type { AuditItem } from "./Api.ts"
 
 export type AuditEvent = "queued" | "sent" | "failed"
 export const AUDIT_EVENTS: ReadonlyArray<AuditEvent> = ["queued", "sent", "failed"]
@@ -27,23 +28,6 @@ export interface AuditQuery {
   readonly search?: string | undefined
   readonly sortBy: SortColumn
   readonly sortDir: "asc" | "desc"
-}
-
-export interface AuditItem {
-  readonly id: string
-  readonly ts: string
-  readonly event: AuditEvent
-  readonly recipient: string
-  readonly subject: string
-  readonly from: string
-  readonly message_id: string
-  readonly request_id: string
-  readonly app: string
-  readonly attempts: number
-  readonly smtp_code: number | null
-  readonly smtp_status: string | null
-  readonly smtp_reply: string | null
-  readonly updated_at: string
 }
 
 interface Row {

@@ -4,7 +4,8 @@ import { CurrentKey } from "../../http/auth.ts"
 import { HeraldApi } from "../../http/api.ts"
 import { forbidden } from "../../http/errors.ts"
 import { csvHeader, csvRow } from "../../lib/csv.ts"
-import { type AuditEvent, type AuditItem, AuditLog } from "./AuditLog.ts"
+import type { AuditItem } from "./Api.ts"
+import { type AuditEvent, AuditLog } from "./AuditLog.ts"
 
 const CSV_COLUMNS: ReadonlyArray<keyof AuditItem & string> = [
   "ts", "event", "recipient", "subject", "from", "message_id", "request_id", "app", "attempts",

@@ -13,7 +13,7 @@ import { AccountLimits } from "../../platform/usage/AccountLimits.ts"
 import { reserveQuota } from "../../platform/usage/Quota.ts"
 import { Accept, type CanonicalRequest, recipientsOf } from "../accept.ts"
 import { writeQueue } from "../queue-writer.ts"
-import { QueueSignal } from "../../mta/queue/QueueSignal.ts"
+import { QueueSignal } from "../../db/QueueSignal.ts"
 
 export interface ScheduledView {
   readonly id: string

@@ -12,6 +12,7 @@ export const SendItem = Schema.Struct({
   sandbox: Schema.Boolean,
   error: Schema.optional(Schema.String).annotations({ description: "Why the item was not queued" })
 }).annotations({ identifier: "SendItem" })
+export type SendItem = typeof SendItem.Type
 
 export const SendResponse = Schema.Struct({
   message: Schema.String,
@@ -22,6 +23,7 @@ export const SendResponse = Schema.Struct({
   id: Schema.optional(Schema.String).annotations({ description: "With send_at: the scheduled send's id" }),
   message_id: Schema.optional(Schema.String).annotations({ description: "Flat form: the message_id of its one item" })
 }).annotations({ identifier: "SendResponse" })
+export type SendResponse = typeof SendResponse.Type
 
 export const SendHeaders = Schema.Struct({
   "x-herald-test": Schema.optional(Schema.String).annotations({

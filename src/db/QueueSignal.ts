@@ -10,7 +10,7 @@ import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Duration, Effect, Layer, PubSub, type Queue, Redacted, Ref, Runtime, Schedule, type Scope } from "effect"
 import pg from "pg"
-import { randomBase62 } from "../../lib/ids.ts"
+import { randomBase62 } from "../lib/ids.ts"
 
 /**
  * The channels replicas wake each other on: the delivery queue, inbound mail, webhook events, and

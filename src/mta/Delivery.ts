@@ -37,6 +37,7 @@ import {
   type MessageForDelivery,
   type Outcome
 } from "./queue/DeliveryQueue.ts"
+import { decideDelivery, HOLD_RECHECK_MS } from "./queue/delivery-checks.ts"
 import { abandonedReason, isExpired, retryDelayMs } from "./retry-schedule.ts"
 import { SmtpClient } from "./smtp-client.ts"
 import { encodeVerp } from "./verp.ts"
@@ -105,6 +106,15 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
     })
     const outcomes = yield* makeGroupCommit({
       write: (items: ReadonlyArray<Completion>) => queue.completeMany(items),
+      maxItems: WRITE_GROUP
+    })
+    // Deliveries held by their account's pause go back a group per statement too: a paused
+    // account's whole backlog falls due again at once at each recheck.
+    const holds = yield* makeGroupCommit({
+      write: (items: ReadonlyArray<{ readonly owner: string; readonly id: string; readonly at: Date }>) => {
+        const at = new Date(Math.max(...items.map((i) => i.at.getTime())))
+        return queue.hold([...new Set(items.map((i) => i.owner))], items.map((i) => i.id), at, new Date(at.getTime() + HOLD_RECHECK_MS))
+      },
       maxItems: WRITE_GROUP
     })
 
@@ -205,6 +215,17 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
         // Decided before the content is read: reading it may be what stopped the earlier attempts.
         const abandoned = abandonedReason(d.claims_since_outcome)
         if (abandoned !== null) return yield* fail(yield* messageOf(d.message_id, h, false), "5.3.0", abandoned)
+        // Still allowed now? (suppressions, blocked domains, account and sending domain: delivery-checks.ts, read by the claim)
+        const decided = decideDelivery(d, yield* now(), config.domainGraceHours)
+        if (decided._tag === "fail") return yield* fail(yield* messageOf(d.message_id, h, false), decided.status, decided.reason)
+        if (decided._tag === "hold") {
+          const at = yield* now()
+          if (isExpired(d.created_at, at, mta.maxAgeMs)) {
+            return yield* fail(yield* messageOf(d.message_id, h, false), "4.7.1", `gave up at the queue's maximum age: ${decided.reason}`)
+          }
+          yield* Effect.uninterruptible(holds.submit({ owner, id: d.id, at }))
+          return false
+        }
         if (d.content_bytes > maxStoredBytes) {
           return yield* fail(
             yield* messageOf(d.message_id, h, false),

@@ -22,6 +22,7 @@ import { type DeliveryFacts, outcomeEvent } from "../../events/outcomes.ts"
 import { Effect } from "effect"
 import { newId } from "../../lib/ids.ts"
 import { suppressAutomatically } from "../../platform/suppressions/suppress.ts"
+import { checksColumn, type DeliveryChecks } from "./delivery-checks.ts"
 
 export interface ClaimedDelivery {
   readonly id: string
@@ -36,6 +37,8 @@ export interface ClaimedDelivery {
   readonly created_at: Date
   /** The size of the message's request (what the MTA's memory budget counts). */
   readonly content_bytes: number
+  /** What the delivery must still be allowed to do, read by the claim (delivery-checks.ts). */
+  readonly checks: DeliveryChecks
 }
 
 export interface MessageForDelivery {
@@ -122,10 +125,14 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /** Claims up to `limit` due deliveries for `owner`, leased until `leaseUntil`. */
+    /**
+     * Claims up to `limit` due deliveries for `owner`, leased until `leaseUntil`, each with its
+     * delivery-time checks read in the same statement (delivery-checks.ts).
+     */
     const claim = (owner: string, now: Date, leaseUntil: Date, limit: number, skipDomains: ReadonlyArray<string>) =>
       sql<ClaimedDelivery>`
-        UPDATE deliveries d SET lease_owner = ${owner}, next_attempt_at = ${leaseUntil}, claims_since_outcome = d.claims_since_outcome + 1
+        UPDATE deliveries d SET lease_owner = ${owner}, next_attempt_at = ${leaseUntil}, claims_since_outcome = d.claims_since_outcome + 1,
+          held_at = NULL
         WHERE d.id = ANY(ARRAY(
           SELECT id FROM deliveries
           WHERE state IN ('queued', 'deferred') AND next_attempt_at <= ${now}
@@ -135,7 +142,8 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
           FOR UPDATE SKIP LOCKED
         ))
         RETURNING d.id, d.message_id, d.account_id, d.key_id, d.recipient, d.recipient_domain, d.attempts, d.claims_since_outcome, d.created_at,
-          (SELECT coalesce(m.content_bytes, pg_column_size(m.content)) FROM messages m WHERE m.id = d.message_id) AS content_bytes`
+          (SELECT coalesce(m.content_bytes, pg_column_size(m.content)) FROM messages m WHERE m.id = d.message_id) AS content_bytes,
+          ${checksColumn(sql)}`
 
     /** Keeps the lease of work still in hand (a fiber calls this well before the lease ends). */
     const extend = (owner: string, ids: ReadonlyArray<string>, leaseUntil: Date) =>
@@ -153,6 +161,27 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
         ? Effect.void
         : sql`UPDATE deliveries SET next_attempt_at = ${now}, lease_owner = NULL, claims_since_outcome = greatest(claims_since_outcome - 1, 0)
             WHERE lease_owner = ${owner} AND id IN ${sql.in(ids)} AND state IN ('queued', 'deferred')`.pipe(Effect.asVoid)
+
+    /**
+     * Holds claimed work whose account's sending is paused: not attempted, its claim taken back,
+     * marked held (so lifting the pause wakes it) and due again at `recheckAt` — or at once when
+     * the pause was lifted since the claim read it (the lift's wake-up skipped the leased row).
+     */
+    const hold = (owners: ReadonlyArray<string>, ids: ReadonlyArray<string>, now: Date, recheckAt: Date) =>
+      ids.length === 0
+        ? Effect.succeed([] as ReadonlyArray<boolean>)
+        : Effect.map(
+          sql<{ id: string }>`UPDATE deliveries d SET lease_owner = NULL, claims_since_outcome = greatest(d.claims_since_outcome - 1, 0),
+              held_at = CASE WHEN a.sending_paused_at IS NULL THEN NULL ELSE ${now}::timestamptz END,
+              next_attempt_at = CASE WHEN a.sending_paused_at IS NULL THEN ${now}::timestamptz ELSE ${recheckAt}::timestamptz END
+            FROM accounts a
+            WHERE a.id = d.account_id AND d.id IN ${sql.in(ids)} AND d.lease_owner IN ${sql.in(owners)} AND d.state IN ('queued', 'deferred')
+            RETURNING d.id`,
+          (rows) => {
+            const held = new Set(rows.map((r) => r.id))
+            return ids.map((id) => held.has(id))
+          }
+        )
 
     /**
      * Messages with their sending domain, one statement for any number of attempts (see
@@ -223,6 +252,6 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
         return items.map((i) => ids.has(i.d.id))
       })
 
-    return { claim, extend, release, load, dkimKey, completeMany } as const
+    return { claim, extend, release, hold, load, dkimKey, completeMany } as const
   })
 }) {}

@@ -5,6 +5,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect } from "effect"
 import { newId } from "../../lib/ids.ts"
+import { wakeHeldDeliveries } from "../../mta/queue/delivery-checks.ts"
 import { hashPassword } from "./passwords.ts"
 
 export interface NewAccount {
@@ -91,12 +92,18 @@ export class Accounts extends Effect.Service<Accounts>()("herald/Accounts", {
         Effect.flatMap((rows) => (rows.length === 0 ? Effect.fail(new AccountNotFound({ id })) : get(id)))
       )
 
-    /** Pauses (reputation) or lifts the pause (an admin's decision). */
+    /**
+     * Pauses (reputation) or lifts the pause (an admin's decision). Lifting it makes the
+     * deliveries the MTA held for the pause due at once.
+     */
     const setPaused = (id: string, reason: string | null, now: Date) =>
       (reason === null
         // Lifting a pause also restarts the window the rates are counted over.
         ? sql`UPDATE accounts SET sending_paused_at = NULL, sending_paused_reason = NULL, reputation_reset_at = ${now}
-            WHERE id = ${id} RETURNING id`
+            WHERE id = ${id} RETURNING id`.pipe(
+            Effect.tap((rows) => (rows.length === 0 ? Effect.void : wakeHeldDeliveries(id, now))),
+            Effect.provideService(SqlClient.SqlClient, sql)
+          )
         : sql`UPDATE accounts SET sending_paused_at = ${now}, sending_paused_reason = ${reason}
             WHERE id = ${id} RETURNING id`).pipe(
         Effect.flatMap((rows) => (rows.length === 0 ? Effect.fail(new AccountNotFound({ id })) : get(id)))

@@ -8,6 +8,9 @@ import { Domains } from "../../src/platform/domains/Domains.ts"
 import { type Appliance, startAppliance, withServices } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
 import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
+import { eventually } from "../support/eventually.ts"
+import { dmarcMail, dmarcXml } from "../support/reports.ts"
+import { sendRaw } from "../support/smtp-client.ts"
 import { newSender, type Sender, sendBody } from "../support/sending.ts"
 
 let app: Appliance
@@ -177,13 +180,26 @@ describe("sending domains", () => {
     expect(doc.json.paths["/v1/domains/{domain}/verify"].post.deprecated).toBe(true)
   })
 
-  it("verifies the return path when its MX points at the appliance, and accepts bounces there", async () => {
+  it("verifies the return path when its MX points at the appliance, and takes the DMARC reports sent to dmarc@ there", async () => {
     const res = await create("rp.example")
     dns.set("rp.example", { TXT: [recordOf(res, "verification")[0].value] })
     dns.set("herald-bounces.rp.example", { MX: [{ preference: 10, exchange: "mx.herald.test" }] })
     await app.request("POST", "/v1/client/domains/rp.example/verify", { token: owner.token })
     const view = await app.request("GET", "/v1/client/domains/rp.example", { token: owner.token })
     expect(view.json.return_path_verified).toBe(true)
+    // The DMARC suggestion's rua (dmarc@ the return-path subdomain) reaches the MX listener and is filed.
+    const rua = recordOf(res, "dmarc")[0].value.split("rua=mailto:")[1]
+    expect(rua).toBe("dmarc@herald-bounces.rp.example")
+    const end = Math.floor(Date.now() / 1000)
+    const report = dmarcMail(rua, "rp-report", dmarcXml("rp.example", "rp-1", end - 86_400, end, [
+      { ip: "203.0.113.9", count: 3, dkim: "pass", spf: "pass" }
+    ]))
+    expect((await sendRaw(app.smtpPort, { from: "noreply-dmarc@receiver.test", to: [rua] }, report)).code).toBe(250)
+    const stored = await eventually(async () => {
+      const rows = await query<{ account_id: string }>(app.databaseUrl, "SELECT account_id FROM dmarc_reports WHERE domain = 'rp.example'")
+      return rows.length > 0 ? rows : undefined
+    }, "the DMARC report sent to the return-path subdomain")
+    expect(stored.map((r) => r.account_id)).toEqual([owner.accountId])
   })
 
   it("picks up a return-path MX published after verification at the re-check, and drops it once removed", async () => {

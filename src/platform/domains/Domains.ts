@@ -143,7 +143,7 @@ export class Domains extends Effect.Service<Domains>()("herald/Domains", {
     /**
      * Looks up every record: the verification TXT decides `verified` (missing → refused, as ever);
      * the others are reported with their state, and the return-path MX moves envelope senders. A
-     * failed lookup of any of them changes nothing but last_checked_at: it says nothing of DNS.
+     * failed lookup of any of them (503) changes nothing: it says nothing of what DNS holds.
      */
     const verify = (accountId: string, domain: string) =>
       Effect.gen(function*() {

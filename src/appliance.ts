@@ -3,7 +3,7 @@
  * is a constant). `main.ts` picks what a command needs: `serve` runs everything, `migrate` and
  * the operator commands only the database.
  */
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { AppConfigLive } from "./config/app-config.ts"
 import { DatabaseLive } from "./db/database.ts"
 import { runMigrations } from "./db/migrator.ts"
@@ -14,6 +14,7 @@ import { bootstrap } from "./platform/bootstrap.ts"
 import { ApiKeys } from "./platform/keys/ApiKeys.ts"
 import { Domains } from "./platform/domains/Domains.ts"
 import { RecheckJobLive } from "./platform/domains/RecheckJob.ts"
+import { dnsConfigWarnings } from "./platform/domains/startup-warnings.ts"
 import { AccountLimits } from "./platform/usage/AccountLimits.ts"
 import { QuotaReserver } from "./platform/usage/QuotaReserver.ts"
 import { Usage } from "./platform/usage/Usage.ts"
@@ -101,7 +102,7 @@ const ActorsLive = Layer.mergeAll(
   InboundProcessorLive.pipe(Layer.provide(Layer.merge(InboundQueue.Default, InboundConfigLive)))
 )
 
-const BootstrapLive = Layer.effectDiscard(bootstrap)
+const BootstrapLive = Layer.effectDiscard(Effect.zipRight(dnsConfigWarnings, bootstrap))
 
 /** `herald serve`: migrations, bootstrap, then the HTTP API (later: MTA, MX listener, webhooks). */
 export const ApplianceLive = Layer.merge(HttpLive, ActorsLive).pipe(

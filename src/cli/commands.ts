@@ -11,6 +11,7 @@ import { toParseOutput } from "../inbound/parse-output.ts"
 import { understandFile } from "../inbound/understand.ts"
 import { accountsCommand } from "./accounts.ts"
 import { blockedDomainsCommand } from "./blocked-domains.ts"
+import { domainsCommand } from "./domains.ts"
 import { keysCommand } from "./keys.ts"
 import { printJson } from "./output.ts"
 import { suppressionsCommand } from "./suppressions.ts"
@@ -42,6 +43,7 @@ export const herald = Command.make("herald", {}, () => Layer.launch(ApplianceLiv
     accountsCommand,
     keysCommand,
     suppressionsCommand,
-    blockedDomainsCommand
+    blockedDomainsCommand,
+    domainsCommand
   ])
 )

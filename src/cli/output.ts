@@ -25,6 +25,8 @@ const describe = (error: unknown): { readonly code: string; readonly message: st
         return { code: "not_found", message: `no key ${field(error, "id")}` }
       case "SuppressionNotFound":
         return { code: "not_found", message: `${field(error, "email")} is not on that suppression list` }
+      case "DomainNotFound":
+        return { code: "not_found", message: `${field(error, "domain")} is not registered for that account` }
       case "BlockedDomainNotFound":
         return { code: "not_found", message: `${field(error, "domain")} is not blocked` }
       case "EmailTaken":

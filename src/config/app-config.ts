@@ -3,8 +3,10 @@
  * the README and in `config/example.env`; a bad value stops start-up with a ConfigError that names
  * the variable (for example "Expected HERALD_HTTP_PORT to be an integer").
  */
+import * as net from "node:net"
 import * as os from "node:os"
 import { Config, Context, Layer, LogLevel, Option, Redacted } from "effect"
+import { isDomainName } from "../lib/email.ts"
 
 export type LogFormat = "json" | "pretty" | "logfmt"
 export type HeraldEnv = "development" | "production"
@@ -29,6 +31,12 @@ export interface AppConfigShape {
   readonly trackUrl: string
   readonly hostname: string
   readonly bounceDomain: string
+  /** HERALD_PUBLIC_IPS: addresses (or CIDR ranges) mail leaves from, for the return-path SPF record. */
+  readonly publicIps: ReadonlyArray<string>
+  /** HERALD_SMARTHOST is set (MtaConfig parses it): mail leaves from the relay. */
+  readonly smarthostConfigured: boolean
+  /** HERALD_SMARTHOST_SPF_INCLUDE: the relay's SPF domain, included by the return-path SPF record. */
+  readonly smarthostSpfInclude: Option.Option<string>
   readonly inboundDomains: ReadonlyArray<string>
   readonly bootstrapKey: Option.Option<Redacted.Redacted<string>>
   /** Active (not revoked) keys one account may have: key creation past it answers 409. */
@@ -89,6 +97,14 @@ const commaList = (name: string) =>
     Config.map((raw) => raw.split(",").map((s) => s.trim().toLowerCase()).filter((s) => s.length > 0))
   )
 
+/** An IPv4 or IPv6 address, or a CIDR range of one (what an SPF ip4:/ip6: mechanism takes). */
+const isIpOrRange = (value: string) => {
+  const [address = "", prefix, ...rest] = value.split("/")
+  const family = net.isIP(address)
+  if (family === 0 || rest.length > 0) return false
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128))
+}
+
 const url = (name: string) =>
   Config.string().pipe(
     Config.validate({
@@ -125,6 +141,22 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   trackUrl: url("HERALD_TRACK_URL"),
   hostname: Config.string("HERALD_HOSTNAME").pipe(Config.withDefault(os.hostname())),
   bounceDomain: Config.option(Config.string("HERALD_BOUNCE_DOMAIN")),
+  publicIps: Config.string().pipe(
+    Config.map((raw) => raw.split(",").map((s) => s.trim().toLowerCase()).filter((s) => s.length > 0)),
+    Config.validate({ message: "must be IP addresses or CIDR ranges, comma-separated", validation: (ips) => ips.every(isIpOrRange) }),
+    Config.nested("HERALD_PUBLIC_IPS"),
+    Config.withDefault([] as ReadonlyArray<string>)
+  ),
+  smarthostConfigured: Config.option(Config.string("HERALD_SMARTHOST")).pipe(
+    Config.map(Option.exists((raw) => raw.trim() !== ""))
+  ),
+  smarthostSpfInclude: Config.string().pipe(
+    Config.map((raw) => raw.trim().toLowerCase()),
+    Config.validate({ message: "must be a domain name such as spf.relay.example", validation: (d) => d === "" || isDomainName(d) }),
+    Config.nested("HERALD_SMARTHOST_SPF_INCLUDE"),
+    Config.option,
+    Config.map(Option.filter((d) => d !== ""))
+  ),
   inboundDomains: commaList("HERALD_INBOUND_DOMAINS"),
   bootstrapKey: Config.redacted().pipe(
     Config.validate({

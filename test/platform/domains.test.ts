@@ -8,6 +8,9 @@ import { Domains } from "../../src/platform/domains/Domains.ts"
 import { type Appliance, startAppliance, withServices } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
 import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
+import { eventually } from "../support/eventually.ts"
+import { dmarcMail, dmarcXml } from "../support/reports.ts"
+import { sendRaw } from "../support/smtp-client.ts"
 import { newSender, type Sender, sendBody } from "../support/sending.ts"
 
 let app: Appliance
@@ -37,9 +40,24 @@ describe("sending domains", () => {
     expect(dkim.name).toMatch(/^[a-z0-9]+\._domainkey\.records\.example$/)
     // The public half of an RSA-2048 key: 294 bytes of SPKI DER.
     expect(Buffer.from(dkim.value.split("p=")[1], "base64").length).toBe(294)
-    expect(recordOf(res, "spf")[0].value).toBe("v=spf1 include:mx.herald.test ~all")
-    expect(recordOf(res, "dmarc")[0].name).toBe("_dmarc.records.example")
-    expect(recordOf(res, "return_path")[0]).toMatchObject({ type: "MX", name: "herald-bounces.records.example", value: "10 mx.herald.test" })
+    // SPF belongs to the envelope sender's domain, the return-path subdomain; nothing at the apex but the token.
+    expect(res.json.records.filter((r: { name: string }) => r.name === "records.example")).toEqual([recordOf(res, "verification")[0]])
+    expect(recordOf(res, "spf")).toEqual([
+      { purpose: "spf", type: "TXT", name: "herald-bounces.records.example", value: "v=spf1 a:mx.herald.test -all", optional: false }
+    ])
+    expect(recordOf(res, "return_path")).toEqual([
+      { purpose: "return_path", type: "MX", name: "herald-bounces.records.example", value: "10 mx.herald.test", optional: false }
+    ])
+    // DMARC is a suggestion, reporting to the return-path subdomain (same organizational domain).
+    expect(recordOf(res, "dmarc")).toEqual([{
+      purpose: "dmarc",
+      type: "TXT",
+      name: "_dmarc.records.example",
+      value: "v=DMARC1; p=none; rua=mailto:dmarc@herald-bounces.records.example",
+      optional: true
+    }])
+    expect(res.json.records.filter((r: { optional: boolean }) => !r.optional).map((r: { purpose: string }) => r.purpose).sort())
+      .toEqual(["dkim", "return_path", "spf", "verification"])
     expect((await create("records.example")).status).toBe(409)
     expect((await create("not a domain")).status).toBe(400)
   })
@@ -67,6 +85,60 @@ describe("sending domains", () => {
     expect(Date.parse(after.json.verified_at)).not.toBeNaN()
   })
 
+  it("answers every record's state: verified, missing, or mismatch with what was found, and ready once all are right", async () => {
+    const res = await create("states.example")
+    const [txt] = recordOf(res, "verification")
+    const [dkim] = recordOf(res, "dkim")
+    dns.set("states.example", { TXT: ["v=spf1 include:_spf.mail.example ~all", txt.value] })
+    dns.set(dkim.name, { TXT: ["v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAold"] })
+    dns.set("herald-bounces.states.example", {
+      MX: [{ preference: 10, exchange: "mx.elsewhere.example" }],
+      TXT: ["v=spf1 include:mx.herald.test ~all"]
+    })
+    const first = await app.request("POST", "/v1/client/domains/states.example/verify", { token: owner.token })
+    expect(first.status).toBe(200)
+    expect(first.json).toMatchObject({ domain: "states.example", verified: true, ready: false })
+    const state = (json: any, purpose: string) => json.records.find((r: { purpose: string }) => r.purpose === purpose)
+    expect(state(first.json, "verification")).toEqual({ ...txt, status: "verified", found: [txt.value] })
+    expect(state(first.json, "dkim")).toEqual({
+      ...dkim,
+      status: "mismatch",
+      found: ["v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAold"]
+    })
+    expect(state(first.json, "return_path")).toMatchObject({ status: "mismatch", found: ["10 mx.elsewhere.example"] })
+    expect(state(first.json, "spf")).toMatchObject({ status: "mismatch", found: ["v=spf1 include:mx.herald.test ~all"] })
+    expect(state(first.json, "dmarc")).toMatchObject({ status: "missing", found: [], optional: true })
+
+    // The key split into chunks with spaces (as long TXT values often are) still matches.
+    const key = dkim.value.split("p=")[1]
+    dns.set(dkim.name, { TXT: [`v=DKIM1; k=rsa; p=${key.slice(0, 200)} ${key.slice(200)}`] })
+    dns.set("herald-bounces.states.example", {
+      MX: [{ preference: 10, exchange: "mx.herald.test." }],
+      TXT: ["v=spf1 a:mx.herald.test -all"]
+    })
+    dns.set("_dmarc.states.example", { TXT: ["v=DMARC1; p=quarantine; rua=mailto:reports@states.example"] })
+    const second = await app.request("POST", "/v1/client/domains/states.example/verify", { token: owner.token })
+    expect(second.json, second.text).toMatchObject({ ready: true })
+    expect(second.json.records.map((r: { purpose: string; status: string }) => [r.purpose, r.status])).toEqual([
+      ["verification", "verified"],
+      ["dkim", "verified"],
+      ["return_path", "verified"],
+      ["spf", "verified"],
+      ["dmarc", "verified"]
+    ])
+
+    // Ready asks for verification, DKIM and the return-path MX only: SPF and DMARC gone, still ready.
+    dns.set("herald-bounces.states.example", { MX: [{ preference: 10, exchange: "mx.herald.test" }] })
+    dns.set("_dmarc.states.example", undefined)
+    const third = await app.request("POST", "/v1/client/domains/states.example/verify", { token: owner.token })
+    expect(third.json.ready).toBe(true)
+    expect(state(third.json, "spf")).toMatchObject({ status: "missing", found: [] })
+    dns.set(dkim.name, undefined)
+    const fourth = await app.request("POST", "/v1/client/domains/states.example/verify", { token: owner.token })
+    expect(fourth.json).toMatchObject({ verified: true, ready: false })
+    expect(state(fourth.json, "dkim")).toMatchObject({ status: "missing", found: [] })
+  })
+
   it("answers 503 dns_lookup_failed naming the domain and the cause when the DNS server does not answer", async () => {
     await create("silent.example")
     dns.set("silent.example", { noAnswer: true })
@@ -77,6 +149,14 @@ describe("sending domains", () => {
     expect(res.json.error.message).toContain("ETIMEOUT")
     const view = await app.request("GET", "/v1/client/domains/silent.example", { token: owner.token })
     expect(view.json.verified).toBe(false)
+    // A failed lookup of any other record fails the check too, and verifies nothing meanwhile.
+    const other = await create("half-silent.example")
+    dns.set("half-silent.example", { TXT: [recordOf(other, "verification")[0].value] })
+    dns.set("_dmarc.half-silent.example", { noAnswer: true })
+    const half = await app.request("POST", "/v1/client/domains/half-silent.example/verify", { token: owner.token })
+    expect(half.status).toBe(503)
+    expect(half.json.error.message).toContain("_dmarc.half-silent.example")
+    expect((await app.request("GET", "/v1/client/domains/half-silent.example", { token: owner.token })).json.verified).toBe(false)
   })
 
   it("answers 404 for a domain not registered to the account", async () => {
@@ -90,6 +170,9 @@ describe("sending domains", () => {
     const legacy = await app.request("POST", "/v1/domains/alias.example/verify", { token: owner.token })
     expect(legacy.status).toBe(200)
     expect(legacy.json.verified).toBe(true)
+    expect(legacy.json.ready).toBe(false)
+    expect(legacy.json.records.map((r: { purpose: string; status: string }) => `${r.purpose}:${r.status}`))
+      .toEqual(["verification:verified", "dkim:missing", "return_path:missing", "spf:missing", "dmarc:missing"])
     expect(legacy.headers.get("deprecation")).toMatch(/^@\d+$/)
     expect(legacy.headers.get("sunset")).toContain("2027")
     expect(legacy.headers.get("link")).toContain('/v1/client/domains/alias.example/verify>; rel="successor-version"')
@@ -97,13 +180,26 @@ describe("sending domains", () => {
     expect(doc.json.paths["/v1/domains/{domain}/verify"].post.deprecated).toBe(true)
   })
 
-  it("verifies the return path when its MX points at the appliance, and accepts bounces there", async () => {
+  it("verifies the return path when its MX points at the appliance, and takes the DMARC reports sent to dmarc@ there", async () => {
     const res = await create("rp.example")
     dns.set("rp.example", { TXT: [recordOf(res, "verification")[0].value] })
     dns.set("herald-bounces.rp.example", { MX: [{ preference: 10, exchange: "mx.herald.test" }] })
     await app.request("POST", "/v1/client/domains/rp.example/verify", { token: owner.token })
     const view = await app.request("GET", "/v1/client/domains/rp.example", { token: owner.token })
     expect(view.json.return_path_verified).toBe(true)
+    // The DMARC suggestion's rua (dmarc@ the return-path subdomain) reaches the MX listener and is filed.
+    const rua = recordOf(res, "dmarc")[0].value.split("rua=mailto:")[1]
+    expect(rua).toBe("dmarc@herald-bounces.rp.example")
+    const end = Math.floor(Date.now() / 1000)
+    const report = dmarcMail(rua, "rp-report", dmarcXml("rp.example", "rp-1", end - 86_400, end, [
+      { ip: "203.0.113.9", count: 3, dkim: "pass", spf: "pass" }
+    ]))
+    expect((await sendRaw(app.smtpPort, { from: "noreply-dmarc@receiver.test", to: [rua] }, report)).code).toBe(250)
+    const stored = await eventually(async () => {
+      const rows = await query<{ account_id: string }>(app.databaseUrl, "SELECT account_id FROM dmarc_reports WHERE domain = 'rp.example'")
+      return rows.length > 0 ? rows : undefined
+    }, "the DMARC report sent to the return-path subdomain")
+    expect(stored.map((r) => r.account_id)).toEqual([owner.accountId])
   })
 
   it("picks up a return-path MX published after verification at the re-check, and drops it once removed", async () => {

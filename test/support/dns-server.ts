@@ -33,7 +33,9 @@ const answersFor = (records: DnsRecords, question: dnsPacket.Question): Array<An
     case "MX":
       return (records.MX ?? []).map((mx) => ({ ...base, type: "MX" as const, data: mx }))
     case "TXT":
-      return (records.TXT ?? []).map((txt) => ({ ...base, type: "TXT" as const, data: txt }))
+      // A record longer than one character-string (255 bytes, such as a DKIM key) goes as several, as
+      // zone files publish it; resolvers join them.
+      return (records.TXT ?? []).map((txt) => ({ ...base, type: "TXT" as const, data: txt.match(/[^]{1,255}/g) ?? [""] }))
     case "A":
       return (records.A ?? []).map((ip) => ({ ...base, type: "A" as const, data: ip }))
     case "AAAA":

@@ -4,6 +4,7 @@ import { Schema } from "effect"
 import { AdminAuthentication } from "../../http/admin-auth.ts"
 import { Conflict, Forbidden, NotFound } from "../../http/errors.ts"
 import { EmailAddress } from "../../lib/email.ts"
+import { Domain } from "../domains/Api.ts"
 import { CreatedKey, CreateKeyRequest } from "../keys/Api.ts"
 
 export const CreateAccountRequest = Schema.Struct({
@@ -77,6 +78,17 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       .annotate(
         OpenApi.Summary,
         "Per-account overrides of the plan's rate_per_min and monthly_quota: a field left out is kept, null clears it"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("trustDomain", "/v1/admin/accounts/:id/domains/:domain/trust")
+      .setPath(Schema.Struct({ id: Schema.String, domain: Schema.String }))
+      .addSuccess(Domain)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(
+        OpenApi.Summary,
+        "Mark an account's registered domain verified without DNS (verified_by: operator; not re-checked; logged as a warning)"
       )
   )
   .middleware(AdminAuthentication)

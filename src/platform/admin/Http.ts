@@ -4,6 +4,7 @@ import { CurrentKey } from "../../http/auth.ts"
 import { HeraldApi } from "../../http/api.ts"
 import { conflict, notFound, validationFailed } from "../../http/errors.ts"
 import { Accounts } from "../accounts/Accounts.ts"
+import { Domains } from "../domains/Domains.ts"
 import { ApiKeys } from "../keys/ApiKeys.ts"
 
 const accountErrors = {
@@ -22,6 +23,7 @@ export const AdminHttpLive = HttpApiBuilder.group(HeraldApi, "admin", (handlers)
   Effect.gen(function*() {
     const accounts = yield* Accounts
     const keys = yield* ApiKeys
+    const domains = yield* Domains
     return handlers
       .handle("createAccount", ({ payload }) =>
         accounts.create({
@@ -67,5 +69,13 @@ export const AdminHttpLive = HttpApiBuilder.group(HeraldApi, "admin", (handlers)
           ...(payload.monthly_quota === undefined ? {} : { monthlyQuota: payload.monthly_quota })
         }).pipe(
           Effect.catchTags(accountErrors)
+        ))
+      .handle("trustDomain", ({ path }) =>
+        accounts.get(path.id).pipe(
+          Effect.zipRight(domains.trust(path.id, path.domain)),
+          Effect.catchTags({
+            ...accountErrors,
+            DomainNotFound: (e) => Effect.fail(notFound(`Domain ${e.domain} is not registered for account ${path.id}`))
+          })
         ))
   }))

@@ -12,18 +12,40 @@ export const DomainName = Schema.Trim.pipe(
 
 export const DomainPath = Schema.Struct({ domain: Schema.String })
 
-export const DnsRecord = Schema.Struct({
-  purpose: Schema.Literal("verification", "dkim", "spf", "dmarc", "return_path"),
+const dnsRecordFields = {
+  purpose: Schema.Literal("verification", "dkim", "spf", "dmarc", "return_path").annotations({
+    description: "verification: TXT proving the account owns the domain; dkim: the signing key; return_path: MX of " +
+      "the envelope-sender subdomain; spf: that subdomain's SPF (none at the apex); dmarc: a suggested policy"
+  }),
   type: Schema.Literal("TXT", "MX"),
   name: Schema.String,
-  value: Schema.String
-}).annotations({ identifier: "DnsRecord" })
+  value: Schema.String,
+  optional: Schema.Boolean.annotations({ description: "A suggestion: the domain is ready without it (the DMARC record)" })
+}
+
+export const DnsRecord = Schema.Struct(dnsRecordFields).annotations({ identifier: "DnsRecord" })
 export type DnsRecord = typeof DnsRecord.Type
+
+export const CheckedDnsRecord = Schema.Struct({
+  ...dnsRecordFields,
+  status: Schema.Literal("verified", "missing", "mismatch").annotations({
+    description: "mismatch: a record of that kind is published with another value (see found)"
+  }),
+  found: Schema.Array(Schema.String).annotations({
+    description: "The records of that kind found at the name (MX as `preference exchange`); empty when missing"
+  })
+}).annotations({ identifier: "CheckedDnsRecord" })
+
+export const VerifiedBy = Schema.NullOr(Schema.Literal("dns", "operator")).annotations({
+  description: "dns: the verification TXT record was found; operator: an operator trusted the domain without DNS " +
+    "(not re-checked); null while unverified"
+})
 
 export const Domain = Schema.Struct({
   domain: Schema.String,
   verified: Schema.Boolean,
   verified_at: Schema.NullOr(Schema.String),
+  verified_by: VerifiedBy,
   return_path_verified: Schema.Boolean.annotations({
     description: "The return-path MX is published: envelope senders use it, so SPF aligns for DMARC"
   }),
@@ -33,8 +55,10 @@ export const Domain = Schema.Struct({
 
 export const VerifyResult = Schema.Struct({
   domain: Schema.String,
-  verified: Schema.Boolean,
-  verified_at: Schema.NullOr(Schema.String)
+  verified: Schema.Boolean.annotations({ description: "The verification TXT record was found" }),
+  verified_at: Schema.NullOr(Schema.String),
+  records: Schema.Array(CheckedDnsRecord),
+  ready: Schema.Boolean.annotations({ description: "The verification, DKIM and return-path MX records are all verified" })
 }).annotations({ identifier: "DomainVerification" })
 
 const verify = <const Name extends string>(name: Name, path: `/${string}`) =>
@@ -63,7 +87,7 @@ export class DomainsGroup extends HttpApiGroup.make("domains")
   .add(
     verify("verify", "/v1/client/domains/:domain/verify").annotate(
       OpenApi.Summary,
-      "Look up the verification TXT record; on success the domain is verified and may send"
+      "Look up the verification TXT record (on success the domain is verified and may send) and report every record's state"
     )
   )
   .add(

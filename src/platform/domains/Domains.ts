@@ -1,6 +1,7 @@
 /**
  * Sending domains of an account: registration (with a fresh DKIM key), the records to publish,
- * TXT verification through the configured resolver, and the sending decision with its grace.
+ * TXT verification through the configured resolver (with the state of every other record), an
+ * operator's trust without DNS, and the sending decision with its grace.
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect, Option } from "effect"
@@ -9,7 +10,11 @@ import { Dns } from "../../lib/dns.ts"
 import { newId, randomBase62 } from "../../lib/ids.ts"
 import { generateDkimKeyPair } from "./dkim-keys.ts"
 import type { DnsRecord } from "./Api.ts"
+import { type CheckedRecord, checkRecords, isReady } from "./record-checks.ts"
 import { domainRecords, returnPathDomain, sendingAllowed, verificationValue } from "./records.ts"
+
+/** Who vouched for the domain: its verification TXT record, or an operator (no DNS check). */
+export type VerifiedBy = "dns" | "operator"
 
 export interface DomainRow {
   readonly id: string
@@ -17,6 +22,7 @@ export interface DomainRow {
   readonly domain: string
   readonly verification_token: string
   readonly verified_at: Date | null
+  readonly verified_by: VerifiedBy | null
   readonly verification_lost_at: Date | null
   readonly dkim_selector: string
   readonly dkim_private_key: string
@@ -29,6 +35,7 @@ export interface DomainView {
   readonly domain: string
   readonly verified: boolean
   readonly verified_at: string | null
+  readonly verified_by: VerifiedBy | null
   readonly return_path_verified: boolean
   readonly records: ReadonlyArray<DnsRecord>
   readonly created_at: string
@@ -51,20 +58,30 @@ export class Domains extends Effect.Service<Domains>()("herald/Domains", {
     const sql = yield* SqlClient.SqlClient
     const config = yield* AppConfig
     const dns = yield* Dns
-    const names = { hostname: config.hostname, bounceDomain: config.bounceDomain }
+    const names = {
+      hostname: config.hostname,
+      publicIps: config.publicIps,
+      smarthost: config.smarthostConfigured,
+      smarthostSpfInclude: Option.getOrUndefined(config.smarthostSpfInclude)
+    }
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    const recordsOf = (row: DomainRow) =>
+      domainRecords({
+        domain: row.domain,
+        verificationToken: row.verification_token,
+        dkimSelector: row.dkim_selector,
+        dkimPublicKey: row.dkim_public_key
+      }, names)
 
     const view = (row: DomainRow): DomainView => ({
       domain: row.domain,
       verified: row.verified_at !== null,
       verified_at: row.verified_at?.toISOString() ?? null,
+      // Rows verified before verified_by existed were verified by DNS (the migration says so too).
+      verified_by: row.verified_at === null ? null : (row.verified_by ?? "dns"),
       return_path_verified: row.return_path_verified_at !== null,
-      records: domainRecords({
-        domain: row.domain,
-        verificationToken: row.verification_token,
-        dkimSelector: row.dkim_selector,
-        dkimPublicKey: row.dkim_public_key
-      }, names),
+      records: recordsOf(row),
       created_at: row.created_at.toISOString()
     })
 
@@ -123,30 +140,55 @@ export class Domains extends Effect.Service<Domains>()("herald/Domains", {
           DnsFailure: () => Effect.succeed(Option.none<boolean>())
         })
       )
-    const returnPathPublished = (domain: string) => Effect.map(returnPathState(domain), Option.getOrElse(() => false))
 
+    /**
+     * Looks up every record: the verification TXT decides `verified` (missing → refused, as ever);
+     * the others are reported with their state, and the return-path MX moves envelope senders. A
+     * failed lookup of any of them (503) changes nothing: it says nothing of what DNS holds.
+     */
     const verify = (accountId: string, domain: string) =>
       Effect.gen(function*() {
         const row = yield* findOrFail(accountId, domain)
-        const expected = verificationValue(row.verification_token)
-        const txt = yield* dns.txt(row.domain).pipe(
-          Effect.catchTags({
-            DnsNoRecord: () => Effect.succeed([] as Array<string>),
-            DnsFailure: (e) => Effect.fail(new VerificationDnsError({ domain: row.domain, code: e.code }))
-          })
+        const checked = yield* checkRecords(dns, recordsOf(row)).pipe(
+          Effect.mapError((e) => new VerificationDnsError({ domain: e.name, code: e.code }))
         )
         const at = yield* now
         yield* sql`UPDATE domains SET last_checked_at = ${at} WHERE id = ${row.id}`
-        if (!txt.some((record) => record.trim() === expected)) {
-          return yield* new VerificationRecordMissing({ domain: row.domain, expected })
+        const status = (purpose: CheckedRecord["purpose"]) => checked.find((r) => r.purpose === purpose)?.status
+        if (status("verification") !== "verified") {
+          return yield* new VerificationRecordMissing({ domain: row.domain, expected: verificationValue(row.verification_token) })
         }
-        const returnPath = yield* returnPathPublished(row.domain)
+        const returnPath = status("return_path") === "verified"
         const updated = yield* sql<DomainRow>`
-          UPDATE domains SET verified_at = coalesce(verified_at, ${at}), verification_lost_at = NULL,
+          UPDATE domains SET verified_at = coalesce(verified_at, ${at}), verified_by = 'dns', verification_lost_at = NULL,
             return_path_verified_at = ${returnPath ? at : null}
           WHERE id = ${row.id} RETURNING *`
         const verifiedAt = updated[0]?.verified_at ?? at
-        return { domain: row.domain, verified: true, verified_at: verifiedAt.toISOString() }
+        return {
+          domain: row.domain,
+          verified: true,
+          verified_at: verifiedAt.toISOString(),
+          records: checked,
+          ready: isReady(checked)
+        }
+      })
+
+    /**
+     * An operator vouches for the domain without DNS (a lab, a domain whose DNS they run by other
+     * means): it may send, and the periodic re-check leaves it alone. Logged as a warning, since
+     * nothing proves the account owns the domain.
+     */
+    const trust = (accountId: string, domain: string) =>
+      Effect.gen(function*() {
+        const row = yield* findOrFail(accountId, domain)
+        const updated = yield* sql<DomainRow>`
+          UPDATE domains SET verified_at = coalesce(verified_at, ${yield* now}), verified_by = 'operator',
+            verification_lost_at = NULL
+          WHERE id = ${row.id} RETURNING *`
+        yield* Effect.logWarning("domain trusted by an operator without a DNS check: it may send and is not re-checked").pipe(
+          Effect.annotateLogs({ account_id: accountId, domain: row.domain })
+        )
+        return view(updated[0] ?? row)
       })
 
     /**
@@ -171,12 +213,13 @@ export class Domains extends Effect.Service<Domains>()("herald/Domains", {
      * looked up again too: published since the last check → envelope senders move to the
      * subdomain (return_path_verified_at set); gone → back to HERALD_BOUNCE_DOMAIN (cleared), so
      * bounces never go to a subdomain that no longer reaches the appliance. A DNS failure changes
-     * nothing (it says nothing about the record). Returns how many domains were looked at.
+     * nothing (it says nothing about the record). Domains an operator trusted are left alone.
+     * Returns how many domains were looked at.
      */
     const recheck = (now: Date, staleBefore: Date, batch = 100) =>
       Effect.gen(function*() {
         const due = yield* sql<DomainRow>`
-          SELECT * FROM domains WHERE verified_at IS NOT NULL
+          SELECT * FROM domains WHERE verified_at IS NOT NULL AND verified_by IS DISTINCT FROM 'operator'
             AND (last_checked_at IS NULL OR last_checked_at < ${staleBefore})
           ORDER BY last_checked_at NULLS FIRST LIMIT ${batch}`
         for (const row of due) {
@@ -202,6 +245,6 @@ export class Domains extends Effect.Service<Domains>()("herald/Domains", {
         return due.length
       })
 
-    return { create, list, get, remove, verify, sendingState, recheck } as const
+    return { create, list, get, remove, verify, trust, sendingState, recheck } as const
   })
 }) {}

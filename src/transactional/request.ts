@@ -52,7 +52,7 @@ const ADDRESS_STRING_MESSAGE = "must be one address, such as \"Ada <ada@example.
  */
 const AddressString = Schema.transformOrFail(
   Schema.String.annotations({
-    title: "Address string",
+    identifier: "AddressString",
     description: "One address as a string: \"Name <a@b.example>\" or \"a@b.example\"",
     examples: ["Ada Lovelace <ada@example.org>", "ada@example.org"]
   }),
@@ -169,13 +169,13 @@ const SEND_AT_MESSAGE = "send_at must be an ISO 8601 date-time with a time zone,
 const IsoDateTime = Schema.String.pipe(
   Schema.filter((s) =>
     (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(s) && !Number.isNaN(Date.parse(s))) ||
-    SEND_AT_MESSAGE
+    SEND_AT_MESSAGE, { jsonSchema: {} }
   )
 ).annotations({ description: "ISO 8601 with a time zone", examples: ["2026-12-01T09:00:00Z"] })
 
 /** Unix seconds, as many APIs take them, read into the same ISO form (the canonical request keeps a string). */
 const UnixSeconds = Schema.transformOrFail(
-  Schema.Int.annotations({ description: "Unix seconds", examples: [1796115600] }),
+  Schema.Int.annotations({ title: "Unix seconds", description: "Unix seconds", examples: [1796115600] }),
   IsoDateTime,
   {
     strict: true,
@@ -228,7 +228,19 @@ export const FullRequest = Schema.Struct({
   subject: Subject("subject"),
   content: Schema.Array(Content).pipe(Schema.minItems(1, { message: () => "content must contain at least 1 item" })),
   ...common
-}).annotations({ identifier: "SendRequest", description: "The full form" })
+}).annotations({
+  identifier: "SendRequest",
+  description: "The full form",
+  examples: [{
+    personalizations: [{ to: [{ email: "delivered@simulator.herald.invalid", name: "Ada Lovelace" }] }],
+    from: { email: "hello@example.org", name: "Example Shop" },
+    subject: "Your receipt",
+    content: [
+      { type: "text/plain", value: "Thank you for your order." },
+      { type: "text/html", value: "<p>Thank you for your order.</p>" }
+    ]
+  }]
+})
 export type FullRequest = typeof FullRequest.Type
 
 export const FlatRequest = Schema.Struct({
@@ -240,7 +252,17 @@ export const FlatRequest = Schema.Struct({
   text: Schema.optional(StorableString),
   html: Schema.optional(StorableString),
   ...common
-}).annotations({ identifier: "FlatSendRequest", description: "The flat form of the integration examples" })
+}).annotations({
+  identifier: "FlatSendRequest",
+  description: "The flat form of the integration examples",
+  examples: [{
+    from: { email: "hello@example.org", name: "Example Shop" },
+    to: [{ email: "delivered@simulator.herald.invalid" }],
+    subject: "Your receipt",
+    text: "Thank you for your order.",
+    html: "<p>Thank you for your order.</p>"
+  }]
+})
 export type FlatRequest = typeof FlatRequest.Type
 
 /** For the OpenAPI document: either form. */

@@ -245,4 +245,17 @@ describe("POST /v1/mail/send field rules", () => {
     expect(scheduled.status).toBe(200)
     expect(Date.parse(scheduled.json.send_at)).toBe(at * 1000)
   })
+
+  it("accepts the OpenAPI document's send examples as they are, but for the sender's own address", async () => {
+    const schemas = (await app.request("GET", "/openapi/openapi.transactional.json", { token: null })).json.components.schemas
+    for (const example of [schemas.SendRequest.examples[0], schemas.FlatSendRequest.examples[0]]) {
+      const res = await app.request("POST", "/v1/mail/send", {
+        token: sender.token,
+        body: { ...example, from: { ...example.from, email: sender.from } },
+        headers: { "X-Herald-Test": "true" }
+      })
+      expect(res.status).toBe(202)
+      expect(res.json.items[0].status).toBe("queued")
+    }
+  })
 })

@@ -11,7 +11,7 @@
  */
 import { createHash } from "node:crypto"
 import { SqlClient } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Either, Option, Schema } from "effect"
 import { SendResponse } from "./send/Api.ts"
 
 /**
@@ -21,8 +21,11 @@ import { SendResponse } from "./send/Api.ts"
 export const sendResponseText = (response: typeof SendResponse.Type): string =>
   JSON.stringify(Schema.encodeSync(SendResponse)(response))
 
-const storedText = (response: unknown): string =>
-  typeof response === "string" ? response : sendResponseText(Schema.decodeUnknownSync(SendResponse)(response))
+const storedText = (response: unknown): string => {
+  if (typeof response === "string") return response
+  const decoded = Schema.decodeUnknownEither(SendResponse)(response)
+  return Either.isRight(decoded) ? sendResponseText(decoded.right) : JSON.stringify(response)
+}
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000
 

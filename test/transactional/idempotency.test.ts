@@ -64,6 +64,19 @@ describe("Idempotency-Key", () => {
     }
   })
 
+  it("replays a record stored before the text was kept (a jsonb object) in the first answer's order", async () => {
+    const body = sendBody(sender, "idem-legacy@example.org")
+    const first = await send(body, { "Idempotency-Key": "k-legacy" })
+    // What an earlier version stored: the answer as a jsonb object, its keys reordered by jsonb.
+    await query(app.databaseUrl,
+      "UPDATE idempotency_keys SET response = (response #>> '{}')::jsonb WHERE key_id = $1 AND idempotency_key = 'k-legacy'",
+      [sender.keyId])
+    const again = await send(body, { "Idempotency-Key": "k-legacy" })
+    expect(again.status).toBe(202)
+    expect(again.text).toBe(first.text)
+    expect(await deliveriesTo("idem-legacy@example.org")).toBe(1)
+  })
+
   it("answers 409 idempotency_key_reused for the same key with another body", async () => {
     await send(sendBody(sender, "idem2@example.org"), { "Idempotency-Key": "k-2" })
     const other = await send(sendBody(sender, "other@example.org"), { "Idempotency-Key": "k-2" })

@@ -24,6 +24,7 @@ import { AuthenticationLive } from "./auth.ts"
 import { DocsRoutesLive } from "./docs/routes.ts"
 import { ErrorMappingLive } from "./error-mapping.ts"
 import { MetaHttpLive } from "./meta/Http.ts"
+import { withMethodNotAllowed } from "./method-not-allowed.ts"
 import { bodyLimitLayer, requestMiddleware } from "./server-middleware.ts"
 
 const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
@@ -59,6 +60,8 @@ const ServeLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const app = yield* HttpApiBuilder.httpApp
+    // Read after httpApp, which completes the router: every group's and document's route is in it.
+    const router = yield* HttpApiBuilder.Router.router
     const policy = {
       maxJsonBytes: config.maxJsonBytes,
       maxBodyBytes: config.httpMaxBodyBytes,
@@ -67,7 +70,7 @@ const ServeLive = Layer.unwrapEffect(
       minBytesPerSecond: config.httpMinUploadBytesPerSecond,
       graceMs: config.httpUploadGraceMs
     }
-    return HttpServer.serve(requestMiddleware(policy)(app)).pipe(
+    return HttpServer.serve(requestMiddleware(policy)(withMethodNotAllowed(router.routes, app))).pipe(
       Layer.provide(bodyLimitLayer(config.httpMaxBodyBytes))
     )
   })

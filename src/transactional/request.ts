@@ -5,9 +5,10 @@
  * (`personalizations[0].to[1].email`) so the 400 says exactly what to fix.
  */
 import { Either, ParseResult, Schema } from "effect"
-import { EmailAddress } from "../lib/email.ts"
+import addressparser from "nodemailer/lib/addressparser"
+import { EmailAddress, isEmailAddress } from "../lib/email.ts"
 import { formatPath } from "../lib/issue-path.ts"
-import { storable, StorableString } from "../lib/text.ts"
+import { isStorableText, storable, StorableString, UNSTORABLE_TEXT_MESSAGE } from "../lib/text.ts"
 
 /**
  * How much one send may ask of the composer, beyond MAX_JSON_MB and the attachment bytes: each
@@ -36,11 +37,73 @@ const Subject = (name: string) =>
     Schema.maxLength(MAX_SUBJECT_LENGTH, { message: () => `${name} must be at most ${MAX_SUBJECT_LENGTH} characters` })
   ).annotations({ description: `1 to ${MAX_SUBJECT_LENGTH} characters` })
 
-export const Address = Schema.Struct({
+const AddressObject = Schema.Struct({
   email: EmailAddress,
   name: Schema.optional(StorableString)
 }).annotations({ identifier: "Address" })
 export type Address = typeof Address.Type
+
+const ADDRESS_STRING_MESSAGE = "must be one address, such as \"Ada <ada@example.org>\" or \"ada@example.org\""
+
+/**
+ * One address written as a string, `"Name <a@b.example>"` or `"a@b.example"`, read by nodemailer's
+ * addressparser (the parser its own SMTP client uses) into the object form, under the object's
+ * rules (the same email check, a storable name). A list, a group or text with no address is
+ * refused rather than guessed at.
+ */
+const AddressString = Schema.transformOrFail(
+  Schema.String.annotations({
+    identifier: "AddressString",
+    description: "One address as a string: \"Name <a@b.example>\" or \"a@b.example\"",
+    examples: ["Ada Lovelace <ada@example.org>", "ada@example.org"]
+  }),
+  Schema.typeSchema(AddressObject),
+  {
+    strict: true,
+    decode: (text, _, ast) => {
+      const refuse = (message: string) => ParseResult.fail(new ParseResult.Type(ast, text, message))
+      // Checked on the whole string: the parser drops a NUL silently, and a changed name is not what was sent.
+      if (!isStorableText(text)) return refuse(UNSTORABLE_TEXT_MESSAGE)
+      const parsed = addressparser(text)
+      const only = parsed.length === 1 ? parsed[0] : undefined
+      if (only === undefined || "group" in only || only.address === "") return refuse(ADDRESS_STRING_MESSAGE)
+      if (!isEmailAddress(only.address)) return refuse(`has "${only.address}", which is not a valid email address (local@domain)`)
+      return ParseResult.succeed(only.name === "" ? { email: only.address } : { email: only.address, name: only.name })
+    },
+    encode: (address) => ParseResult.succeed(address.name === undefined ? address.email : `"${address.name}" <${address.email}>`)
+  }
+)
+
+/**
+ * The message of a union of an object form and a string form. A union that fails reports each
+ * form's issue, the object form's first ("Expected Address" for a string): an object keeps its own
+ * issue and path (`from.email`); a string gets the string form's message; anything else `what`.
+ */
+const formsMessage = (what: string) => (issue: ParseResult.ParseIssue) => {
+  if (typeof issue.actual === "object" && issue.actual !== null) return { message: what, override: false }
+  const stringForm = typeof issue.actual === "string" && issue._tag === "Composite" && Array.isArray(issue.issues)
+    ? issue.issues.find((member) => member._tag === "Transformation")
+    : undefined
+  const [inner] = stringForm === undefined ? [] : ParseResult.ArrayFormatter.formatIssueSync(stringForm)
+  return { message: inner?.message ?? what, override: true }
+}
+
+const ADDRESS_MESSAGE = "must be an address: an object {email, name?} or a string such as \"Ada <ada@example.org>\""
+
+/** An address: the object `{email, name?}` or the same as one string; either decodes to the object. */
+export const Address = Schema.Union(AddressObject, AddressString).annotations({ message: formsMessage(ADDRESS_MESSAGE) })
+
+const Recipients = Schema.Array(Address).pipe(Schema.minItems(1, { message: () => "to must contain at least 1 recipient" }))
+
+/** The flat form's `to`: a list of addresses, or one address string (`"to": "ada@example.org"`). */
+const FlatRecipients = Schema.Union(
+  Recipients,
+  Schema.transform(AddressString, Schema.Array(Schema.typeSchema(AddressObject)), {
+    strict: true,
+    decode: (address) => [address],
+    encode: (list) => list[0]!
+  })
+).annotations({ message: formsMessage(`to ${ADDRESS_MESSAGE}, or a list of addresses`) })
 
 /** RFC 5322 §2.2: a field name is printable US-ASCII except colon; a value has no CR or LF. */
 const headerNameProblem = (name: string): string | undefined => {
@@ -101,15 +164,38 @@ export const Attachment = Schema.Struct({
   content_id: Schema.optional(NonEmpty("content_id"))
 }).annotations({ identifier: "Attachment" })
 
-const DateTime = Schema.String.pipe(
+const SEND_AT_MESSAGE = "send_at must be an ISO 8601 date-time with a time zone, such as 2026-12-01T09:00:00Z, " +
+  "or an integer of Unix seconds"
+
+const IsoDateTime = Schema.String.pipe(
   Schema.filter((s) =>
     (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(s) && !Number.isNaN(Date.parse(s))) ||
-    "send_at must be an ISO 8601 date-time with a time zone, such as 2026-12-01T09:00:00Z"
+    SEND_AT_MESSAGE, { jsonSchema: {} }
   )
+).annotations({ description: "ISO 8601 with a time zone", examples: ["2026-12-01T09:00:00Z"] })
+
+/** Unix seconds, as many APIs take them, read into the same ISO form (the canonical request keeps a string). */
+const UnixSeconds = Schema.transformOrFail(
+  Schema.Int.annotations({ title: "Unix seconds", description: "Unix seconds", examples: [1796115600] }),
+  IsoDateTime,
+  {
+    strict: true,
+    decode: (seconds, _, ast) => {
+      const date = new Date(seconds * 1000)
+      return seconds >= 0 && !Number.isNaN(date.getTime())
+        ? ParseResult.succeed(date.toISOString())
+        : ParseResult.fail(new ParseResult.Type(ast, seconds, SEND_AT_MESSAGE))
+    },
+    encode: (iso) => ParseResult.succeed(Math.floor(Date.parse(iso) / 1000))
+  }
 )
 
+const DateTime = Schema.Union(IsoDateTime, UnixSeconds).annotations({
+  message: () => ({ message: SEND_AT_MESSAGE, override: true })
+})
+
 export const Personalization = Schema.Struct({
-  to: Schema.Array(Address).pipe(Schema.minItems(1, { message: () => "to must contain at least 1 recipient" })),
+  to: Recipients,
   cc: Schema.optional(Schema.Array(Address)),
   bcc: Schema.optional(Schema.Array(Address)),
   subject: Schema.optional(Subject("subject")),
@@ -144,19 +230,41 @@ export const FullRequest = Schema.Struct({
   subject: Subject("subject"),
   content: Schema.Array(Content).pipe(Schema.minItems(1, { message: () => "content must contain at least 1 item" })),
   ...common
-}).annotations({ identifier: "SendRequest", description: "The full form" })
+}).annotations({
+  identifier: "SendRequest",
+  description: "The full form",
+  examples: [{
+    personalizations: [{ to: [{ email: "delivered@simulator.herald.invalid", name: "Ada Lovelace" }] }],
+    from: { email: "hello@example.org", name: "Example Shop" },
+    subject: "Your receipt",
+    content: [
+      { type: "text/plain", value: "Thank you for your order." },
+      { type: "text/html", value: "<p>Thank you for your order.</p>" }
+    ]
+  }]
+})
 export type FullRequest = typeof FullRequest.Type
 
 export const FlatRequest = Schema.Struct({
   from: Address,
-  to: Schema.Array(Address).pipe(Schema.minItems(1, { message: () => "to must contain at least 1 recipient" })),
+  to: FlatRecipients,
   cc: Schema.optional(Schema.Array(Address)),
   bcc: Schema.optional(Schema.Array(Address)),
   subject: Subject("subject"),
   text: Schema.optional(StorableString),
   html: Schema.optional(StorableString),
   ...common
-}).annotations({ identifier: "FlatSendRequest", description: "The flat form of the integration examples" })
+}).annotations({
+  identifier: "FlatSendRequest",
+  description: "The flat form of the integration examples",
+  examples: [{
+    from: { email: "hello@example.org", name: "Example Shop" },
+    to: [{ email: "delivered@simulator.herald.invalid" }],
+    subject: "Your receipt",
+    text: "Thank you for your order.",
+    html: "<p>Thank you for your order.</p>"
+  }]
+})
 export type FlatRequest = typeof FlatRequest.Type
 
 /** For the OpenAPI document: either form. */
@@ -174,13 +282,20 @@ const firstIssue = (error: ParseResult.ParseError): InvalidField => {
   if (param === "") return { param: undefined, message: issue.message }
   const message = issue.message === "is missing"
     ? `${param} is required`
+    : issue.message.startsWith("is unexpected")
+    ? `${param} is not a field of this request${issue.message.slice("is unexpected".length)}`
     : issue.message.startsWith(String(issue.path[issue.path.length - 1]))
     ? `${param}${issue.message.slice(String(issue.path[issue.path.length - 1]).length)}`
     : `${param}: ${issue.message}`
   return { param, message }
 }
 
-const options = { errors: "first", onExcessProperty: "ignore" } as const
+/**
+ * An unknown field is refused, naming its path: the published schema says `additionalProperties:
+ * false`, and a field silently dropped (a misspelt `reply_to`, `cc` at the wrong level) is mail sent
+ * otherwise than its sender meant.
+ */
+const options = { errors: "first", onExcessProperty: "error" } as const
 
 const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 

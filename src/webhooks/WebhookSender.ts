@@ -4,6 +4,7 @@
  * retry in this fiber (1 s, 5 s, 25 s after the first failure), a queued retry in the database,
  * or the dead letter. Also the one inline attempt: a manual retry.
  */
+import { lookup as lookupHost } from "node:dns/promises"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Config, Duration, Effect } from "effect"
 import { AppConfig } from "../config/app-config.ts"
@@ -13,7 +14,7 @@ import { VERSION } from "../version.ts"
 import { burstOffsetMs, type NextStep, nextStep } from "./ladder.ts"
 import { type AttemptResult, startWebhook } from "./post.ts"
 import { signPayload } from "./signature.ts"
-import { checkAddresses, type CheckedUrl, checkWebhookUrlSync, type HostToResolve, type UrlPolicy } from "./ssrf.ts"
+import { checkAddresses, type CheckedUrl, checkWebhookUrlSync, type HostToResolve, isLocalhost, type UrlPolicy } from "./ssrf.ts"
 import { type HeldDelivery, type Outcome, WebhookStore } from "./WebhookStore.ts"
 
 /** How long past a burst retry's due time its lease lasts (a crashed replica's burst resumes then). */
@@ -30,6 +31,13 @@ export const urlPolicy = Effect.gen(function*() {
   const policy: UrlPolicy = { production: config.env === "production", allowPrivate: allowPrivate && config.env !== "production" }
   return policy
 })
+
+/** The system's resolver (getaddrinfo: /etc/hosts, then DNS), IPv4 first as the appliance's own lookup lists them. */
+const systemLookup = (host: string): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.tryPromise(() => lookupHost(host, { all: true, order: "ipv4first" })).pipe(
+    Effect.map((found) => found.map((a) => a.address)),
+    Effect.orElseSucceed(() => [])
+  )
 
 /** How the dispatcher runs a delivery: as `owner`, each attempt inside one of its slots. */
 export interface DeliverOptions {
@@ -78,9 +86,21 @@ export class WebhookSender extends Effect.Service<WebhookSender>()("herald/Webho
     const policy = yield* urlPolicy
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-    const lookup = (host: string) =>
+    const resolve = (host: string) =>
       Effect.all([dns.a(host).pipe(Effect.orElseSucceed(() => [])), dns.aaaa(host).pipe(Effect.orElseSucceed(() => []))], { concurrency: 2 })
-        .pipe(Effect.map(([v4, v6]) => [...v4, ...v6]))
+        .pipe(Effect.map(([v4, v6]): ReadonlyArray<string> => [...v4, ...v6]))
+
+    /**
+     * DESIGN "DNS": every lookup goes through the appliance's resolver, except that a developer who
+     * allowed private receivers (HERALD_WEBHOOK_ALLOW_PRIVATE) also reaches `localhost` and the names
+     * of /etc/hosts, which only the system's resolver knows. `localhost` is never asked of DNS
+     * (RFC 6761 §6.3); another name falls back to the system only when DNS found nothing.
+     */
+    const lookup = (host: string): Effect.Effect<ReadonlyArray<string>> => {
+      if (!policy.allowPrivate) return resolve(host)
+      if (isLocalhost(host)) return systemLookup(host)
+      return Effect.flatMap(resolve(host), (found) => found.length > 0 ? Effect.succeed(found) : systemLookup(host))
+    }
 
     /**
      * The part of the check that needs no DNS, remembered per URL (it depends on nothing else): the

@@ -84,8 +84,10 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.resolve({ ok, httpCode, error, durationMs: Math.round(performance.now() - this.started), responseBody })
   }
 
+  /** The receiver answered: a non-2xx is a failure whose error says so (the history shows why it is retried). */
   private answered() {
-    this.finish(this.code >= 200 && this.code < 300, this.code, null)
+    const ok = this.code >= 200 && this.code < 300
+    this.finish(ok, this.code, ok ? null : `HTTP ${this.code}`)
   }
 
   /** Ends the attempt with `error` and stops the request, now or as soon as it has a controller. */

@@ -42,16 +42,40 @@ export const checkWebhookUrlSync = (raw: string, policy: UrlPolicy): CheckedUrl 
   }
   if (url.username !== "" || url.password !== "") return { ok: false, reason: "credentials in the URL are not allowed" }
   const host = url.hostname.replace(/^\[|\]$/g, "")
-  return isIP(host) !== 0 ? checkAddresses({ url, host }, [host], policy) : { url, host }
+  if (isIP(host) !== 0) return checkAddresses({ url, host }, [host], policy)
+  // Loopback by definition (RFC 6761 §6.3), whatever a resolver would say: refused, or resolved by the system.
+  if (isLocalhost(host) && !policy.allowPrivate) return { ok: false, reason: `${host} is loopback${hint(policy)}` }
+  return { url, host }
 }
+
+export const isLocalhost = (host: string): boolean => {
+  const name = host.toLowerCase().replace(/\.$/, "")
+  return name === "localhost" || name.endsWith(".localhost")
+}
+
+/**
+ * In development a receiver on the developer's own machine is the usual first webhook: the
+ * refusal says how to allow it. Production cannot (HERALD_WEBHOOK_ALLOW_PRIVATE is ignored there).
+ */
+export const ALLOW_PRIVATE_HINT =
+  "private and loopback receivers are refused; in development set HERALD_WEBHOOK_ALLOW_PRIVATE=true to allow them"
+const hint = (policy: UrlPolicy) => policy.production ? "" : ` (${ALLOW_PRIVATE_HINT})`
 
 /** Checks the addresses a host resolved to and picks the one to connect to (the first; all must be allowed). */
 export const checkAddresses = (target: HostToResolve, addresses: ReadonlyArray<string>, policy: UrlPolicy): CheckedUrl => {
-  if (addresses.length === 0) return { ok: false, reason: `${target.host} does not resolve` }
+  if (addresses.length === 0) {
+    // Names of /etc/hosts are looked up only for private receivers (WebhookSender.ts): say so in development.
+    const hosts = policy.production || policy.allowPrivate
+      ? ""
+      : " (in development, HERALD_WEBHOOK_ALLOW_PRIVATE=true also looks names up in /etc/hosts)"
+    return { ok: false, reason: `${target.host} does not resolve${hosts}` }
+  }
   if (policy.allowPrivate) return { ok: true, url: target.url, address: addresses[0]! }
   for (const address of addresses) {
     const reason = forbiddenAddress(address)
-    if (reason !== null) return { ok: false, reason: `${target.host} → ${reason}` }
+    if (reason !== null) {
+      return { ok: false, reason: `${target.host} → ${reason}${hint(policy)}` }
+    }
   }
   return { ok: true, url: target.url, address: addresses[0]! }
 }

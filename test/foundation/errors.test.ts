@@ -53,12 +53,37 @@ const postChunked = (route: string, token: string, labelBytes: number) =>
     pump()
   })
 
+describe("a method the path does not serve", () => {
+  it.each([
+    ["DELETE", "/v1/mail/send", "POST"],
+    ["GET", "/v1/mail/send", "POST"],
+    ["PUT", "/v1/client/keys", "GET, HEAD, POST"],
+    ["POST", "/v1/client/keys/key_x", "DELETE, GET, HEAD, PATCH"],
+    ["PUT", "/version", "GET, HEAD"],
+    ["POST", "/openapi/openapi.transactional.json", "GET, HEAD"]
+  ])("answers %s %s with 405 method_not_allowed and Allow: %s", async (method, route, allow) => {
+    const res = await app.request(method, route, { token: null })
+    expect(res.status).toBe(405)
+    expect(res.headers.get("allow")).toBe(allow)
+    expect(res.json).toEqual({
+      error: { type: "invalid_request_error", code: "method_not_allowed", message: expect.stringContaining(allow) }
+    })
+    expect(res.headers.get("x-request-id")).toMatch(/^req_/)
+  })
+
+  it("still answers the methods the path serves, and 404 for a path nobody serves", async () => {
+    expect((await app.request("GET", "/v1/client/keys")).status).toBe(200)
+    expect((await app.request("GET", "/v1/mail/scheduled/sch_none")).status).toBe(404)
+    expect((await app.request("HEAD", "/version", { token: null })).status).toBe(200)
+  })
+})
+
 describe("unknown routes", () => {
   it.each([
     ["GET", "/v1/nothing/here"],
     ["POST", "/v1/client/keys/key_x/rotate"],
     ["GET", "/not-an-api-path"],
-    ["PUT", "/version"]
+    ["DELETE", "/v1/mail/send/extra"]
   ])("answer %s %s with 404 in the envelope", async (method, route) => {
     const res = await app.request(method, route)
     expect(res.status).toBe(404)

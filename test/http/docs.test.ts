@@ -7,6 +7,10 @@ import * as fs from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Schema } from "effect"
 import { EVENT_NAMES, receiverBody } from "../../src/events/schema.ts"
+import { AuditPage } from "../../src/transactional/audit/Api.ts"
+import { decodeSendRequest } from "../../src/transactional/request.ts"
+import { SendResponse } from "../../src/transactional/send/Api.ts"
+import { KeyView } from "../../src/platform/keys/Api.ts"
 import { type Appliance, repoRoot, startAppliance } from "../support/appliance.ts"
 
 let app: Appliance
@@ -78,5 +82,39 @@ describe("contract documents", () => {
       expect(full).toContain(`### ${name}\n`)
       expect(full).toContain(JSON.stringify(content.example))
     }
+  })
+
+  /** Every string in `value` is non-empty (a reference page shows "" for a string with no example). */
+  const strings = (value: unknown): Array<string> =>
+    typeof value === "string" ? [value] : typeof value === "object" && value !== null ? Object.values(value).flatMap(strings) : []
+
+  it("shows real examples on the reference pages: a working send (both forms) and its answer, the key list, the audit list", async () => {
+    const transactional = (await get("/openapi/openapi.transactional.json")).json
+    const platform = (await get("/openapi/openapi.platform.json")).json
+    const schemas = transactional.components.schemas
+    const send = transactional.paths["/v1/mail/send"].post
+    const examples = {
+      full: schemas.SendRequest.examples?.[0],
+      flat: schemas.FlatSendRequest.examples?.[0],
+      accepted: send.responses["202"].content["application/json"].schema.examples?.[0],
+      keys: platform.paths["/v1/client/keys"].get.responses["200"].content["application/json"].schema.examples?.[0],
+      audit: schemas.AuditPage.examples?.[0]
+    }
+    for (const [name, example] of Object.entries(examples)) {
+      expect(example, name).toBeDefined()
+      expect(strings(example).length, name).toBeGreaterThan(3)
+      expect(strings(example).filter((s) => s === ""), name).toEqual([])
+    }
+    // Each example is what the endpoint takes or answers: it decodes against the endpoint's own schema.
+    expect(decodeSendRequest(examples.full)).toMatchObject({ _tag: "Right", right: { form: "full" } })
+    expect(decodeSendRequest(examples.flat)).toMatchObject({ _tag: "Right", right: { form: "flat" } })
+    expect(Schema.decodeUnknownEither(SendResponse)(examples.accepted)._tag).toBe("Right")
+    expect(Schema.decodeUnknownEither(Schema.Struct({ items: Schema.Array(KeyView) }))(examples.keys)._tag).toBe("Right")
+    expect(Schema.decodeUnknownEither(AuditPage)(examples.audit)._tag).toBe("Right")
+    // Both address forms and both send_at forms are documented.
+    const from = schemas.SendRequest.properties.from.anyOf
+    expect(from).toEqual([{ $ref: "#/components/schemas/Address" }, { $ref: "#/components/schemas/AddressString" }])
+    expect(schemas.AddressString).toMatchObject({ type: "string", examples: expect.arrayContaining(["ada@example.org"]) })
+    expect(schemas.SendRequest.properties.send_at.anyOf.map((s: { type: string }) => s.type)).toEqual(["string", "integer"])
   })
 })

@@ -48,6 +48,35 @@ describe("Idempotency-Key", () => {
     expect(await deliveriesTo("idem-flat@example.org")).toBe(1)
   })
 
+  it("replays byte for byte what was first answered (full, flat and scheduled sends), content type included", async () => {
+    const bodies = [
+      sendBody(sender, "idem-bytes@example.org"),
+      flatBody("idem-bytes-flat@example.org"),
+      sendBody(sender, "idem-bytes-later@example.org", { send_at: new Date(Date.now() + 3_600_000).toISOString() })
+    ]
+    for (const [i, body] of bodies.entries()) {
+      const first = await send(body, { "Idempotency-Key": `k-bytes-${i}` })
+      expect(first.status).toBe(202)
+      const again = await send(body, { "Idempotency-Key": `k-bytes-${i}` })
+      expect(again.status).toBe(202)
+      expect(again.text).toBe(first.text)
+      expect(again.headers.get("content-type")).toBe(first.headers.get("content-type"))
+    }
+  })
+
+  it("replays a record stored before the text was kept (a jsonb object) in the first answer's order", async () => {
+    const body = sendBody(sender, "idem-legacy@example.org")
+    const first = await send(body, { "Idempotency-Key": "k-legacy" })
+    // What an earlier version stored: the answer as a jsonb object, its keys reordered by jsonb.
+    await query(app.databaseUrl,
+      "UPDATE idempotency_keys SET response = (response #>> '{}')::jsonb WHERE key_id = $1 AND idempotency_key = 'k-legacy'",
+      [sender.keyId])
+    const again = await send(body, { "Idempotency-Key": "k-legacy" })
+    expect(again.status).toBe(202)
+    expect(again.text).toBe(first.text)
+    expect(await deliveriesTo("idem-legacy@example.org")).toBe(1)
+  })
+
   it("answers 409 idempotency_key_reused for the same key with another body", async () => {
     await send(sendBody(sender, "idem2@example.org"), { "Idempotency-Key": "k-2" })
     const other = await send(sendBody(sender, "other@example.org"), { "Idempotency-Key": "k-2" })

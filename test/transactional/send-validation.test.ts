@@ -87,7 +87,23 @@ const cases: ReadonlyArray<[string, Mutate, string]> = [
   // Issue #22: the SMTP client refuses < and > in an envelope address, so they never leave.
   ["a quoted local part with < in to", (b) => (b.personalizations[0].to[0].email = "\"a<b\"@example.org"), "personalizations[0].to[0].email"],
   ["a quoted local part with an escaped > in cc", (b) => (b.personalizations[0].cc = [{ email: "\"a\\>b\"@example.org" }]), "personalizations[0].cc[0].email"],
-  ["a quoted local part with > in from", (b) => (b.from.email = `"x>"@${sender.from.split("@")[1]}`), "from.email"]
+  ["a quoted local part with > in from", (b) => (b.from.email = `"x>"@${sender.from.split("@")[1]}`), "from.email"],
+  // Issue #17: unknown fields are refused, as the OpenAPI's additionalProperties: false says.
+  ["an unknown top-level field", (b) => (b["reply-to"] = { email: "r@example.org" }), "reply-to"],
+  ["an unknown personalization field", (b) => (b.personalizations[0].too = [{ email: "x@example.org" }]), "personalizations[0].too"],
+  ["an unknown address field", (b) => (b.personalizations[0].to[0].nmae = "R"), "personalizations[0].to[0].nmae"],
+  ["an unknown attachment field", (b) => (b.attachments = [{ content: "aGk=", filename: "a", disposition: "inline" }]), "attachments[0].disposition"],
+  ["the flat form's text beside personalizations", (b) => (b.text = "t"), "text"],
+  // Issue #17: an address string must be one address.
+  ["a from string without an address", (b) => (b.from = "not an email"), "from"],
+  ["a from string with a bad address", (b) => (b.from = `Ada <bad@@${sender.from.split("@")[1]}>`), "from"],
+  ["two addresses in one to string", (b) => (b.personalizations[0].to = ["a@example.org, b@example.org"]), "personalizations[0].to[0]"],
+  ["a group in a cc string", (b) => (b.personalizations[0].cc = ["Team: a@example.org;"]), "personalizations[0].cc[0]"],
+  ["NUL in a reply_to string", (b) => (b.reply_to = "R\u0000 <r@example.org>"), "reply_to"],
+  ["an address that is a number", (b) => (b.personalizations[0].bcc = [42]), "personalizations[0].bcc[0]"],
+  ["send_at as fractional seconds", (b) => (b.send_at = 1_800_000_000.5), "send_at"],
+  ["send_at as negative seconds", (b) => (b.send_at = -1), "send_at"],
+  ["send_at in seconds in the past", (b) => (b.send_at = Math.floor(Date.now() / 1000) - 3_600), "send_at"]
 ]
 
 const flatCases: ReadonlyArray<[string, Record<string, unknown>, string]> = [
@@ -102,7 +118,10 @@ const flatCases: ReadonlyArray<[string, Record<string, unknown>, string]> = [
   ["flat form with empty to", { to: [], subject: "s", text: "t" }, "to"],
   ["flat form with a bad to email", { to: [{ email: "x" }], subject: "s", text: "t" }, "to[0].email"],
   ["flat form without text or html", { to: [{ email: "a@b.org" }], subject: "s" }, "text"],
-  ["flat form without subject", { to: [{ email: "a@b.org" }], text: "t" }, "subject"]
+  ["flat form without subject", { to: [{ email: "a@b.org" }], text: "t" }, "subject"],
+  ["flat form with an unknown field", { to: [{ email: "a@b.org" }], subject: "s", text: "t", body: "t" }, "body"],
+  ["flat form with a misspelt cc", { to: [{ email: "a@b.org" }], subject: "s", text: "t", CC: [{ email: "c@b.org" }] }, "CC"],
+  ["flat form with a to string that is no address", { to: "nobody", subject: "s", text: "t" }, "to"]
 ]
 
 describe("POST /v1/mail/send field rules", () => {
@@ -168,5 +187,76 @@ describe("POST /v1/mail/send field rules", () => {
     })
     expect(flat.status).toBe(202)
     expect(flat.json.message_id).toBe(flat.json.items[0].message_id)
+  })
+
+  it("names the unknown field and the fields allowed there", async () => {
+    const body: Record<string, any> = valid()
+    body.personalizations[0].too = []
+    const res = await app.request("POST", "/v1/mail/send", { token: sender.token, body })
+    expect(res.status).toBe(400)
+    expect(res.json.error.message).toContain("personalizations[0].too is not a field of this request")
+    expect(res.json.error.message).toContain("\"bcc\"")
+  })
+
+  it("accepts address strings in every place, both forms, and stores what they name", async () => {
+    const full = await app.request("POST", "/v1/mail/send", {
+      token: sender.token,
+      body: {
+        ...valid(),
+        from: `Herald Tests <${sender.from}>`,
+        reply_to: "\"Replies, Team\" <replies@example.org>",
+        personalizations: [{ to: ["Ann <ann@example.org>", "bob@example.org"], cc: ["Cy <cy@example.org>"], bcc: ["dee@example.org"] }]
+      }
+    })
+    expect(full.status).toBe(202)
+    const fullRows = await query(
+      app.databaseUrl,
+      "SELECT recipient, recipient_kind FROM deliveries WHERE message_id = $1 ORDER BY recipient",
+      [full.json.items[0].message_id]
+    )
+    expect(fullRows).toEqual([
+      { recipient: "ann@example.org", recipient_kind: "to" },
+      { recipient: "bob@example.org", recipient_kind: "to" },
+      { recipient: "cy@example.org", recipient_kind: "cc" },
+      { recipient: "dee@example.org", recipient_kind: "bcc" }
+    ])
+    const [message] = await query(app.databaseUrl, "SELECT from_email, content FROM messages WHERE id = $1", [full.json.items[0].message_id])
+    expect(message!.from_email).toBe(sender.from)
+    expect(JSON.stringify(message!.content)).toContain("Replies, Team")
+    expect(JSON.stringify(message!.content)).toContain("Herald Tests")
+
+    for (const to of ["Flat <flat@example.org>", ["flat@example.org"]]) {
+      const flat = await app.request("POST", "/v1/mail/send", {
+        token: sender.token,
+        body: { from: sender.from, to, cc: ["Cy <cy@example.org>"], reply_to: "r@example.org", subject: "s", text: "t" }
+      })
+      expect(flat.status).toBe(202)
+      const rows = await query(app.databaseUrl, "SELECT recipient, recipient_kind FROM deliveries WHERE message_id = $1 ORDER BY recipient", [
+        flat.json.message_id
+      ])
+      expect(rows).toEqual([{ recipient: "cy@example.org", recipient_kind: "cc" }, { recipient: "flat@example.org", recipient_kind: "to" }])
+    }
+  })
+
+  it("accepts send_at as an integer of Unix seconds, scheduled at that instant", async () => {
+    const at = Math.floor(Date.now() / 1000) + 7_200
+    const res = await app.request("POST", "/v1/mail/send", { token: sender.token, body: { ...valid(), send_at: at } })
+    expect(res.status).toBe(202)
+    const scheduled = await app.request("GET", `/v1/mail/scheduled/${res.json.id}`, { token: sender.token })
+    expect(scheduled.status).toBe(200)
+    expect(Date.parse(scheduled.json.send_at)).toBe(at * 1000)
+  })
+
+  it("accepts the OpenAPI document's send examples as they are, but for the sender's own address", async () => {
+    const schemas = (await app.request("GET", "/openapi/openapi.transactional.json", { token: null })).json.components.schemas
+    for (const example of [schemas.SendRequest.examples[0], schemas.FlatSendRequest.examples[0]]) {
+      const res = await app.request("POST", "/v1/mail/send", {
+        token: sender.token,
+        body: { ...example, from: { ...example.from, email: sender.from } },
+        headers: { "X-Herald-Test": "true" }
+      })
+      expect(res.status).toBe(202)
+      expect(res.json.items[0].status).toBe("queued")
+    }
   })
 })

@@ -131,6 +131,8 @@ describe("webhook URLs in production", () => {
     const res = await app.request("PATCH", `/v1/client/keys/${keyId}`, { body: { label: "x", webhook_url: url } })
     expect(res.status).toBe(400)
     expect(res.json.error).toMatchObject({ code: "validation_failed", param: "webhook_url" })
+    // Production cannot allow them: the refusal does not point at a variable that is ignored there.
+    expect(res.json.error.message).not.toContain("HERALD_WEBHOOK_ALLOW_PRIVATE")
   })
 
   it("refuses again at delivery a name that has since moved to a private address, and connects nowhere", async () => {

@@ -111,13 +111,23 @@ describe("manual retries", () => {
     const res = await app.request("POST", `/v1/client/keys/${owner.keyId}/webhook/deliveries/${id}/retry`, { token: owner.token })
     receiver.mode = 200
     expect(res.status).toBe(200)
-    expect(res.json).toMatchObject({ delivery_id: id, status: "pending", http_code: 503, error: null })
+    expect(res.json).toMatchObject({ delivery_id: id, status: "pending", http_code: 503, error: "HTTP 503" })
     expect(res.json.duration_ms).toBeGreaterThanOrEqual(0)
     const after = await state(id!)
     expect(after).toEqual(before) // still attempt 5 of the ladder, its next attempt when it was due
     const detail = await app.request("GET", `/v1/client/keys/${owner.keyId}/webhook/deliveries/${id}`, { token: owner.token })
     expect(detail.json).toMatchObject({ status: "pending", http_code: 503, attempts: 1, response_body: "broken" })
     expect(detail.json.next_attempt_at).toBe(before.next_attempt_at.toISOString())
+  })
+
+  it("record a refusal by the receiver as its HTTP status (401), in the answer and in the history", async () => {
+    const [id] = await seed(owner.keyId, owner.accountId, ["pending"])
+    receiver.mode = 401
+    const res = await app.request("POST", `/v1/client/keys/${owner.keyId}/webhook/deliveries/${id}/retry`, { token: owner.token })
+    receiver.mode = 200
+    expect(res.json).toMatchObject({ delivery_id: id, http_code: 401, error: "HTTP 401" })
+    const detail = await app.request("GET", `/v1/client/keys/${owner.keyId}/webhook/deliveries/${id}`, { token: owner.token })
+    expect(detail.json).toMatchObject({ http_code: 401, error: "HTTP 401", response_body: "broken" })
   })
 
   it("leave a dead letter dead on failure, and deliver it on success", async () => {

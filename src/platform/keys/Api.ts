@@ -66,7 +66,18 @@ export class KeysGroup extends HttpApiGroup.make("keys")
   )
   .add(
     HttpApiEndpoint.get("list", "/v1/client/keys")
-      .addSuccess(Schema.Struct({ items: Schema.Array(KeyView) }))
+      .addSuccess(Schema.Struct({ items: Schema.Array(KeyView) }).annotations({
+        examples: [{
+          items: [{
+            id: "key_4kR2vX9mQ1sT7wZ0aB3c",
+            label: "production",
+            token_hint: "x7Qa",
+            webhook_url: "https://hooks.example.org/herald",
+            created_at: "2026-01-05T09:30:00.000Z",
+            last_used_at: "2026-01-06T12:04:11.000Z"
+          }]
+        }]
+      }))
       .annotate(OpenApi.Summary, "List the account's active keys (no tokens, no secrets)")
   )
   .add(

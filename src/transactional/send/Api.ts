@@ -22,7 +22,16 @@ export const SendResponse = Schema.Struct({
   items: Schema.Array(SendItem),
   id: Schema.optional(Schema.String).annotations({ description: "With send_at: the scheduled send's id" }),
   message_id: Schema.optional(Schema.String).annotations({ description: "Flat form: the message_id of its one item" })
-}).annotations({ identifier: "SendResponse" })
+}).annotations({
+  identifier: "SendResponse",
+  examples: [{
+    message: "accepted",
+    app: "key_4kR2vX9mQ1sT7wZ0aB3c",
+    request_id: "req_8Hn2LpQ5rT1vW6yZ9bC4",
+    sandbox: false,
+    items: [{ personalization_index: 0, status: "queued", message_id: "msg_3Fj7Kq2Mv9Xs1Tz5Wd8N", sandbox: false }]
+  }]
+})
 export type SendResponse = typeof SendResponse.Type
 
 export const SendHeaders = Schema.Struct({

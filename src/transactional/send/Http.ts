@@ -27,6 +27,7 @@ import {
 import { requestId, setResponseHeaders } from "../../http/request-context.ts"
 import { rateLimitHeaders } from "../../platform/usage/RateLimiter.ts"
 import { Accept, recipientAddresses } from "../accept.ts"
+import { sendResponseText } from "../Idempotency.ts"
 import { checkAttachmentSizes, checkSchedule } from "../limits.ts"
 import { canonicalize } from "../normalize.ts"
 import { decodeSendRequest } from "../request.ts"
@@ -36,6 +37,8 @@ const SANDBOX_VALUES = new Set(["true", "1", "yes", "on"])
 export const isSandbox = (header: string | undefined) => header !== undefined && SANDBOX_VALUES.has(header.trim().toLowerCase())
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 200
+
+const jsonText = (text: string, status: number) => HttpServerResponse.text(text, { status, contentType: "application/json" })
 
 const invalid = (code: string, message: string, param?: string) =>
   new SendRequestError({ type: "invalid_request_error", code, message, param })
@@ -142,7 +145,7 @@ export const SendHttpLive = HttpApiBuilder.group(HeraldApi, "send", (handlers) =
         if (Either.isLeft(body)) return yield* body.left
         const { canonical, form, raw } = body.right
 
-        return yield* accept.accept({
+        const response = yield* accept.accept({
           accountId: me.accountId,
           keyId: me.keyId,
           requestId: yield* requestId,
@@ -154,9 +157,11 @@ export const SendHttpLive = HttpApiBuilder.group(HeraldApi, "send", (handlers) =
           maxRecipients: config.maxRecipients,
           form
         }, limits, sender!)
+        // Written here, not encoded by HttpApi, so that an idempotent replay answers these very bytes.
+        return jsonText(sendResponseText(response), 202)
       }).pipe(
         Effect.catchTags({
-          IdempotentReplay: (e) => Effect.succeed(HttpServerResponse.unsafeJson(e.response, { status: e.status })),
+          IdempotentReplay: (e) => Effect.succeed(jsonText(String(e.response), e.status)),
           IdempotencyConflict: (e) =>
             Effect.fail(new ConflictError({
               type: "idempotency_error",

@@ -28,7 +28,8 @@ export const migrationFiles = [
   "0012_key_changes_notify.sql",
   "0013_delivery_claims.sql",
   "0014_inbound_trust.sql",
-  "0015_inbound_chunks.sql"
+  "0015_inbound_chunks.sql",
+  "0016_stored_message.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

@@ -17,9 +17,11 @@ import type { Limits } from "../platform/usage/AccountLimits.ts"
 import { releaseQuota } from "../platform/usage/Quota.ts"
 import { QuotaReserver } from "../platform/usage/QuotaReserver.ts"
 import { QueueSignal } from "../mta/queue/QueueSignal.ts"
+import { structuredMessages } from "../mta/queue/StoredMessage.ts"
 import { hashBody, Idempotency } from "./Idempotency.ts"
 import { type PlannedItem, planItems, type Recipient } from "./plan-items.ts"
 import { type QueuedMessage, QueueWriter, writeQueue } from "./queue-writer.ts"
+import type { FullRequest } from "./request.ts"
 import type { SenderFacts } from "./send-context.ts"
 
 export interface Address {
@@ -35,13 +37,8 @@ export interface Personalization {
   readonly headers?: Readonly<Record<string, string>> | undefined
 }
 
-/** What acceptance needs of the canonical send request (request.ts defines the whole of it). */
-export interface CanonicalRequest {
-  readonly personalizations: ReadonlyArray<Personalization>
-  readonly from: Address
-  readonly subject: string
-  readonly send_at?: string | undefined
-}
+/** The canonical send request (the full form, whatever form the client used: normalize.ts). */
+export type CanonicalRequest = FullRequest
 
 export interface AcceptInput {
   readonly accountId: string
@@ -107,11 +104,6 @@ const answer = (input: AcceptInput, response: SendResponse): SendResponse =>
     ? { ...response, message_id: response.items[0].message_id }
     : response
 
-/** The single-personalization request stored with each message and composed at delivery. */
-const messageContent = (request: CanonicalRequest, index: number) => ({
-  ...request,
-  personalizations: [request.personalizations[index]]
-})
 
 export class Accept extends Effect.Service<Accept>()("herald/Accept", {
   effect: Effect.gen(function*() {
@@ -193,11 +185,13 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
         const response = answer(input, scheduled
           ? { ...base, message: "scheduled", id: newId("sch") }
           : { ...base, message: queued.length > 0 ? "accepted" : "nothing to send" })
+        // One shared part for every personalization: stored once, never copied per message.
+        const storedFor = structuredMessages(input.request)
         const messages: ReadonlyArray<QueuedMessage> = queued.map((item) => ({
           messageId: ids[planned.indexOf(item)]!,
           personalizationIndex: item.index,
           subject: input.request.personalizations[item.index]?.subject ?? input.request.subject,
-          content: messageContent(input.request, item.index),
+          stored: storedFor(item.index),
           recipients: item.recipients
         }))
 

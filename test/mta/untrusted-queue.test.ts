@@ -73,7 +73,7 @@ const claimAndDie = (app: Appliance, times: number, skip: ReadonlyArray<string>)
     Effect.gen(function*() {
       for (let i = 0; i < times; i++) {
         const now = new Date()
-        const claimed = yield* queue.claim(`crashed-${i}`, now, new Date(now.getTime() + 1), 10, skip)
+        const claimed = yield* queue.claim(`crashed-${i}`, now, new Date(now.getTime() + 1), 10, skip, "transactional")
         expect(claimed).toHaveLength(1)
         yield* Effect.promise(() => sleep(5))
       }

@@ -244,8 +244,9 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
     const more = yield* step
     if (more) return
     yield* Queue.take(kick).pipe(Effect.timeout(POLL), Effect.ignore)
-    // With work in hand, the sends of the next moment are claimed together: a busy API wakes the
-    // MTA once per send, and a claim per wake-up cost a statement per message (bench/outbound.ts).
-    if (inFlight.size > 0) yield* Effect.sleep(CLAIM_GATHER)
+    // With transactional work in hand, the sends of the next moment are claimed together: a busy
+    // API wakes the MTA once per send, and a claim per wake-up cost a statement per message
+    // (bench/outbound.ts). Bulk work in hand does not delay a transactional claim.
+    if (inFlight.size - bulkInFlight > 0) yield* Effect.sleep(CLAIM_GATHER)
   }))
 }))

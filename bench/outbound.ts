@@ -41,7 +41,7 @@ const CLAIM_LIMIT = 100 // HERALD_MTA_CONCURRENCY's default: what one claim asks
 const claimPlan = async (url: string): Promise<Array<string>> => {
   const now = new Date()
   const [text, params] = await Effect.runPromise(Effect.scoped(Effect.provide(
-    Effect.map(DeliveryQueue, (queue) => queue.claim("bench-explain", now, new Date(now.getTime() + 120_000), CLAIM_LIMIT, []).compile()),
+    Effect.map(DeliveryQueue, (queue) => queue.claim("bench-explain", now, new Date(now.getTime() + 120_000), CLAIM_LIMIT, [], "transactional").compile()),
     DeliveryQueue.Default.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(url) })))
   )))
   const client = new pg.Client({ connectionString: url })

@@ -29,6 +29,7 @@ export const migrationFiles = [
   "0013_delivery_claims.sql",
   "0014_inbound_trust.sql",
   "0015_inbound_chunks.sql",
+  "0016_stored_message.sql",
   "0017_delivery_holds.sql",
   "0018_domain_verified_by.sql"
 ] as const

@@ -5,8 +5,9 @@
  *
  * The MTA does not trust what the sending API accepted: rows of older versions, or rows written
  * some other way, reach it too. A delivery claimed again and again without an outcome, a stored
- * request too large to read, one too many-parted to compose, or one whose composing fails: each
- * fails its delivery (email.failed) — never the process, which every other delivery depends on.
+ * message too large to read, one that does not decode (src/mta/queue/StoredMessage.ts), one too
+ * many-parted to compose, or one whose composing fails: each fails its delivery with its origin's
+ * failure event — never the process, which every other delivery depends on.
  *
  * The database work of an attempt is two statements shared with every attempt running at the
  * same time (group commit, src/lib/group-commit.ts): one reads the messages with their sending
@@ -21,8 +22,7 @@ import type { Dns } from "../lib/dns.ts"
 import { returnPathDomain } from "../platform/domains/records.ts"
 import { Reputation } from "../platform/reputation/Reputation.ts"
 import { makeGroupCommit } from "../lib/group-commit.ts"
-import { composeMessage, composeProblem } from "../transactional/compose.ts"
-import type { FullRequest } from "../transactional/request.ts"
+import { composeStored } from "../transactional/compose.ts"
 import { classifyReply } from "./classify.ts"
 import { prepareKey, signMessage, type SigningKey } from "./dkim.ts"
 import { Destinations } from "./Destinations.ts"
@@ -38,6 +38,7 @@ import {
   type Outcome
 } from "./queue/DeliveryQueue.ts"
 import { decideDelivery, HOLD_RECHECK_MS } from "./queue/delivery-checks.ts"
+import { decodeStoredMessage, type StoredMessage } from "./queue/StoredMessage.ts"
 import { abandonedReason, isExpired, retryDelayMs } from "./retry-schedule.ts"
 import { SmtpClient } from "./smtp-client.ts"
 import { encodeVerp } from "./verp.ts"
@@ -58,12 +59,13 @@ const ROUTES_KEPT = 10_000
 /** The message cannot be made into MIME: the same every time, so its delivery fails. */
 class Uncomposable extends Data.TaggedError("Uncomposable")<{ readonly reason: string }> {}
 
-/** A message in the hands of `refs` attempts, read (its content), checked, composed and signed once for all of them. */
+/** A message in the hands of `refs` attempts, read (its stored parts), decoded, composed and signed once for all of them. */
 interface Held {
   refs: number
-  content: unknown
-  /** Why its content cannot be composed (`composeProblem`), null when it can; undefined until checked. */
-  problem: string | null | undefined
+  /** The stored message's parts as read (see MessageForDelivery); undefined until read. */
+  parts: { readonly content: unknown; readonly shared: unknown } | undefined
+  /** The decoded message, or why it cannot be delivered (decodeStoredMessage); undefined until decoded. */
+  decoded: Either.Either<StoredMessage, string> | undefined
   signed: { readonly key: SigningKey; readonly raw: Promise<Buffer | Uncomposable> } | undefined
 }
 
@@ -131,7 +133,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
         Effect.sync(() => {
           let h = held.get(messageId)
           if (h === undefined) {
-            h = { refs: 0, content: undefined, problem: undefined, signed: undefined }
+            h = { refs: 0, parts: undefined, decoded: undefined, signed: undefined }
             held.set(messageId, h)
           }
           h.refs += 1
@@ -144,17 +146,17 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
             if (h.refs === 0 && held.get(messageId) === h) held.delete(messageId)
           })
       )
-    /** Why the held message cannot be composed, checked once per message (see `composeProblem`). */
-    const problemOf = (h: Held) => {
-      if (h.problem === undefined) h.problem = composeProblem(h.content)
-      return h.problem
+    /** The held message decoded, or why it cannot be delivered: once per message (see decodeStoredMessage). */
+    const decodedOf = (h: Held) => {
+      if (h.decoded === undefined) h.decoded = decodeStoredMessage(h.parts?.content, h.parts?.shared)
+      return h.decoded
     }
     /** The signed message; a composing error (thrown or rejected) is the message's own and fails with Uncomposable. */
-    const signedOf = (h: Held, m: MessageForDelivery, key: SigningKey): Effect.Effect<Buffer, Uncomposable> =>
+    const signedOf = (h: Held, stored: StoredMessage, m: MessageForDelivery, key: SigningKey): Effect.Effect<Buffer, Uncomposable> =>
       Effect.suspend(() => {
         if (h.signed === undefined || h.signed.key !== key) {
           const composed = Promise.resolve()
-            .then(() => composeMessage(m.content as FullRequest, 0, { messageId: m.id, sendingDomain: m.from_domain, date: m.created_at }))
+            .then(() => composeStored(stored, { messageId: m.id, sendingDomain: m.from_domain, date: m.created_at }))
             .then(
               (raw) => signMessage(raw, key),
               (error: unknown) => new Uncomposable({ reason: `the message could not be composed: ${error instanceof Error ? error.message : String(error)}` })
@@ -177,14 +179,14 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
     const routeOf = (domain: string) => routes.get(domain, resolveRoute(domain))
     const targetsOf = (hosts: ReadonlyArray<string>) => targets.get(hosts.join(" "), resolveTargets(hosts))
 
-    /** The message with its domain's row as it is now; its content (unless `withContent` is false) from the first attempt that read it. */
+    /** The message with its domain's row as it is now; its stored parts (unless `withContent` is false) kept from the first attempt that read them. */
     const messageOf = (id: string, h: Held, withContent = true) =>
       Effect.suspend(() => {
-        const reading = withContent && h.content === undefined
+        const reading = withContent && h.parts === undefined
         return Effect.flatMap(loads.submit({ id, content: reading }), (row): Effect.Effect<LoadedMessage> => {
           if (row === undefined) return Effect.die(new Error(`delivery without message ${id}`))
-          if (reading && h.content === undefined) h.content = row.content
-          return Effect.succeed(row.content === null ? { ...row, content: h.content } : row)
+          if (reading && h.parts === undefined) h.parts = { content: row.content, shared: row.shared }
+          return Effect.succeed(row)
         })
       })
 
@@ -235,8 +237,9 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
         }
         const m = yield* messageOf(d.message_id, h)
         if (m.domain_id === null || m.dkim_selector === null) return yield* fail(m, "5.7.0", `the sending domain ${m.from_domain} was removed`)
-        const problem = problemOf(h)
-        if (problem !== null) return yield* fail(m, "5.3.4", problem)
+        // A row that does not decode fails its delivery with its origin's failure event.
+        const decoded = decodedOf(h)
+        if (Either.isLeft(decoded)) return yield* fail(m, "5.3.4", decoded.left)
         const key = yield* keyOf(m.domain_id, m.dkim_selector, m.from_domain)
         const returnPath = m.return_path_verified_at === null ? config.bounceDomain : returnPathDomain(m.from_domain)
         const route = Option.isSome(mta.smarthost)
@@ -263,10 +266,10 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
           const at = yield* now()
           return yield* complete(owner, d, m, retryOrFail(d, null, "4.4.4", `no address for the MX hosts of ${d.recipient_domain}`, at), at)
         }
-        const signed = yield* Effect.either(signedOf(h, m, key))
+        const signed = yield* Effect.either(signedOf(h, decoded.right, m, key))
         if (Either.isLeft(signed)) return yield* fail(m, "5.6.0", signed.left.reason)
         const raw = signed.right
-        const slotted = yield* destinations.run(d.recipient_domain, route.hosts, (shaping) =>
+        const slotted = yield* destinations.run(d.recipient_domain, route.hosts, d.channel, (shaping) =>
           Effect.promise(() =>
             smtp.send(hops, { from: encodeVerp(d.id, returnPath, verpSecret), to: d.recipient }, raw, {
               heloName: config.hostname,

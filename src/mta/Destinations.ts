@@ -13,6 +13,9 @@
  *   over when their lease (HERALD_QUEUE_LEASE_SECONDS) runs out. No free slot: wait for one of
  *   ours (handed over in memory), ask the database again at most once a second, and when this
  *   replica holds none of the site's slots for 5 s, give the delivery back (`run` → None).
+ *   Part of a site's slots is kept for transactional mail: bulk transactions use at most
+ *   max_connections − max(1, 20 %) of them at once (all of a one-slot site), and a slot handed on
+ *   goes to a waiting transactional transaction first (destinations/site.ts).
  * - Rate: one row per site with next_slot_at, reserved atomically (`greatest(next, now) +
  *   interval`), then a sleep until the reserved start: messages are spaced evenly across replicas.
  * - Back-off: a 421 / 4.7.x writes paused_until and backoff_ms (a minute, doubling while the site
@@ -32,6 +35,7 @@ import { randomBase62 } from "../lib/ids.ts"
 import * as local from "./destinations/site.ts"
 import { makeDestinationStore } from "./destinations/store.ts"
 import { MtaConfig } from "./MtaConfig.ts"
+import type { Channel } from "./queue/StoredMessage.ts"
 import { loadShapingFile, resolveShaping, type Shaping } from "./shaping.ts"
 
 const BACKOFF_START_MS = 60_000
@@ -103,7 +107,7 @@ export class Destinations extends Effect.Service<Destinations>()("herald/Destina
       })
 
     /** Asks the database for one more slot (one fiber per site at a time, at most once a RECHECK). */
-    const acquire = (site: local.Site, ms: number) =>
+    const acquire = (site: local.Site, ms: number, channel: Channel) =>
       Effect.uninterruptible(Effect.gen(function*() {
         site.askAfter = ms + RECHECK_MS
         site.acquiring = true
@@ -112,22 +116,22 @@ export class Destinations extends Effect.Service<Destinations>()("herald/Destina
         )
         if (slot === undefined) return undefined
         acquisitions += 1
-        local.addBusy(site, slot, ms, acquisitions)
+        local.addBusy(site, slot, ms, acquisitions, channel)
         site.askAfter = 0
         local.kick(site)
         return slot
       }))
 
-    /** A slot of `site` for one transaction, or None: hand the delivery back. */
-    const take = (site: local.Site) =>
+    /** A slot of `site` for one transaction of `channel` (bulk within its share), or None: hand the delivery back. */
+    const take = (site: local.Site, channel: Channel) =>
       Effect.gen(function*() {
         const start = yield* now
         for (;;) {
-          const idle = local.takeIdle(site)
+          const idle = local.takeIdle(site, channel)
           if (idle !== undefined) return Option.some(idle)
           const ms = yield* now
-          if (site.held.size < site.shaping.maxConnections && ms >= site.askAfter && !site.acquiring) {
-            const slot = yield* acquire(site, ms)
+          if (site.held.size < site.shaping.maxConnections && local.mayUse(site, channel) && ms >= site.askAfter && !site.acquiring) {
+            const slot = yield* acquire(site, ms, channel)
             if (slot !== undefined) return Option.some(slot)
             continue
           }
@@ -135,7 +139,7 @@ export class Destinations extends Effect.Service<Destinations>()("herald/Destina
           let wait = RECHECK_MS
           if (site.held.size < site.shaping.maxConnections && !site.acquiring) wait = Math.min(wait, site.askAfter - ms)
           if (site.held.size === 0) wait = Math.min(wait, start + GIVE_UP_MS - ms)
-          const handed = yield* local.waitTurn(site, wait, now)
+          const handed = yield* local.waitTurn(site, channel, wait, now)
           if (handed !== undefined) return Option.some(handed)
         }
       })
@@ -161,15 +165,21 @@ export class Destinations extends Effect.Service<Destinations>()("herald/Destina
       })
 
     /**
-     * Runs one SMTP transaction under the site's limits. None: not now (the site is paused, or
-     * its connections are held elsewhere) — the caller gives the delivery back to the queue.
+     * Runs one SMTP transaction of `channel` under the site's limits (bulk within its share of the
+     * connections, destinations/site.ts). None: not now (the site is paused, or its connections
+     * are held elsewhere) — the caller gives the delivery back to the queue.
      */
-    const run = <A, E, R>(domain: string, mxHosts: ReadonlyArray<string>, f: (shaping: Shaping) => Effect.Effect<A, E, R>) =>
+    const run = <A, E, R>(
+      domain: string,
+      mxHosts: ReadonlyArray<string>,
+      channel: Channel,
+      f: (shaping: Shaping) => Effect.Effect<A, E, R>
+    ) =>
       Effect.gen(function*() {
         const site = yield* siteOf(domain, mxHosts)
         if (yield* isPaused(site)) return Option.none<A>()
         return yield* Effect.uninterruptibleMask((restore) =>
-          Effect.flatMap(restore(take(site)), (slot) =>
+          Effect.flatMap(restore(take(site, channel)), (slot) =>
             Option.isNone(slot)
               ? Effect.succeed(Option.none<A>())
               : restore(Effect.gen(function*() {
@@ -194,13 +204,15 @@ export class Destinations extends Effect.Service<Destinations>()("herald/Destina
       })
 
     /**
-     * How many connections `domain`'s site may hold: its site's limit once an attempt has found
-     * the site, before that the limit the domain alone resolves to (its provider, or the default).
+     * How many connections `domain`'s site may hold for `channel` (bulk: its share): from the
+     * site's limit once an attempt has found the site, before that the limit the domain alone
+     * resolves to (its provider, or the default).
      */
-    const connectionsFor = (domain: string): number => {
+    const connectionsFor = (domain: string, channel: Channel = "transactional"): number => {
       const key = domainSite.get(domain)
       const site = key === undefined ? undefined : sites.get(key)
-      return site?.shaping.maxConnections ?? resolveShaping(file, domain).maxConnections
+      const max = site?.shaping.maxConnections ?? resolveShaping(file, domain).maxConnections
+      return channel === "bulk" ? local.bulkSlots(max) : max
     }
 
     /** Domains to leave out of the next claim (see the header); refreshes this replica's pauses. */

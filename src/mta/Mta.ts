@@ -4,6 +4,13 @@
  * fresh, and on shutdown gives unfinished work back at once. Wakes on the queue signal (new sends,
  * local at once, other replicas by NOTIFY), when attempts finish while a backlog is due, and polls
  * every second for retries that fall due.
+ *
+ * Two lanes, claimed apart (deliveries.channel): transactional and bulk. Bulk attempts hold at
+ * most HERALD_MTA_CONCURRENCY − max(1, 20 %) of the attempts in hand, so a bulk backlog always
+ * leaves room to claim a transactional send; each lane has its own ready line per domain, and
+ * Destinations keeps part of each site's connections for transactional mail. A transactional
+ * send behind 5,000 bulk messages to the same destination goes out after at most a few of them
+ * (test/mta/lanes.test.ts).
  */
 import { Clock, Duration, Effect, Exit, Queue, Schedule } from "effect"
 import { AppConfig } from "../config/app-config.ts"
@@ -15,10 +22,12 @@ import { Destinations } from "./Destinations.ts"
 import { makeMessageBudget } from "./message-budget.ts"
 import { MtaConfig } from "./MtaConfig.ts"
 import { type ClaimedDelivery, DeliveryQueue } from "./queue/DeliveryQueue.ts"
+import type { Channel } from "./queue/StoredMessage.ts"
 import { QueueSignal } from "../db/QueueSignal.ts"
 
 export const QUEUE_CHANNEL = "herald_queue"
-const POLL = Duration.seconds(1)
+const POLL_MS = 1_000
+const POLL = Duration.millis(POLL_MS)
 const SKIP_RECHECK_MS = 1_000
 const CLAIM_GATHER = Duration.millis(50)
 
@@ -48,9 +57,18 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
   // finish while due work was left behind by a full claim.
   const kick = yield* Queue.sliding<void>(1)
   const wakeups = yield* signal.subscribe("herald_queue")
-  yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Queue.take(wakeups), Queue.offer(kick, undefined))))
+  /** A transactional claim is worth making: woken by a send, its last claim was full, or a poll's time has come. */
+  let transactionalDue = true
+  let transactionalClaimedAt = Number.NEGATIVE_INFINITY
+  yield* Effect.forkScoped(Effect.forever(Queue.take(wakeups).pipe(
+    Effect.zipRight(Effect.sync(() => (transactionalDue = true))),
+    Effect.zipRight(Queue.offer(kick, undefined))
+  )))
   /** The last claim took all it asked for: more work is probably due. */
   let backlog = false
+  /** Bulk attempts in hand, and the most there may be: the rest of the capacity is kept for transactional sends. */
+  let bulkInFlight = 0
+  const bulkCapacity = mta.concurrency <= 1 ? mta.concurrency : mta.concurrency - Math.max(1, Math.floor(mta.concurrency / 5))
   /**
    * With work in hand, claims wait until this many slots are free: a claim (and the destinations'
    * skip list read before it) then serves a group of attempts rather than one per finished
@@ -75,6 +93,8 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
    */
   const ready = new Map<string, Array<ClaimedDelivery>>()
   const running = new Map<string, number>()
+  /** Ready lines and running counts are per lane and domain: a transactional send never queues behind bulk ones. */
+  const laneKey = (d: ClaimedDelivery) => `${d.channel} ${d.recipient_domain}`
   const scope = yield* Effect.scope
   /**
    * Claimed deliveries whose message found no room in the memory budget (HERALD_MTA_MESSAGE_BUDGET_MB),
@@ -93,7 +113,7 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
   /** Starts `d`; its place among its domain's running attempts goes to the next ready one once it leaves the destination. */
   const start = (d: ClaimedDelivery): Effect.Effect<void, never, Dns> =>
     Effect.suspend(() => {
-      const domain = d.recipient_domain
+      const domain = laneKey(d)
       running.set(domain, (running.get(domain) ?? 0) + 1)
       let left = false
       /**
@@ -113,6 +133,7 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
             ready.delete(domain)
             for (const r of back) {
               inFlight.delete(r.id)
+              if (r.channel === "bulk") bulkInFlight -= 1
               budget.give(r.message_id)
             }
             return back.length === 0 ? Effect.void : Effect.flatMap(now, (at) => queue.release(owner, back.map((r) => r.id), at)).pipe(
@@ -125,10 +146,11 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
         })
       return delivery.attempt(owner, d, (refused) => leave(true, refused)).pipe(
         Effect.catchAllCause((cause) => Effect.logError("delivery attempt failed; the lease will hand it out again", cause)),
-        Effect.annotateLogs({ delivery_id: d.id, recipient_domain: domain }),
+        Effect.annotateLogs({ delivery_id: d.id, recipient_domain: d.recipient_domain, channel: d.channel }),
         Effect.onExit((exit) =>
           Effect.suspend(() => {
             inFlight.delete(d.id)
+            if (d.channel === "bulk") bulkInFlight -= 1
             const interrupted = Exit.isInterrupted(exit)
             // At shutdown nothing new starts: what is still ready is given back with the leases.
             return leave(!interrupted, false).pipe(
@@ -145,8 +167,8 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
   /** Starts `d`, or makes it wait among its domain's ready deliveries (it holds its message's room already). */
   const place = (d: ClaimedDelivery) =>
     Effect.suspend(() => {
-      const domain = d.recipient_domain
-      if ((running.get(domain) ?? 0) < 2 * destinations.connectionsFor(domain)) return start(d)
+      const domain = laneKey(d)
+      if ((running.get(domain) ?? 0) < 2 * destinations.connectionsFor(d.recipient_domain, d.channel)) return start(d)
       const waiting = ready.get(domain)
       if (waiting === undefined) ready.set(domain, [d])
       else waiting.push(d)
@@ -156,6 +178,9 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
   const admit = (d: ClaimedDelivery) =>
     Effect.suspend(() => {
       inFlight.add(d.id)
+      if (d.channel === "bulk") bulkInFlight += 1
+      // A transactional send does not wait behind bulk messages for memory budget room either.
+      if (d.channel === "transactional" && budget.take(d.message_id, d.content_bytes)) return place(d)
       if (overBudget.length === 0 && budget.take(d.message_id, d.content_bytes)) return place(d)
       overBudget.push(d)
       return Effect.void
@@ -168,22 +193,50 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
     return Effect.forEach(admitted, place, { discard: true })
   })
 
-  const step = Effect.gen(function*() {
-    const free = mta.concurrency - inFlight.size
-    if (free <= 0 || (free < refillAt && inFlight.size > 0)) {
-      // Woken while (nearly) full: the next attempts to finish claim what may have come.
-      backlog = true
-      return false
+  /**
+   * How many of `lane` to claim now, 0 for none. With work of the lane in hand, a claim waits until
+   * `refillAt` places are free (a claim then serves a group of attempts); bulk stays within
+   * `bulkCapacity`; a transactional claim is made only when one may be due (see transactionalDue),
+   * not at every bulk attempt that finishes.
+   */
+  const wanted = (lane: Channel, atMs: number): number => {
+    const total = mta.concurrency - inFlight.size
+    if (lane === "bulk") {
+      const free = Math.min(total, bulkCapacity - bulkInFlight)
+      return free > 0 && (free >= refillAt || bulkInFlight === 0) ? free : 0
     }
+    const inHand = inFlight.size - bulkInFlight
+    if (!transactionalDue && atMs - transactionalClaimedAt < POLL_MS) return 0
+    return total > 0 && (total >= refillAt || inHand === 0) ? total : 0
+  }
+
+  const claimLane = (lane: Channel, at: Date) =>
+    Effect.gen(function*() {
+      const limit = wanted(lane, at.getTime())
+      if (limit === 0) return mta.concurrency - inFlight.size <= 0
+      if (lane === "transactional") {
+        transactionalDue = false
+        transactionalClaimedAt = at.getTime()
+      }
+      const claimed = yield* queue.claim(owner, at, new Date(at.getTime() + mta.leaseMs), limit, skip, lane)
+      for (const d of claimed) yield* admit(d)
+      const full = claimed.length === limit
+      if (full && lane === "transactional") transactionalDue = true
+      return full
+    })
+
+  const step = Effect.gen(function*() {
     const at = yield* now
     if (at.getTime() - skipReadAt >= SKIP_RECHECK_MS) {
       skip = yield* destinations.paused(at.getTime())
       skipReadAt = at.getTime()
     }
-    const claimed = yield* queue.claim(owner, at, new Date(at.getTime() + mta.leaseMs), free, skip)
-    backlog = claimed.length === free
-    for (const d of claimed) yield* admit(d)
-    return backlog
+    // Transactional first: it may use every place, bulk only what is left of its share.
+    const transactionalMore = yield* claimLane("transactional", at)
+    const bulkMore = yield* claimLane("bulk", at)
+    // Woken while (nearly) full, or a claim took all it asked for: the next attempts to finish claim what may have come.
+    backlog = transactionalMore || bulkMore || mta.concurrency - inFlight.size < refillAt
+    return transactionalDue && mta.concurrency - inFlight.size > 0
   }).pipe(Effect.catchAllCause((cause) => Effect.logError("claim failed; retrying", cause).pipe(Effect.as(false))))
 
   yield* Effect.logInfo("outbound MTA started").pipe(Effect.annotateLogs({ owner, concurrency: mta.concurrency }))
@@ -191,8 +244,9 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
     const more = yield* step
     if (more) return
     yield* Queue.take(kick).pipe(Effect.timeout(POLL), Effect.ignore)
-    // With work in hand, the sends of the next moment are claimed together: a busy API wakes the
-    // MTA once per send, and a claim per wake-up cost a statement per message (bench/outbound.ts).
-    if (inFlight.size > 0) yield* Effect.sleep(CLAIM_GATHER)
+    // With transactional work in hand, the sends of the next moment are claimed together: a busy
+    // API wakes the MTA once per send, and a claim per wake-up cost a statement per message
+    // (bench/outbound.ts). Bulk work in hand does not delay a transactional claim.
+    if (inFlight.size - bulkInFlight > 0) yield* Effect.sleep(CLAIM_GATHER)
   }))
 }))

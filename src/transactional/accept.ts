@@ -17,21 +17,17 @@ import type { Limits } from "../platform/usage/AccountLimits.ts"
 import { releaseQuota } from "../platform/usage/Quota.ts"
 import { QuotaReserver } from "../platform/usage/QuotaReserver.ts"
 import { QueueSignal } from "../db/QueueSignal.ts"
+import { structuredMessages } from "../mta/queue/StoredMessage.ts"
 import { hashBody, Idempotency } from "./Idempotency.ts"
 import { planItems, type Recipient } from "./plan-items.ts"
 import { type QueuedMessage, QueueWriter, writeQueue } from "./queue-writer.ts"
 import { schedule } from "./scheduled/schedule.ts"
-import type { Address, Personalization } from "./request.ts"
+import type { FullRequest, Personalization } from "./request.ts"
 import type { SenderFacts } from "./send-context.ts"
 import type { SendItem, SendResponse } from "./send/Api.ts"
 
-/** What acceptance needs of the canonical send request (request.ts defines the whole of it). */
-export interface CanonicalRequest {
-  readonly personalizations: ReadonlyArray<Personalization>
-  readonly from: Address
-  readonly subject: string
-  readonly send_at?: string | undefined
-}
+/** The canonical send request (the full form, whatever form the client used: normalize.ts). */
+export type CanonicalRequest = FullRequest
 
 export interface AcceptInput {
   readonly accountId: string
@@ -79,11 +75,6 @@ const answer = (input: AcceptInput, response: SendResponse): SendResponse =>
     ? { ...response, message_id: response.items[0].message_id }
     : response
 
-/** The single-personalization request stored with each message and composed at delivery. */
-const messageContent = (request: CanonicalRequest, index: number) => ({
-  ...request,
-  personalizations: [request.personalizations[index]]
-})
 
 export class Accept extends Effect.Service<Accept>()("herald/Accept", {
   effect: Effect.gen(function*() {
@@ -165,11 +156,13 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
         const response = answer(input, scheduled
           ? { ...base, message: "scheduled", id: newId("sch") }
           : { ...base, message: queued.length > 0 ? "accepted" : "nothing to send" })
+        // One shared part for every personalization: stored once, never copied per message.
+        const storedFor = structuredMessages(input.request)
         const messages: ReadonlyArray<QueuedMessage> = queued.map((item) => ({
           messageId: ids[planned.indexOf(item)]!,
           personalizationIndex: item.index,
           subject: input.request.personalizations[item.index]?.subject ?? input.request.subject,
-          content: messageContent(input.request, item.index),
+          stored: storedFor(item.index),
           recipients: item.recipients
         }))
 

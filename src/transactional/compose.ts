@@ -1,20 +1,21 @@
 /**
  * The RFC 5322 message of one personalization, built with nodemailer's MailComposer at delivery
- * time from the canonical request stored with the message. Header rules:
+ * time from the stored message (src/mta/queue/StoredMessage.ts). Header rules:
  * - the personalization's subject and headers override the message-level ones (names compared
  *   case-insensitively);
  * - Bcc recipients get the message but never a Bcc header;
  * - `Message-ID: <{messageId}@{sending domain}>`, `X-Herald-Message-Id` and
- *   `X-Herald-Channel: transactional` are always the appliance's own;
+ *   `X-Herald-Channel` (the stored message's channel: transactional or bulk) are always the
+ *   appliance's own;
  * - inline attachments (content_id) are `cid:` parts of a multipart/related body.
  *
  * Composing costs memory and main-thread time by the number of parts and header fields, not only
  * by bytes: 10,000 one-byte attachments took 35 MB and a second, 300,000 of them (12 MB of JSON)
- * ran the process out of heap. So the MTA checks a stored request with `composeProblem` before
+ * ran the process out of heap. So the MTA checks a stored message with `composePartsProblem` before
  * composing it — whatever the version that accepted it, or whatever wrote the row.
  */
 import MailComposer from "nodemailer/lib/mail-composer"
-import type { FullRequest } from "./request.ts"
+import type { Channel, StoredMessage, StructuredContent } from "../mta/queue/StoredMessage.ts"
 
 export interface ComposeOptions {
   readonly messageId: string
@@ -22,7 +23,12 @@ export interface ComposeOptions {
   readonly date: Date
 }
 
-const address = (a: { readonly email: string; readonly name?: string | undefined }) =>
+interface Address {
+  readonly email: string
+  readonly name?: string | undefined
+}
+
+const address = (a: Address) =>
   a.name === undefined || a.name === "" ? a.email : { name: a.name, address: a.email }
 
 /** Message headers, then the personalization's on top, matched without regard to case. */
@@ -62,23 +68,23 @@ const addressBytes = (list: unknown): number =>
   Array.isArray(list) ? list.reduce((n: number, a) => n + (isRecord(a) ? textBytes(a["email"]) + textBytes(a["name"]) : 0), 0) : 0
 
 /**
- * Why a stored request (read as unknown: a row of any version, or written by anything) cannot be
- * composed within `limits`, or null. Only counts and sizes, each in one pass: the check is cheap
- * on the very content it refuses.
+ * Why a stored message (read as unknown: a row of any version, or written by anything) cannot be
+ * composed within `limits`, or null: `message` is its message-level part (from, subject, headers,
+ * attachments), `personalization` the recipients' part. Only counts and sizes, each in one pass:
+ * the check is cheap on the very content it refuses.
  */
-export const composeProblem = (content: unknown, limits: ComposeLimits = COMPOSE_LIMITS): string | null => {
-  if (!isRecord(content)) return "the stored request is not a JSON object"
-  const personalization = Array.isArray(content["personalizations"]) ? content["personalizations"][0] : undefined
+export const composePartsProblem = (message: unknown, personalization: unknown, limits: ComposeLimits = COMPOSE_LIMITS): string | null => {
+  if (!isRecord(message)) return "the stored request is not a JSON object"
   if (!isRecord(personalization)) return "the stored request has no personalization"
-  const attachments = content["attachments"] ?? []
+  const attachments = message["attachments"] ?? []
   if (!Array.isArray(attachments)) return "the stored request's attachments are not a list"
   if (attachments.length > limits.maxAttachments) {
     return `the message has ${attachments.length} attachments; at most ${limits.maxAttachments} can be composed`
   }
-  const headerSets = [content["headers"] ?? {}, personalization["headers"] ?? {}]
+  const headerSets = [message["headers"] ?? {}, personalization["headers"] ?? {}]
   if (!headerSets.every(isRecord)) return "the stored request's headers are not an object"
   let fields = 0
-  let bytes = textBytes(content["subject"]) + textBytes(personalization["subject"]) + addressBytes(personalization["to"]) +
+  let bytes = textBytes(message["subject"]) + textBytes(personalization["subject"]) + addressBytes(personalization["to"]) +
     addressBytes(personalization["cc"])
   for (const headers of headerSets as Array<Record<string, unknown>>) {
     for (const name in headers) {
@@ -92,9 +98,44 @@ export const composeProblem = (content: unknown, limits: ComposeLimits = COMPOSE
   return null
 }
 
-export const composeMessage = (request: FullRequest, index: number, options: ComposeOptions): Promise<Buffer> => {
-  const p = request.personalizations[index]
-  if (p === undefined) return Promise.reject(new Error(`no personalization ${index}`))
+/** `composePartsProblem` of a whole single-personalization request (the form older versions stored). */
+export const composeProblem = (content: unknown, limits: ComposeLimits = COMPOSE_LIMITS): string | null => {
+  if (!isRecord(content)) return "the stored request is not a JSON object"
+  const personalization = Array.isArray(content["personalizations"]) ? content["personalizations"][0] : undefined
+  return composePartsProblem(content, personalization, limits)
+}
+
+interface Addressed {
+  readonly to: ReadonlyArray<Address>
+  readonly cc?: ReadonlyArray<Address> | undefined
+  readonly subject?: string | undefined
+  readonly headers?: Readonly<Record<string, string>> | undefined
+}
+
+/**
+ * The MIME of a stored message, ready to be signed. A campaign or sequence reference is rendered
+ * by the bulk issues; until then it is refused (its delivery fails with the reason).
+ */
+export const composeStored = (stored: StoredMessage, options: ComposeOptions): Promise<Buffer> => {
+  switch (stored._tag) {
+    case "structured":
+      return composeMessage(stored.message, stored.personalization, stored.channel, options)
+    case "system":
+      return composeMessage(stored.message, { to: stored.to }, stored.channel, options)
+    case "raw":
+      return Promise.resolve(Buffer.from(stored.message.mime_base64, "base64"))
+    case "campaign":
+    case "sequence":
+      return Promise.reject(new Error(`${stored._tag} messages cannot be rendered by this version`))
+  }
+}
+
+export const composeMessage = (
+  request: StructuredContent,
+  p: Addressed,
+  channel: Channel,
+  options: ComposeOptions
+): Promise<Buffer> => {
   const text = request.content.find((c) => c.type === "text/plain")?.value
   const html = request.content.find((c) => c.type === "text/html")?.value
   const composer = new MailComposer({
@@ -110,7 +151,7 @@ export const composeMessage = (request: FullRequest, index: number, options: Com
     headers: {
       ...mergeHeaders(request.headers, p.headers),
       "X-Herald-Message-Id": options.messageId,
-      "X-Herald-Channel": "transactional"
+      "X-Herald-Channel": channel
     },
     attachments: (request.attachments ?? []).map((a) => ({
       filename: a.filename,

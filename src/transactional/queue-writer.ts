@@ -1,24 +1,29 @@
 /**
- * Writes accepted personalizations into the queue: one `messages` row per personalization and
- * one `deliveries` row per recipient, due at once. `writeQueue` runs inside a caller's transaction
+ * Writes accepted personalizations into the queue: one `message_contents` row per request (the
+ * part of the stored message its personalizations share, stringified once), one `messages` row
+ * per personalization and one `deliveries` row per recipient, due at once. `writeQueue` runs inside a caller's transaction
  * (the scheduler's release) or alone; `QueueWriter` is the send endpoint's: the rows of sends that
  * arrive together are one statement (group commit, src/lib/group-commit.ts), and each 202 waits for
- * the commit that holds its own rows. Both inserts are one statement (the deliveries' foreign key
- * is checked at its end), so a group is a single durable commit in one round trip.
+ * the commit that holds its own rows. The inserts are one statement (the foreign keys are checked
+ * at its end), so a group is a single durable commit in one round trip.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { makeGroupCommit } from "../lib/group-commit.ts"
 import { domainOf } from "../lib/email.ts"
 import { newId } from "../lib/ids.ts"
+import { type StoredMessage, storedParts } from "../mta/queue/StoredMessage.ts"
 import type { Recipient } from "./plan-items.ts"
 
 export interface QueuedMessage {
   readonly messageId: string
   readonly personalizationIndex: number
   readonly subject: string
-  /** The canonical single-personalization request, composed into MIME at delivery time. */
-  readonly content: unknown
+  /**
+   * What the MTA composes at delivery. Messages whose `message` part is the same object (the
+   * personalizations of one request) share one stored copy of it.
+   */
+  readonly stored: StoredMessage
   readonly recipients: ReadonlyArray<Recipient>
 }
 
@@ -38,66 +43,86 @@ export interface QueueWrite {
 
 /** PostgreSQL takes at most 65,535 parameters per statement; rows are written in chunks below it. */
 const MAX_PARAMETERS = 60_000
-const COLUMNS = 11
+/** The most columns of a row of any of the three tables (messages). */
+const COLUMNS = 14
 
-const messageRowsOf = ({ context: ctx, messages }: QueueWrite) =>
-  messages.map((m) => {
-    const content = JSON.stringify(m.content)
-    return {
-      id: m.messageId,
-      account_id: ctx.accountId,
-      key_id: ctx.keyId,
-      request_id: ctx.requestId,
-      personalization_index: m.personalizationIndex,
-      from_email: ctx.fromEmail,
-      from_domain: domainOf(ctx.fromEmail),
-      subject: m.subject,
-      content,
-      // What the MTA's memory budget counts (src/mta/message-budget.ts).
-      content_bytes: Buffer.byteLength(content),
-      created_at: ctx.now
+/** The rows of several sends: each distinct shared part once, then the messages that reference it, then the deliveries. */
+const rowsOf = (writes: ReadonlyArray<QueueWrite>) => {
+  const contents: Array<Record<string, unknown>> = []
+  const messages: Array<Record<string, unknown>> = []
+  const deliveries: Array<Record<string, unknown>> = []
+  for (const { context: ctx, messages: queued } of writes) {
+    // By identity: the forms of one request reference one shared object (StoredMessage.structuredMessages).
+    const stored = new Map<object, { readonly id: string; readonly bytes: number }>()
+    for (const m of queued) {
+      const { own, shared } = storedParts(m.stored)
+      let content = stored.get(shared)
+      if (content === undefined) {
+        const json = JSON.stringify(shared)
+        content = { id: newId("mct"), bytes: Buffer.byteLength(json) }
+        stored.set(shared, content)
+        contents.push({ id: content.id, account_id: ctx.accountId, content: json, created_at: ctx.now })
+      }
+      const ownJson = JSON.stringify(own)
+      messages.push({
+        id: m.messageId,
+        account_id: ctx.accountId,
+        key_id: ctx.keyId,
+        request_id: ctx.requestId,
+        personalization_index: m.personalizationIndex,
+        from_email: ctx.fromEmail,
+        from_domain: domainOf(ctx.fromEmail),
+        subject: m.subject,
+        content: ownJson,
+        content_id: content.id,
+        origin: m.stored.origin,
+        channel: m.stored.channel,
+        // What the MTA reads for an attempt, both parts: its memory budget counts it (src/mta/message-budget.ts).
+        content_bytes: Buffer.byteLength(ownJson) + content.bytes,
+        created_at: ctx.now
+      })
+      for (const r of m.recipients) {
+        deliveries.push({
+          id: newId("dlv"),
+          message_id: m.messageId,
+          account_id: ctx.accountId,
+          key_id: ctx.keyId,
+          recipient: r.email,
+          recipient_domain: domainOf(r.email),
+          recipient_kind: r.kind,
+          channel: m.stored.channel,
+          next_attempt_at: ctx.now,
+          created_at: ctx.now,
+          updated_at: ctx.now
+        })
+      }
     }
-  })
-
-const deliveryRowsOf = ({ context: ctx, messages }: QueueWrite) =>
-  messages.flatMap((m) =>
-    m.recipients.map((r) => ({
-      id: newId("dlv"),
-      message_id: m.messageId,
-      account_id: ctx.accountId,
-      key_id: ctx.keyId,
-      recipient: r.email,
-      recipient_domain: domainOf(r.email),
-      recipient_kind: r.kind,
-      next_attempt_at: ctx.now,
-      created_at: ctx.now,
-      updated_at: ctx.now
-    }))
-  )
+  }
+  return { contents, messages, deliveries }
+}
 
 /** The statement parameters a write needs: what bounds a group. */
 const parametersOf = (write: QueueWrite) =>
-  (write.messages.length + write.messages.reduce((n, m) => n + m.recipients.length, 0)) * COLUMNS
+  (2 * write.messages.length + write.messages.reduce((n, m) => n + m.recipients.length, 0)) * COLUMNS
 
 /** Writes the rows of several sends: one statement while they fit in its parameters, else chunks in one transaction. */
 const writeAll = (writes: ReadonlyArray<QueueWrite>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const messageRows = writes.flatMap(messageRowsOf)
-    const deliveryRows = writes.flatMap(deliveryRowsOf)
-    if (messageRows.length === 0) return
-    if ((messageRows.length + deliveryRows.length) * COLUMNS <= MAX_PARAMETERS) {
-      return yield* sql`WITH queued_messages AS (INSERT INTO messages ${sql.insert(messageRows)})
-        INSERT INTO deliveries ${sql.insert(deliveryRows)}`
+    const rows = rowsOf(writes)
+    if (rows.messages.length === 0) return
+    if ((rows.contents.length + rows.messages.length + rows.deliveries.length) * COLUMNS <= MAX_PARAMETERS) {
+      return yield* sql`WITH queued_contents AS (INSERT INTO message_contents ${sql.insert(rows.contents)}),
+        queued_messages AS (INSERT INTO messages ${sql.insert(rows.messages)})
+        INSERT INTO deliveries ${sql.insert(rows.deliveries)}`
     }
     // A request with very many recipients: several statements, still one transaction.
     const perStatement = Math.floor(MAX_PARAMETERS / COLUMNS)
     yield* sql.withTransaction(Effect.gen(function*() {
-      for (let i = 0; i < messageRows.length; i += perStatement) {
-        yield* sql`INSERT INTO messages ${sql.insert(messageRows.slice(i, i + perStatement))}`
-      }
-      for (let i = 0; i < deliveryRows.length; i += perStatement) {
-        yield* sql`INSERT INTO deliveries ${sql.insert(deliveryRows.slice(i, i + perStatement))}`
+      for (const [table, list] of [["message_contents", rows.contents], ["messages", rows.messages], ["deliveries", rows.deliveries]] as const) {
+        for (let i = 0; i < list.length; i += perStatement) {
+          yield* sql`INSERT INTO ${sql(table)} ${sql.insert(list.slice(i, i + perStatement))}`
+        }
       }
     }))
   })

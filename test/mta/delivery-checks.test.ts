@@ -192,7 +192,7 @@ describe("the claim reads the checks", () => {
   // explains this same compiled statement, checks included, over 10,000 due rows.
   it("in its own statement: one compiled claim, every table of the checks read inside its plan", async () => {
     const now = new Date()
-    const program = Effect.map(DeliveryQueue, (queue) => queue.claim("checks-test", now, new Date(now.getTime() + 60_000), 100, []).compile())
+    const program = Effect.map(DeliveryQueue, (queue) => queue.claim("checks-test", now, new Date(now.getTime() + 60_000), 100, [], "transactional").compile())
     const layer = DeliveryQueue.Default.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(rig.app.databaseUrl) })))
     const [text, params] = await Effect.runPromise(Effect.scoped(Effect.provide(program, layer)))
     expect(text).toMatch(/^\s*UPDATE deliveries d\b/)

@@ -69,7 +69,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** One "SMTP transaction" on `replica`: counts how many run at once, returns when it started. */
 const transaction = (replica: Replica, domain: string, mx: string, counter: { open: number; peak: number }, ms = 100) =>
-  Effect.runPromise(replica.destinations.run(domain, [mx], () =>
+  Effect.runPromise(replica.destinations.run(domain, [mx], "transactional", () =>
     Effect.promise(async () => {
       counter.open += 1
       counter.peak = Math.max(counter.peak, counter.open)

@@ -30,7 +30,7 @@ const claimStatement = (limit: number, skipDomains: ReadonlyArray<string>) => {
   const now = new Date()
   const program = Effect.gen(function*() {
     const queue = yield* DeliveryQueue
-    return queue.claim("plan-test", now, new Date(now.getTime() + 60_000), limit, skipDomains).compile()
+    return queue.claim("plan-test", now, new Date(now.getTime() + 60_000), limit, skipDomains, "transactional").compile()
   })
   const layer = DeliveryQueue.Default.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(app.databaseUrl) })))
   return Effect.runPromise(Effect.scoped(Effect.provide(program, layer)))

@@ -73,7 +73,7 @@ const claimAndDie = (app: Appliance, times: number, skip: ReadonlyArray<string>)
     Effect.gen(function*() {
       for (let i = 0; i < times; i++) {
         const now = new Date()
-        const claimed = yield* queue.claim(`crashed-${i}`, now, new Date(now.getTime() + 1), 10, skip)
+        const claimed = yield* queue.claim(`crashed-${i}`, now, new Date(now.getTime() + 1), 10, skip, "transactional")
         expect(claimed).toHaveLength(1)
         yield* Effect.promise(() => sleep(5))
       }
@@ -122,14 +122,16 @@ describe("deliveries the MTA cannot trust", () => {
     const large = "large@poison.example"
     const fine = "fine@poison.example"
     const { app: setup, sender, ids: [partsId, headersId, largeId, fineId] } = await queueWithMtaOff([parts, headers, large, fine])
-    // As an older version (or anything writing the table) would have stored them: content_bytes is what the queue writer measures.
-    await query(setup.databaseUrl, `UPDATE messages SET content = jsonb_set(content, '{attachments}',
-        (SELECT jsonb_agg(jsonb_build_object('content', 'QQ==', 'filename', 'a')) FROM generate_series(1, 300000))) WHERE id = $1`, [partsId])
-    await query(setup.databaseUrl, `UPDATE messages SET content = jsonb_set(content, '{headers}',
-        (SELECT jsonb_object_agg('X-Probe-' || i, 'v') FROM generate_series(1, 5000) i)) WHERE id = $1`, [headersId])
-    await query(setup.databaseUrl, `UPDATE messages SET content = jsonb_set(content, '{content,0,value}', to_jsonb(repeat('x', 17 * 1048576)))
-        WHERE id = $1`, [largeId])
-    await query(setup.databaseUrl, "UPDATE messages SET content_bytes = octet_length(content::text) WHERE id = ANY($1)", [[partsId, headersId, largeId]])
+    // As anything writing the tables could have stored them (the request's shared part, in
+    // message_contents): content_bytes is what the queue writer measures, both parts.
+    const shared = (set: string, id: string) =>
+      query(setup.databaseUrl, `UPDATE message_contents c SET content = ${set} FROM messages m WHERE c.id = m.content_id AND m.id = $1`, [id])
+    await shared(`jsonb_set(c.content, '{attachments}',
+        (SELECT jsonb_agg(jsonb_build_object('content', 'QQ==', 'filename', 'a')) FROM generate_series(1, 300000)))`, partsId!)
+    await shared(`jsonb_set(c.content, '{headers}', (SELECT jsonb_object_agg('X-Probe-' || i, 'v') FROM generate_series(1, 5000) i))`, headersId!)
+    await shared(`jsonb_set(c.content, '{content,0,value}', to_jsonb(repeat('x', 17 * 1048576)))`, largeId!)
+    await query(setup.databaseUrl, `UPDATE messages m SET content_bytes = octet_length(m.content::text) + octet_length(c.content::text)
+        FROM message_contents c WHERE c.id = m.content_id AND m.id = ANY($1)`, [[partsId, headersId, largeId]])
     await setup.stop()
 
     const app = await startAppliance({ databaseUrl: setup.databaseUrl, env: env(true) })

@@ -49,8 +49,10 @@ describe("accepting a send", () => {
   it("ignores a client's X-Herald-Channel header", async () => {
     const res = await send(sendBody(sender, "chan@example.org", { headers: { "X-Herald-Channel": "bulk", "X-Custom": "1" } }))
     expect(res.status).toBe(202)
-    const [row] = await query<{ content: any }>(app.databaseUrl, "SELECT content FROM messages WHERE id = $1", [res.json.items[0].message_id])
+    const [row] = await query<{ content: any; channel: string }>(app.databaseUrl,
+      "SELECT c.content, m.channel FROM messages m JOIN message_contents c ON c.id = m.content_id WHERE m.id = $1", [res.json.items[0].message_id])
     expect(row!.content.headers).toEqual({ "X-Custom": "1" })
+    expect(row!.channel).toBe("transactional")
   })
 
   it("marks a personalization whose recipients were all addressed earlier as skipped", async () => {

@@ -18,11 +18,12 @@
  */
 import { SqlClient } from "@effect/sql"
 import { outboxRow } from "../../events/outbox.ts"
-import { type DeliveryFacts, outcomeEvent } from "../../events/outcomes.ts"
+import { type DeliveryFacts, type Origin, outcomeEvent } from "../../events/outcomes.ts"
 import { Effect } from "effect"
 import { newId } from "../../lib/ids.ts"
 import { suppressAutomatically } from "../../platform/suppressions/suppress.ts"
 import { checksColumn, type DeliveryChecks } from "./delivery-checks.ts"
+import type { Channel } from "./StoredMessage.ts"
 
 export interface ClaimedDelivery {
   readonly id: string
@@ -39,6 +40,8 @@ export interface ClaimedDelivery {
   readonly content_bytes: number
   /** What the delivery must still be allowed to do, read by the claim (delivery-checks.ts). */
   readonly checks: DeliveryChecks
+  /** The lane it was claimed in. */
+  readonly channel: Channel
 }
 
 export interface MessageForDelivery {
@@ -46,7 +49,17 @@ export interface MessageForDelivery {
   readonly request_id: string
   readonly from_domain: string
   readonly subject: string
+  /** Which events its outcomes emit (a column: known even when the stored message does not decode). */
+  readonly origin: Origin
+  /** The campaign or sequence id of a bulk message (read from its stored form), else null. */
+  readonly origin_ref: string | null
+  /**
+   * The stored message's two parts as read (StoredMessage.ts decodes them): `content` is the
+   * message's own (`messages.content`), `shared` the request's (`message_contents`, null for rows
+   * of older versions). Both null when the load did not ask for them.
+   */
   readonly content: unknown
+  readonly shared: unknown
   readonly created_at: Date
 }
 
@@ -85,14 +98,28 @@ export interface Completion {
   readonly now: Date
 }
 
+/** What the outcome events of `m`'s delivery to `recipient` need, by the message's origin. */
+const factsOf = (m: MessageForDelivery, recipient: string): DeliveryFacts => {
+  const common = { recipient, subject: m.subject, message_id: m.id }
+  switch (m.origin) {
+    case "transactional":
+      return { ...common, origin: "transactional", request_id: m.request_id }
+    case "campaign":
+      return { ...common, origin: "campaign", campaign_id: m.origin_ref ?? "" }
+    case "sequence":
+      return { ...common, origin: "sequence", sequence_id: m.origin_ref ?? "" }
+    default:
+      return { ...common, origin: m.origin }
+  }
+}
+
 /**
  * The event an outcome emits (its outbox row), if any: a deferral emits none, and what the others
- * emit depends on the message's origin (src/events/outcomes.ts). Every message is transactional
- * until the stored message carries its origin.
+ * emit depends on the message's origin (src/events/outcomes.ts).
  */
 const eventOf = ({ d, m, outcome }: Completion): { readonly event: string; readonly payload: Record<string, unknown> } | null => {
   if (outcome._tag === "deferred") return null
-  const facts: DeliveryFacts = { origin: "transactional", request_id: m.request_id, recipient: d.recipient, subject: m.subject, message_id: m.id }
+  const facts = factsOf(m, d.recipient)
   const event = outcomeEvent(facts, outcome._tag === "bounced"
     ? { _tag: "bounced", status: outcome.status, category: outcome.category, diagnostic: outcome.reply }
     : outcome._tag === "failed" ? { _tag: "failed", error: outcome.reply } : { _tag: "sent" })
@@ -126,22 +153,22 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
     const sql = yield* SqlClient.SqlClient
 
     /**
-     * Claims up to `limit` due deliveries for `owner`, leased until `leaseUntil`, each with its
-     * delivery-time checks read in the same statement (delivery-checks.ts).
+     * Claims up to `limit` due deliveries of one lane (channel) for `owner`, leased until
+     * `leaseUntil`, each with its delivery-time checks read in the same statement (delivery-checks.ts).
      */
-    const claim = (owner: string, now: Date, leaseUntil: Date, limit: number, skipDomains: ReadonlyArray<string>) =>
+    const claim = (owner: string, now: Date, leaseUntil: Date, limit: number, skipDomains: ReadonlyArray<string>, lane: Channel) =>
       sql<ClaimedDelivery>`
         UPDATE deliveries d SET lease_owner = ${owner}, next_attempt_at = ${leaseUntil}, claims_since_outcome = d.claims_since_outcome + 1,
           held_at = NULL
         WHERE d.id = ANY(ARRAY(
           SELECT id FROM deliveries
-          WHERE state IN ('queued', 'deferred') AND next_attempt_at <= ${now}
+          WHERE channel = ${lane} AND state IN ('queued', 'deferred') AND next_attempt_at <= ${now}
             ${skipDomains.length === 0 ? sql`` : sql`AND recipient_domain NOT IN ${sql.in(skipDomains)}`}
           ORDER BY next_attempt_at
           LIMIT ${limit}
           FOR UPDATE SKIP LOCKED
         ))
-        RETURNING d.id, d.message_id, d.account_id, d.key_id, d.recipient, d.recipient_domain, d.attempts, d.claims_since_outcome, d.created_at,
+        RETURNING d.id, d.message_id, d.account_id, d.key_id, d.recipient, d.recipient_domain, d.attempts, d.claims_since_outcome, d.created_at, d.channel,
           (SELECT coalesce(m.content_bytes, pg_column_size(m.content)) FROM messages m WHERE m.id = d.message_id) AS content_bytes,
           ${checksColumn(sql)}`
 
@@ -185,16 +212,20 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
 
     /**
      * Messages with their sending domain, one statement for any number of attempts (see
-     * LoadedMessage). The content (the whole request, attachments included) only of `withContent`:
+     * LoadedMessage). The stored message (both parts, attachments included) only of `withContent`:
      * a message already in the MTA's hands is not read again for its next recipient.
      */
     const load = (ids: ReadonlyArray<string>, withContent: ReadonlyArray<string>) =>
       ids.length === 0
         ? Effect.succeed([] as ReadonlyArray<LoadedMessage>)
         : sql<LoadedMessage>`
-            SELECT m.id, m.request_id, m.from_domain, m.subject, CASE WHEN m.id = ANY(${withContent}) THEN m.content END AS content, m.created_at,
+            SELECT m.id, m.request_id, m.from_domain, m.subject, m.origin, m.created_at,
+                   coalesce(m.content->>'campaign_id', m.content->>'sequence_id') AS origin_ref,
+                   CASE WHEN m.id = ANY(${withContent}) THEN m.content END AS content,
+                   CASE WHEN m.id = ANY(${withContent}) THEN c.content END AS shared,
                    s.id AS domain_id, s.dkim_selector, s.return_path_verified_at
-            FROM messages m LEFT JOIN domains s ON s.account_id = m.account_id AND s.domain = m.from_domain
+            FROM messages m LEFT JOIN message_contents c ON c.id = m.content_id
+              LEFT JOIN domains s ON s.account_id = m.account_id AND s.domain = m.from_domain
             WHERE m.id IN ${sql.in(ids)}`
 
     const dkimKey = (domainId: string) =>

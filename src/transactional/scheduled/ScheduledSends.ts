@@ -12,6 +12,7 @@ import { EmailFailed } from "../../events/schema.ts"
 import { AccountLimits } from "../../platform/usage/AccountLimits.ts"
 import { reserveQuota } from "../../platform/usage/Quota.ts"
 import { Accept, type CanonicalRequest, recipientsOf } from "../accept.ts"
+import { structuredMessages } from "../../mta/queue/StoredMessage.ts"
 import { writeQueue } from "../queue-writer.ts"
 import { QueueSignal } from "../../db/QueueSignal.ts"
 
@@ -152,7 +153,7 @@ export class ScheduledSends extends Effect.Service<ScheduledSends>()("herald/Sch
           messageId: row.message_id,
           personalizationIndex: 0,
           subject: row.request.personalizations[0]?.subject ?? row.request.subject,
-          content: row.request,
+          stored: structuredMessages(row.request)(0),
           recipients: item.recipients
         }])
         yield* sql`UPDATE scheduled_sends SET state = 'released', finished_at = ${now} WHERE id = ${row.id}`

@@ -90,6 +90,8 @@ export const deliveryView = (d: HistoryRow) => ({
 /**
  * The body a receiver gets, built in SQL from an event row aliased `e`: `id`, `event`, `ts` (the
  * event's time, ISO 8601 to the millisecond, as JavaScript writes it), `app` (the key) and the fields.
+ * The one place a body is built: its shape is `receiverBody` in src/events/schema.ts (the common
+ * fields there, the event's own fields as the outbox writer encoded them), which the documents show.
  */
 const RECEIVER_BODY = `jsonb_build_object('id', e.id, 'event', e.event,
   'ts', to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'app', e.key_id) || e.payload`

@@ -5,7 +5,9 @@
  * and again at delivery (a name rebound to a private address after it was accepted).
  */
 import * as net from "node:net"
+import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { receiverBody } from "../../src/events/schema.ts"
 import { verifySignature } from "../../src/webhooks/signature.ts"
 import { type Appliance, startAppliance } from "../support/appliance.ts"
 import { type DeliveryRig, startDeliveryRig } from "../support/mta.ts"
@@ -49,6 +51,8 @@ describe("webhooks", () => {
     const body = hit!.json
     expect(body).toMatchObject({ event: "email.sent", app: sender.keyId, to: ["hooked@dest.example"], message_id: sent.json.items[0].message_id, request_id: sent.json.request_id })
     expect(body.ts).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+    // What the receiver got is exactly what the documents describe (strict: no field more or less).
+    expect(Schema.decodeUnknownEither(receiverBody("email.sent"))(body, { onExcessProperty: "error" })._tag).toBe("Right")
     expect(hit!.headers["content-type"]).toBe("application/json")
     expect(hit!.headers["x-herald-event-id"]).toBe(body.id)
     const ts = String(hit!.headers["x-herald-timestamp"])
@@ -61,6 +65,7 @@ describe("webhooks", () => {
     expect(res.json).toEqual({ event_id: expect.stringMatching(/^evt_/), delivery_id: expect.stringMatching(/^whd_/), status: "pending", webhook_url: receiver.url() })
     const [hit] = await receiver.waitFor(1, ofEvent(res.json.event_id))
     expect(hit!.json).toMatchObject({ id: res.json.event_id, event: "webhook.test", app: sender.keyId })
+    expect(Schema.decodeUnknownEither(receiverBody("webhook.test"))(hit!.json, { onExcessProperty: "error" })._tag).toBe("Right")
     // The attempt is recorded by the dispatcher's batched writer, a few ms after the receiver answered.
     const detail = await eventually(async () => {
       const d = await rig.app.request("GET", `/v1/client/keys/${sender.keyId}/webhook/deliveries/${res.json.delivery_id}`, { token: sender.token })

@@ -220,7 +220,9 @@ describe("POST /v1/mail/send field rules", () => {
       { recipient: "cy@example.org", recipient_kind: "cc" },
       { recipient: "dee@example.org", recipient_kind: "bcc" }
     ])
-    const [message] = await query(app.databaseUrl, "SELECT from_email, content FROM messages WHERE id = $1", [full.json.items[0].message_id])
+    // The names live in the request's shared part, stored once (message_contents).
+    const [message] = await query(app.databaseUrl,
+      "SELECT m.from_email, c.content FROM messages m JOIN message_contents c ON c.id = m.content_id WHERE m.id = $1", [full.json.items[0].message_id])
     expect(message!.from_email).toBe(sender.from)
     expect(JSON.stringify(message!.content)).toContain("Replies, Team")
     expect(JSON.stringify(message!.content)).toContain("Herald Tests")

@@ -39,6 +39,36 @@ const alive = (pid: number) => {
   }
 }
 
+/** Polls `condition` until it holds, or fails after `ms`. */
+const waitUntil = async (what: string, ms: number, condition: () => Promise<boolean> | boolean) => {
+  const deadline = Date.now() + ms
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`)
+    await sleep(100)
+  }
+}
+
+/** The processes under `root` (children, their children, …) as `ps` sees them now. */
+const descendants = (root: number): Array<{ pid: number; ppid: number; args: string }> => {
+  const all = execFileSync("ps", ["-eo", "pid=,ppid=,args="]).toString().trim().split("\n").map((line) => {
+    const [pid, ppid, ...args] = line.trim().split(/\s+/)
+    return { pid: Number(pid), ppid: Number(ppid), args: args.join(" ") }
+  })
+  const found: Array<{ pid: number; ppid: number; args: string }> = []
+  const parents = new Set([root])
+  for (let grew = true; grew;) {
+    grew = false
+    for (const p of all) {
+      if (parents.has(p.ppid) && !parents.has(p.pid)) {
+        parents.add(p.pid)
+        found.push(p)
+        grew = true
+      }
+    }
+  }
+  return found
+}
+
 /** Whether something accepts connections on 127.0.0.1:`port`. */
 const listening = (port: number) =>
   new Promise<boolean>((resolve) => {
@@ -99,17 +129,18 @@ describe("npm start", () => {
       exited.then(() => Promise.reject(new Error(`npm start exited before the appliance was healthy:\n${output}`)))
     ])
 
-    // The process npm started is the appliance itself (node), not a shell in between.
-    const children = execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(npm.pid)]).toString().trim().split("\n")
-    expect(children, children.join("\n")).toHaveLength(1)
-    const [pid, ...args] = children[0]!.trim().split(/\s+/)
-    expect(args[0]).toBe("node")
-    expect(args).toContain("src/main.ts")
-
-    npm.kill("SIGTERM")
-    expect(await within(exited, 15_000, "npm exit")).toEqual({ code: 0, signal: null })
-    expect(alive(Number(pid))).toBe(false)
-    expect(await listening(httpPort)).toBe(false)
+    const tree = descendants(npm.pid!)
+    try {
+      npm.kill("SIGTERM")
+      expect(await within(exited, 15_000, "npm exit")).toEqual({ code: 0, signal: null })
+      await waitUntil("the HTTP port closing", 15_000, async () => !(await listening(httpPort)))
+      await waitUntil("the appliance's processes ending", 15_000, () => tree.every((p) => !alive(p.pid)))
+      // The process npm started is the appliance itself (node), not a shell in between.
+      const child = tree.find((p) => p.ppid === npm.pid)
+      expect(child?.args).toMatch(/^node .*src\/main\.ts$/)
+    } finally {
+      for (const p of tree) if (alive(p.pid)) process.kill(p.pid, "SIGTERM")
+    }
   }, 300_000)
 })
 

@@ -5,6 +5,9 @@
  * The JSON lines are flat — `{"timestamp", "level", "message", "request_id", "actor", …}` — so a
  * log shipper or `jq 'select(.request_id == "req_…")'` finds the annotations at the top level
  * (Effect's own `Logger.json` nests them under `annotations`).
+ *
+ * `serve` logs to stdout (what container runtimes collect); the operator commands log to stderr,
+ * so that their stdout carries only the JSON they print. Colours only go to a terminal.
  */
 import { Effect, FiberRefs, HashMap, Inspectable, Layer, Logger } from "effect"
 import { AppConfig } from "./config/app-config.ts"
@@ -13,10 +16,20 @@ import { currentRequest } from "./http/request-context.ts"
 /** Fields every line has; an annotation with one of these names is kept as `annotation_<name>`. */
 const RESERVED = new Set(["timestamp", "level", "message", "cause", "spans", "fiber"])
 
+/** Where log lines go. */
+export type LogStream = "stdout" | "stderr"
+
+const toStream = <Message>(logger: Logger.Logger<Message, string>, stream: LogStream) =>
+  stream === "stdout" ? Logger.withConsoleLog(logger) : Logger.withConsoleError(logger)
+
+/** Colour codes only when both the log stream and stdout are terminals, and NO_COLOR is not set. */
+export const colorsFor = (stream: LogStream): boolean =>
+  process.stdout.isTTY === true && process[stream].isTTY === true && (process.env["NO_COLOR"] ?? "") === ""
+
 const errorToJson = (value: unknown): unknown =>
   value instanceof Error ? { name: value.name, message: value.message } : value
 
-export const flatJsonLogger = Logger.map(Logger.structuredLogger, (log) => {
+const flatJsonLines = Logger.map(Logger.structuredLogger, (log) => {
   const line: Record<string, unknown> = {
     timestamp: log.timestamp,
     level: log.logLevel,
@@ -29,7 +42,7 @@ export const flatJsonLogger = Logger.map(Logger.structuredLogger, (log) => {
   if (log.cause !== undefined) line["cause"] = log.cause
   line["fiber"] = log.fiberId
   return Inspectable.stringifyCircular(line)
-}).pipe(Logger.withConsoleLog)
+})
 
 /**
  * A line written while a request is handled carries its `request_id`, read from the request's
@@ -43,19 +56,24 @@ const withRequestId = <Message, Output>(logger: Logger.Logger<Message, Output>) 
     return requestId === "" ? options : { ...options, annotations: HashMap.set(options.annotations, "request_id", requestId) }
   })
 
-export const LoggingLive = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) =>
-    Layer.merge(
-      Logger.replace(
-        Logger.defaultLogger,
-        withRequestId(
-          config.logFormat === "json"
-            ? flatJsonLogger
-            : config.logFormat === "pretty"
-            ? Logger.prettyLoggerDefault
-            : Logger.withConsoleLog(Logger.logfmtLogger)
-        )
-      ),
-      Logger.minimumLogLevel(config.logLevel)
-    ))
-)
+/** The logger of HERALD_LOG_FORMAT and HERALD_LOG_LEVEL, writing to `stream`. */
+export const loggingTo = (stream: LogStream) =>
+  Layer.unwrapEffect(
+    Effect.map(AppConfig, (config) =>
+      Layer.merge(
+        Logger.replace(
+          Logger.defaultLogger,
+          withRequestId(
+            config.logFormat === "json"
+              ? toStream(flatJsonLines, stream)
+              : config.logFormat === "pretty"
+              ? Logger.prettyLogger({ stderr: stream === "stderr", colors: colorsFor(stream) })
+              : toStream(Logger.logfmtLogger, stream)
+          )
+        ),
+        Logger.minimumLogLevel(config.logLevel)
+      ))
+  )
+
+/** The appliance's logging (`serve`, and the in-process appliance of the tests). */
+export const LoggingLive = loggingTo("stdout")

@@ -1,18 +1,73 @@
 /**
- * Herald's entry point and composition root: parse the command line, run the chosen command with
- * configuration and logging, and let Effect's runMain handle SIGTERM/SIGINT (graceful shutdown:
- * scopes close in reverse order, so the HTTP server stops before the database).
+ * Herald's entry point and composition root: read `.env`, parse the command line, run the chosen
+ * command with configuration and logging, and let Effect's runMain handle SIGTERM/SIGINT
+ * (graceful shutdown: scopes close in reverse order, so the HTTP server stops before the
+ * database). `npm start` execs node, so a SIGTERM to the process it started reaches this one.
+ *
+ * What is printed where: `serve` logs to stdout. The operator commands print only JSON on stdout
+ * and log to stderr; anything that stops them (bad arguments, bad configuration, a bug) ends as
+ * one `{"error": {"code", "message"}}` line on stderr with exit code 1 (src/cli/output.ts).
  */
-import { Command } from "@effect/cli"
+import * as util from "node:util"
+import { Command, HelpDoc, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Console, Effect, Layer } from "effect"
 import { BaseLive } from "./appliance.ts"
 import { herald } from "./cli/commands.ts"
+import { loadEnvFile } from "./cli/env-file.ts"
+import { forStream, refuse, refuseCause, stripAnsi, usage } from "./cli/output.ts"
+import { AppConfigLive } from "./config/app-config.ts"
+import { loggingTo } from "./logging.ts"
 import { VERSION } from "./version.ts"
+
+try {
+  loadEnvFile(process.cwd())
+} catch (error) {
+  process.stderr.write(`herald: cannot read .env: ${error instanceof Error ? error.message : String(error)}\n`)
+  process.exit(1)
+}
+
+/** The first word of the command line that is neither an option nor the value of a built-in one. */
+const commandWord = (args: ReadonlyArray<string>): string | undefined => {
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "--log-level" || args[i] === "--completions") i++
+    else if (!args[i]!.startsWith("-")) return args[i]
+  }
+  return undefined
+}
+
+/** `herald` and `herald serve` run the appliance; any other word is an operator command. */
+const serving = ["serve", undefined].includes(commandWord(process.argv.slice(2)))
+
+const CommandLineBaseLive = serving ? BaseLive : Layer.merge(AppConfigLive, Layer.provide(loggingTo("stderr"), AppConfigLive))
+
+/**
+ * The Console that @effect/cli prints through: help and version as plain text when stdout is not
+ * a terminal; its own rendering of a parse error is dropped, since the ValidationError is printed
+ * below as the JSON refusal. (Herald's loggers write through `unsafe`, kept as it is, and the
+ * commands' own output goes to the streams directly.)
+ */
+const commandLineConsole = (base: Console.Console): Console.Console => ({
+  ...base,
+  log: (...args) => Effect.sync(() => void process.stdout.write(`${forStream(process.stdout, util.format(...args))}\n`)),
+  error: () => Effect.void
+})
 
 const cli = Command.run(herald, { name: "herald", version: VERSION })
 
-cli(process.argv).pipe(
-  Effect.provide(Layer.merge(BaseLive, NodeContext.layer)),
+const program = cli(process.argv).pipe(
+  Effect.catchIf(ValidationError.isValidationError, (error) => refuse(usage(helpText(error)))),
+  Effect.provide(Layer.merge(CommandLineBaseLive, NodeContext.layer)),
+  // The appliance keeps runMain's reporting (a configuration error is logged with its variable);
+  // a command ends with a refusal line instead.
+  serving ? (effect) => effect : Effect.catchAllCause(refuseCause)
+)
+
+Effect.consoleWith((base) => Effect.withConsole(program, commandLineConsole(base))).pipe(
   NodeRuntime.runMain({ disablePrettyLogger: true })
 )
+
+/** A parse error's text, one line (the options it names, without the help page's layout). */
+function helpText(error: ValidationError.ValidationError): string {
+  return stripAnsi(HelpDoc.toAnsiText(error.error)).split("\n").map((line) => line.trim()).filter((line) => line !== "").join("; ")
+}

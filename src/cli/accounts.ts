@@ -1,11 +1,25 @@
 /** `herald accounts create|list`: the accounts (the spec's users/clients) of this appliance. */
 import { Command, Options } from "@effect/cli"
-import { Effect, Option } from "effect"
+import { Effect, Option, ParseResult, Schema } from "effect"
 import { ServicesLive } from "../appliance.ts"
 import { Accounts } from "../platform/accounts/Accounts.ts"
+import { CreateAccountRequest } from "../platform/admin/Api.ts"
 import { loadPlanCatalog } from "../platform/plans/plan-catalog.ts"
 import { seedPlans } from "../platform/plans/Plans.ts"
-import { operatorCommand } from "./output.ts"
+import { operatorCommand, usage } from "./output.ts"
+
+/** The request's fields as the command's options, for naming the option a refusal is about. */
+const OPTION_OF: Record<string, string> = { name: "--name", email: "--email", password: "--password", package_id: "--package" }
+
+/** The same rules as POST /v1/admin/accounts (a password of at least 8 characters, a real address). */
+const validCreateRequest = (input: unknown) =>
+  Schema.decodeUnknown(CreateAccountRequest)(input, { errors: "first" }).pipe(
+    Effect.mapError((error) => {
+      const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+      const option = OPTION_OF[String(issue?.path[0] ?? "")] ?? "arguments"
+      return usage(`${option}: ${issue?.message ?? "invalid"}`)
+    })
+  )
 
 const create = Command.make("create", {
   name: Options.text("name"),
@@ -15,16 +29,26 @@ const create = Command.make("create", {
   packageId: Options.optional(Options.text("package"))
 }, (args) =>
   operatorCommand(Effect.gen(function*() {
-    yield* seedPlans(yield* loadPlanCatalog)
-    const accounts = yield* Accounts
-    return yield* accounts.create({
+    // Checked before the database is opened: a refusal touches nothing.
+    const request = yield* validCreateRequest({
       name: args.name,
       email: args.email,
       password: args.password,
-      isAdmin: args.admin,
-      packageId: Option.getOrUndefined(args.packageId)
+      ...Option.match(args.packageId, { onNone: () => ({}), onSome: (id) => ({ package_id: id }) })
     })
-  }).pipe(Effect.provide(ServicesLive)))).pipe(Command.withDescription("Create an account"))
+    return yield* Effect.gen(function*() {
+      yield* seedPlans(yield* loadPlanCatalog)
+      return yield* (yield* Accounts).create({
+        name: request.name,
+        email: request.email,
+        password: request.password,
+        isAdmin: args.admin,
+        packageId: request.package_id
+      })
+    }).pipe(Effect.provide(ServicesLive))
+  }))).pipe(
+    Command.withDescription("Create an account (the admin API's rules: a password of at least 8 characters)")
+  )
 
 const list = Command.make("list", {}, () =>
   operatorCommand(Effect.gen(function*() {

@@ -1,41 +1,57 @@
 /**
  * Operator commands of the single entry point (`npm run herald -- <command>`): what an operator
  * needs to drive a fresh appliance from a shell. `serve` (the default) runs the appliance.
- * Each group lives in its own file; every command prints JSON (see output.ts).
+ * Each group lives in its own file; every other command prints only JSON on stdout, and a refusal
+ * as a JSON line on stderr with exit code 1 (see output.ts).
  */
 import * as fs from "node:fs"
 import { Args, Command } from "@effect/cli"
-import { Console, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { ApplianceLive, DatabaseReadyLive } from "../appliance.ts"
+import { migrationFiles } from "../db/migrator.ts"
 import { toParseOutput } from "../inbound/parse-output.ts"
 import { understandFile } from "../inbound/understand.ts"
 import { accountsCommand } from "./accounts.ts"
 import { blockedDomainsCommand } from "./blocked-domains.ts"
 import { domainsCommand } from "./domains.ts"
 import { keysCommand } from "./keys.ts"
-import { printJson } from "./output.ts"
+import { ensureListenAddressesFree } from "./listen-addresses.ts"
+import { operatorCommand } from "./output.ts"
 import { suppressionsCommand } from "./suppressions.ts"
 
-export const serve = Command.make("serve", {}, () => Layer.launch(ApplianceLive)).pipe(
+/**
+ * The appliance, once its listen addresses are known to be free. A taken port ends start-up with
+ * its one line on stderr and exit code 1, before the database or any actor starts.
+ */
+const runAppliance = ensureListenAddressesFree.pipe(
+  Effect.zipRight(Layer.launch(ApplianceLive)),
+  Effect.catchTag("ListenAddressUnavailable", (error) =>
+    Effect.sync(() => {
+      process.stderr.write(`${error.message}\n`)
+      process.exitCode = 1
+    }))
+)
+
+export const serve = Command.make("serve", {}, () => runAppliance).pipe(
   Command.withDescription("Run the appliance (HTTP API, MX listener and the actors); the default")
 )
 
 const migrate = Command.make("migrate", {}, () =>
-  Effect.gen(function*() {
-    yield* Console.log("migrations are up to date")
-  }).pipe(Effect.provide(DatabaseReadyLive))).pipe(
+  operatorCommand(
+    Effect.succeed({ status: "up_to_date", migration_id: migrationFiles.length }).pipe(Effect.provide(DatabaseReadyLive))
+  )).pipe(
     Command.withDescription("Apply pending database migrations and exit")
   )
 
 /** What Herald understands of one message or bare DMARC attachment; touches no database. */
 const parse = Command.make("parse", { file: Args.file({ name: "FILE", exists: "yes" }) }, ({ file }) =>
-  Effect.gen(function*() {
+  operatorCommand(Effect.gen(function*() {
     const bytes = yield* Effect.sync(() => fs.readFileSync(file))
     const understood = yield* Effect.promise(() => understandFile(bytes, file))
-    yield* printJson(toParseOutput(understood))
-  })).pipe(Command.withDescription("Print, as JSON, what Herald understands of a bounce, complaint or DMARC report file"))
+    return toParseOutput(understood)
+  }))).pipe(Command.withDescription("Print, as JSON, what Herald understands of a bounce, complaint or DMARC report file"))
 
-export const herald = Command.make("herald", {}, () => Layer.launch(ApplianceLive)).pipe(
+export const herald = Command.make("herald", {}, () => runAppliance).pipe(
   Command.withSubcommands([
     serve,
     migrate,

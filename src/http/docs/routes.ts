@@ -5,6 +5,7 @@
 import { HttpApi, HttpApiBuilder, HttpApiScalar, HttpServerResponse } from "@effect/platform"
 import { Context, Effect, Layer } from "effect"
 import { MetaArea } from "../api.ts"
+import { HomePageLive } from "../meta/HomePage.ts"
 import { renderEventsText } from "../../events/documents.ts"
 import { type AreaName, areaApis, areaDocument, clientApi, openApiOf } from "./documents.ts"
 import { renderLlmsFull, renderLlmsIndex } from "./llms.ts"
@@ -42,6 +43,7 @@ const referencePage = (area: AreaName, path: `/${string}`) => {
 }
 
 export const DocsRoutesLive = Layer.mergeAll(
+  HomePageLive,
   OpenApiRoutes,
   // The router ignores a trailing slash: this serves /reference/<area>/ and /reference/<area>.
   ...AREAS.map((area) => referencePage(area, `/reference/${area}/`))

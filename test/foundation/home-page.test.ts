@@ -1,0 +1,45 @@
+/**
+ * GET /: a user who opens the appliance in a browser sees its version and health, links to the
+ * reference pages, /llms.txt and the first steps — plain HTML, no script, every link working.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { VERSION } from "../../src/version.ts"
+import { type Appliance, startAppliance } from "../support/appliance.ts"
+
+let app: Appliance
+beforeAll(async () => {
+  // A base URL with characters HTML must escape: it appears in the first steps' commands.
+  app = await startAppliance({ env: { HERALD_BASE_URL: "https://mail.example.com/herald?a=1&b=\"2\"" } })
+})
+afterAll(() => app.stop())
+
+describe("GET /", () => {
+  it("answers an HTML page with the version, the health and the first steps, without a key", async () => {
+    const res = await app.request("GET", "/", { token: null })
+    expect(res.status).toBe(200)
+    expect(res.headers.get("content-type")).toMatch(/^text\/html; charset=utf-8/)
+    expect(res.text).toMatch(/^<!doctype html>/)
+    expect(res.text).toContain(`version <strong>${VERSION}</strong>`)
+    expect(res.text).toMatch(/Health: <span class="ok">ok<\/span>/)
+    expect(res.text).toContain("/v1/mail/send")
+    expect(res.text).toContain("/v1/client/domains")
+    expect(res.text).not.toMatch(/<script/i)
+    expect(res.text).not.toMatch(/\son[a-z]+=/i)
+    expect(res.text).toContain("https://mail.example.com/herald?a=1&amp;b=&quot;2&quot;/v1/mail/send")
+    expect(res.text).not.toContain("b=\"2\"")
+  })
+
+  it("links the three reference pages and /llms.txt, and every link answers 200", async () => {
+    const { text } = await app.request("GET", "/", { token: null })
+    const hrefs = [...text.matchAll(/href="([^"]+)"/g)].map((m) => m[1]!)
+    expect(hrefs).toEqual(expect.arrayContaining([
+      "/reference/transactional/",
+      "/reference/bulk/",
+      "/reference/platform/",
+      "/llms.txt"
+    ]))
+    for (const href of hrefs) {
+      expect((await app.request("GET", href, { token: null })).status, href).toBe(200)
+    }
+  })
+})

@@ -161,6 +161,10 @@ describe("GET /v1/mail/messages/{message_id}", () => {
     expect(foreign.status).toBe(404)
     expect(foreign.json).toEqual({ error: { type: "invalid_request_error", code: "not_found", message: `No message ${messageId}` } })
     expect((await lookup("msg_doesnotexist")).status).toBe(404)
+    // A NUL cannot be a PostgreSQL text parameter: refused as bad input, not a 500.
+    const nul = await lookup("msg_%00")
+    expect(nul.status).toBe(400)
+    expect(nul.json.error).toMatchObject({ code: "validation_failed", param: "message_id" })
 
     const sandboxId = await send("sandboxed@rcpt.test", { "X-Herald-Test": "true" })
     expect(sandboxId).toMatch(/^sandbox-/)
@@ -188,6 +192,9 @@ describe("the audit log's message_id filter", () => {
     expect(csv.text).toContain("three@rcpt.test")
     const none = await rig.app.request("GET", "/v1/mail/audit?message_id=msg_nothing", { token: sender.token })
     expect(none.json).toMatchObject({ total: 0, items: [] })
+    const nul = await rig.app.request("GET", "/v1/mail/audit?message_id=msg_%00", { token: sender.token })
+    expect(nul.status).toBe(400)
+    expect(nul.json.error).toMatchObject({ code: "validation_failed", param: "message_id" })
   })
 
   it("records every attempt of a delivery with its host, in the outcome's statement", async () => {

@@ -27,6 +27,7 @@ import { Accept } from "./transactional/accept.ts"
 import { SendContext } from "./transactional/send-context.ts"
 import { QueueWriter } from "./transactional/queue-writer.ts"
 import { AuditLog } from "./transactional/audit/AuditLog.ts"
+import { MessageLookup } from "./transactional/messages/MessageLookup.ts"
 import { Idempotency } from "./transactional/Idempotency.ts"
 import { ScheduledSends } from "./transactional/scheduled/ScheduledSends.ts"
 import { SchedulerLive } from "./transactional/scheduled/Scheduler.ts"
@@ -65,6 +66,7 @@ const CoreServicesLive = Layer.mergeAll(
   Suppressions.Default,
   BlockedDomains.Default,
   AuditLog.Default,
+  MessageLookup.Default,
   AccountLimits.Default,
   Idempotency.Default,
   Subscriptions.Default,

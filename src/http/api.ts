@@ -8,6 +8,7 @@
  */
 import { HttpApi } from "@effect/platform"
 import { AuditGroup } from "../transactional/audit/Api.ts"
+import { MessagesGroup } from "../transactional/messages/Api.ts"
 import { WebhooksGroup } from "../webhooks/Api.ts"
 import { ScheduledGroup } from "../transactional/scheduled/Api.ts"
 import { SendGroup } from "../transactional/send/Api.ts"
@@ -26,7 +27,7 @@ import { MetaGroup } from "./meta/Api.ts"
 
 export class MetaArea extends HttpApi.make("meta").add(MetaGroup) {}
 
-export class TransactionalArea extends HttpApi.make("transactional").add(SendGroup).add(ScheduledGroup).add(AuditGroup) {}
+export class TransactionalArea extends HttpApi.make("transactional").add(SendGroup).add(ScheduledGroup).add(AuditGroup).add(MessagesGroup) {}
 
 /** Contacts, lists, campaigns, sequences, templates and tracking arrive in a later wave. */
 export class BulkArea extends HttpApi.make("bulk") {}

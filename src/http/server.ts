@@ -5,6 +5,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { AppConfig } from "../config/app-config.ts"
 import { AuditHttpLive } from "../transactional/audit/Http.ts"
+import { MessagesHttpLive } from "../transactional/messages/Http.ts"
 import { WebhooksHttpLive } from "../webhooks/Http.ts"
 import { ScheduledHttpLive } from "../transactional/scheduled/Http.ts"
 import { SendHttpLive } from "../transactional/send/Http.ts"
@@ -32,6 +33,7 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     MetaHttpLive,
     SendHttpLive,
     AuditHttpLive,
+    MessagesHttpLive,
     ScheduledHttpLive,
     KeysHttpLive,
     DomainsHttpLive,

@@ -289,11 +289,13 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
         if (c.throttle) yield* destinations.throttle(d.recipient_domain)
         const at = yield* now()
         const text = reply.text.trim()
+        // The host whose reply decided (recorded with the attempt); empty when there was no hop at all.
+        const host = reply.host === "" ? undefined : reply.host
         const outcome: Outcome = c.outcome === "sent"
-          ? { _tag: "sent", code: reply.code ?? 250, status: c.status, reply: text }
+          ? { _tag: "sent", code: reply.code ?? 250, status: c.status, reply: text, host }
           : c.outcome === "bounced"
-          ? { _tag: "bounced", code: reply.code, status: c.status, category: c.category, reply: text, suppress: c.suppress }
-          : retryOrFail(d, reply.code, c.status, text, at)
+          ? { _tag: "bounced", code: reply.code, status: c.status, category: c.category, reply: text, suppress: c.suppress, host }
+          : { ...retryOrFail(d, reply.code, c.status, text, at), host }
         const written = yield* complete(owner, d, m, outcome, at)
         if (written && outcome._tag === "bounced") yield* reputation.evaluate(d.account_id, at)
         return written

@@ -74,8 +74,17 @@ export interface LoadedMessage extends MessageForDelivery {
   readonly return_path_verified_at: Date | null
 }
 
+/**
+ * Where an attempt went: the remote host whose reply decided it (the MX name, or the smarthost),
+ * recorded with the attempt (delivery_attempts). Absent when no SMTP session decided the outcome
+ * (a delivery-time check, no route, a simulated attempt).
+ */
+interface Attempted {
+  readonly host?: string | undefined
+}
+
 /** What the classification of an attempt decided, ready to be written. */
-export type Outcome =
+export type Outcome = Attempted & (
   | { readonly _tag: "sent"; readonly code: number; readonly status: string; readonly reply: string }
   | {
     readonly _tag: "bounced"
@@ -87,6 +96,7 @@ export type Outcome =
   }
   | { readonly _tag: "deferred"; readonly code: number | null; readonly status: string; readonly reply: string; readonly retryAt: Date }
   | { readonly _tag: "failed"; readonly code: number | null; readonly status: string; readonly reply: string }
+)
 
 /** One attempt's outcome, ready to be written by `completeMany`. */
 export interface Completion {
@@ -137,6 +147,7 @@ const rowOf = (c: Completion) => {
     code: outcome.code,
     status: outcome.status,
     reply: outcome.reply.slice(0, 1000),
+    host: outcome.host?.slice(0, 255) ?? null,
     next_attempt_at: (outcome._tag === "deferred" ? outcome.retryAt : now).toISOString(),
     completed_at: outcome._tag === "deferred" ? null : now.toISOString(),
     updated_at: now.toISOString(),
@@ -235,8 +246,9 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
       )
 
     /**
-     * Writes the outcomes of many attempts, each with its event (and, for a bounce that asks for
-     * it, the address's suppression), in one transaction: the outbox rule holds for every row, and
+     * Writes the outcomes of many attempts, each with its event, its attempt record
+     * (delivery_attempts: the history a message lookup shows) and, for a bounce that asks for
+     * it, the address's suppression, in one transaction: the outbox rule holds for every row, and
      * a busy MTA pays one round trip per group of attempts instead of four per attempt. Only the
      * lease owner may write: a row whose lease was lost to another replica is left alone, and so
      * are its event and suppression. Answers, per item, whether its row was written.
@@ -249,7 +261,7 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
           WITH o AS (
             SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS o(
               id text, owner text, state text, code int, status text, reply text, next_attempt_at timestamptz, completed_at timestamptz,
-              updated_at timestamptz, event_id text, account_id text, key_id text, event text, payload jsonb)
+              updated_at timestamptz, event_id text, account_id text, key_id text, event text, payload jsonb, host text)
           ), done AS (
             UPDATE deliveries d SET
               state = o.state, attempts = d.attempts + 1, claims_since_outcome = 0, last_code = o.code, last_status = o.status, last_reply = o.reply,
@@ -262,6 +274,9 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
             INSERT INTO events (id, account_id, key_id, event, payload, created_at)
             SELECT o.event_id, o.account_id, o.key_id, o.event, o.payload, o.updated_at FROM o JOIN done ON done.id = o.id
             WHERE o.event IS NOT NULL
+          ), attempted AS (
+            INSERT INTO delivery_attempts (delivery_id, at, host, code, status, reply, outcome)
+            SELECT o.id, o.updated_at, o.host, o.code, o.status, o.reply, o.state FROM o JOIN done ON done.id = o.id
           )
           SELECT id FROM done`
         const suppressing = items.filter((i) => i.outcome._tag === "bounced" && i.outcome.suppress)

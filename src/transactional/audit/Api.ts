@@ -37,6 +37,7 @@ export const AuditParams = Schema.Struct({
   from: Schema.optional(DateParam.annotations({ description: "ISO 8601, inclusive" })),
   to: Schema.optional(DateParam.annotations({ description: "ISO 8601, inclusive" })),
   search: Schema.optional(StorableString.annotations({ description: "Case-insensitive substring of recipient or subject" })),
+  message_id: Schema.optional(StorableString.annotations({ description: "Only the deliveries of this message (its message_id, exactly)" })),
   sort_by: Schema.optionalWith(Schema.Literal("ts", "recipient", "subject", "event"), { default: () => "ts" as const }),
   sort_dir: Schema.optionalWith(Schema.Literal("asc", "desc"), { default: () => "desc" as const }),
   format: Schema.optionalWith(Schema.Literal("json", "csv"), { default: () => "json" as const })

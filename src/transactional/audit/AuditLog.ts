@@ -26,6 +26,8 @@ export interface AuditQuery {
   readonly from?: Date | undefined
   readonly to?: Date | undefined
   readonly search?: string | undefined
+  /** Only this message's deliveries (an exact message_id; `search` keeps its substring meaning). */
+  readonly messageId?: string | undefined
   readonly sortBy: SortColumn
   readonly sortDir: "asc" | "desc"
 }
@@ -78,7 +80,8 @@ export class AuditLog extends Effect.Service<AuditLog>()("herald/AuditLog", {
         sql`d.state IN ${sql.in(states)}`,
         ...(q.from === undefined ? [] : [sql`d.created_at >= ${q.from}`]),
         ...(q.to === undefined ? [] : [sql`d.created_at <= ${q.to}`]),
-        ...(pattern === undefined ? [] : [sql`(d.recipient ILIKE ${pattern} OR m.subject ILIKE ${pattern})`])
+        ...(pattern === undefined ? [] : [sql`(d.recipient ILIKE ${pattern} OR m.subject ILIKE ${pattern})`]),
+        ...(q.messageId === undefined ? [] : [sql`d.message_id = ${q.messageId}`])
       ])
     }
 

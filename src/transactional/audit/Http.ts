@@ -30,6 +30,7 @@ export const AuditHttpLive = HttpApiBuilder.group(HeraldApi, "audit", (handlers)
           from: p.from,
           to: p.to,
           search: p.search,
+          messageId: p.message_id,
           sortBy: p.sort_by,
           sortDir: p.sort_dir
         }

@@ -1,0 +1,111 @@
+/**
+ * A message as its sender sees it: a read model over the queue (messages, message_contents,
+ * deliveries, delivery_attempts) and what came back for it (inbound_bounces, inbound_complaints),
+ * in one statement. The owners of those tables write them; this only reads (README "Who owns which
+ * table"). Only the caller's account's messages are found: another account's id, and a sandbox
+ * send's id (sandbox stores nothing), are simply not there.
+ */
+import { SqlClient } from "@effect/sql"
+import { Data, Effect, Schema } from "effect"
+import type { MessageView } from "./Api.ts"
+import { messageHistory } from "./timeline.ts"
+
+export class MessageNotFound extends Data.TaggedError("MessageNotFound")<{ readonly id: string }> {}
+
+/** A timestamp inside a JSON aggregate: PostgreSQL writes it as text. */
+const At = Schema.DateFromString
+
+const NullableString = Schema.NullOr(Schema.String)
+
+/** The row of the one statement: the message's columns and its facts as JSON arrays. */
+const Row = Schema.Struct({
+  id: Schema.String,
+  from_email: Schema.String,
+  from_name: NullableString,
+  subject: Schema.String,
+  created_at: Schema.DateFromSelf,
+  channel: Schema.Literal("transactional", "bulk"),
+  deliveries: Schema.Array(Schema.Struct({
+    id: Schema.String,
+    recipient: Schema.String,
+    state: Schema.String,
+    created_at: At,
+    updated_at: At,
+    last_status: NullableString,
+    last_reply: NullableString
+  })),
+  attempts: Schema.Array(Schema.Struct({
+    delivery_id: Schema.String,
+    at: At,
+    host: NullableString,
+    code: Schema.NullOr(Schema.Number),
+    status: NullableString,
+    reply: NullableString,
+    outcome: Schema.String
+  })),
+  bounces: Schema.Array(Schema.Struct({
+    delivery_id: Schema.String,
+    at: At,
+    status: Schema.String,
+    action: Schema.String,
+    diagnostic: NullableString
+  })),
+  complaints: Schema.Array(Schema.Struct({ delivery_id: Schema.String, at: At }))
+})
+
+const decodeRow = Schema.decodeUnknown(Row)
+
+export class MessageLookup extends Effect.Service<MessageLookup>()("herald/MessageLookup", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    /**
+     * The facts by index: deliveries_message (the message's deliveries), delivery_attempts_delivery
+     * and inbound_bounces_delivery (per delivery), inbound_complaints_once (the complaints that
+     * count: abuse, fraud, virus — one per delivery). The sender's name lives in the request's
+     * shared part (message_contents), or in the message's own content for rows of older versions;
+     * only that field is read, never the body or attachments.
+     */
+    const find = (accountId: string, messageId: string) =>
+      sql`
+        SELECT m.id, m.from_email, coalesce(c.content->'from'->>'name', m.content->'from'->>'name') AS from_name, m.subject,
+          m.created_at, m.channel,
+          (SELECT coalesce(json_agg(json_build_object('id', d.id, 'recipient', d.recipient, 'state', d.state, 'created_at', d.created_at,
+              'updated_at', d.updated_at, 'last_status', d.last_status, 'last_reply', d.last_reply)
+              ORDER BY d.created_at, array_position(ARRAY['to', 'cc', 'bcc'], d.recipient_kind), d.recipient), '[]')
+            FROM deliveries d WHERE d.message_id = m.id) AS deliveries,
+          (SELECT coalesce(json_agg(json_build_object('delivery_id', a.delivery_id, 'at', a.at, 'host', a.host, 'code', a.code,
+              'status', a.status, 'reply', a.reply, 'outcome', a.outcome) ORDER BY a.at, a.id), '[]')
+            FROM delivery_attempts a WHERE a.delivery_id IN (SELECT id FROM deliveries WHERE message_id = m.id)) AS attempts,
+          (SELECT coalesce(json_agg(json_build_object('delivery_id', b.delivery_id, 'at', b.created_at, 'status', b.status,
+              'action', b.action, 'diagnostic', b.diagnostic) ORDER BY b.created_at, b.id), '[]')
+            FROM inbound_bounces b WHERE b.delivery_id IN (SELECT id FROM deliveries WHERE message_id = m.id)) AS bounces,
+          (SELECT coalesce(json_agg(json_build_object('delivery_id', k.delivery_id, 'at', k.created_at) ORDER BY k.created_at, k.id), '[]')
+            FROM inbound_complaints k WHERE k.feedback_type IN ('abuse', 'fraud', 'virus')
+              AND k.delivery_id IN (SELECT id FROM deliveries WHERE message_id = m.id)) AS complaints
+        FROM messages m LEFT JOIN message_contents c ON c.id = m.content_id
+        WHERE m.id = ${messageId} AND m.account_id = ${accountId}`
+
+    /** The message `messageId` of `accountId`, or MessageNotFound. */
+    const get = (accountId: string, messageId: string) =>
+      Effect.gen(function*() {
+        const [raw] = yield* find(accountId, messageId)
+        if (raw === undefined) return yield* new MessageNotFound({ id: messageId })
+        // A row that does not decode is a defect of this statement, not the caller's request.
+        const row = yield* Effect.orDie(decodeRow(raw))
+        const { recipients, timeline } = messageHistory(row)
+        const view: MessageView = {
+          id: row.id,
+          from: row.from_name === null ? { email: row.from_email } : { email: row.from_email, name: row.from_name },
+          subject: row.subject,
+          created_at: row.created_at.toISOString(),
+          channel: row.channel,
+          recipients,
+          timeline
+        }
+        return view
+      })
+
+    return { get } as const
+  })
+}) {}

@@ -8,6 +8,7 @@
 import { Effect, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { receiverBody } from "../../src/events/schema.ts"
+import { DeliveryQueue } from "../../src/mta/queue/DeliveryQueue.ts"
 import { Reputation } from "../../src/platform/reputation/Reputation.ts"
 import { type Appliance, startAppliance, withServices } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
@@ -34,7 +35,7 @@ const send = (to: ReadonlyArray<string>, extra: Record<string, unknown> = {}) =>
 
 const ofEvent = (event: string, recipient: string) => (h: Hit) =>
   h.json?.event === event && (h.json.to?.[0] === recipient || h.json.recipient === recipient || h.json.email === recipient)
-const strictly = (event: string, json: unknown) =>
+const strictly = (event: Parameters<typeof receiverBody>[0], json: unknown) =>
   Schema.decodeUnknownEither(receiverBody(event))(json, { onExcessProperty: "error" })._tag
 
 const auditOf = async (recipient: string) => {
@@ -218,5 +219,41 @@ describe("simulator recipients", () => {
     expect(reason).toBeNull()
     const still = await send(["delivered+after@simulator.herald.invalid"])
     expect(still.status).toBe(202)
+  })
+})
+
+describe("the outcome writer", () => {
+  let quiet: Appliance
+  beforeAll(async () => {
+    // No MTA: the test claims the delivery itself and hands the writer an outcome no simulator attempt produces.
+    quiet = await startAppliance({ env: { HERALD_DNS_SERVERS: `127.0.0.1:${await freePort()}` } })
+  }, 60_000)
+  afterAll(async () => {
+    await quiet?.stop()
+  })
+
+  it("never suppresses a simulator address, even for a bounce that asks for it", async () => {
+    const account = await quiet.request("POST", "/v1/admin/accounts", {
+      body: { name: "Writer", email: "writer@customers.test", password: "correct horse battery", package_id: "growth" }
+    })
+    const key = await quiet.request("POST", `/v1/admin/accounts/${account.json.id}/keys`, { body: { label: "writer" } })
+    await quiet.request("POST", "/v1/client/domains", { token: key.json.token, body: { domain } })
+    const sent = await quiet.request("POST", "/v1/mail/send", { token: key.json.token, body: body(["bounce@simulator.herald.invalid"]) })
+    expect(sent.status).toBe(202)
+    const written = await withServices(quiet, Effect.gen(function*() {
+      const queue = yield* DeliveryQueue
+      const now = new Date()
+      const [d] = yield* queue.claim("test-owner", now, new Date(now.getTime() + 60_000), 10, [], "transactional")
+      const [m] = yield* queue.load([d!.message_id], [])
+      return yield* queue.completeMany([{
+        owner: "test-owner",
+        d: d!,
+        m: m!,
+        outcome: { _tag: "bounced", code: 550, status: "5.1.1", category: "hard", reply: "5.1.1 no such user", suppress: true },
+        now
+      }])
+    }))
+    expect(written).toEqual([true])
+    expect(await query(quiet.databaseUrl, "SELECT email FROM suppressions")).toEqual([])
   })
 })

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { receiverBody } from "../../src/events/schema.ts"
 import { DeliveryQueue } from "../../src/mta/queue/DeliveryQueue.ts"
 import { Reputation } from "../../src/platform/reputation/Reputation.ts"
+import { ScheduledSends } from "../../src/transactional/scheduled/ScheduledSends.ts"
 import { type Appliance, startAppliance, withServices } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
@@ -208,6 +209,18 @@ describe("simulator recipients", () => {
     expect(usage.status).toBe(200)
     expect(usage.json.keys.find((k: { id: string }) => k.id === keyId).sent_this_period).toBe(0)
     expect(usage.json.keys[0].quota_remaining).toBe(usage.json.subscriptions[0].monthly_quota)
+  })
+
+  it("a scheduled send to the simulator is released without charging the quota", async () => {
+    const res = await send(["delivered+scheduled@simulator.herald.invalid"], { send_at: new Date(Date.now() + 1_000).toISOString() })
+    expect(res.status).toBe(202)
+    expect(res.json.message).toBe("scheduled")
+    // Released now (the appliance's own scheduler may have taken it first: then it is released already).
+    await new Promise((r) => setTimeout(r, 1_100))
+    await withServices(app, Effect.flatMap(ScheduledSends, (s) => s.releaseDue(new Date())))
+    await receiver.waitFor(1, ofEvent("email.sent", "delivered+scheduled@simulator.herald.invalid"))
+    const usage = await app.request("GET", "/v1/client/usage", { token })
+    expect(usage.json.keys.find((k: { id: string }) => k.id === keyId).sent_this_period).toBe(0)
   })
 
   it("puts no simulator address on a suppression list and leaves the reputation alone", async () => {

@@ -15,6 +15,7 @@
  * attempt used to cost six round trips (the message, the domain row, then BEGIN, UPDATE, INSERT
  * event, COMMIT), and the round trips were most of the MTA's main-thread time.
  */
+import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Data, Effect, Either, Option } from "effect"
 import { AppConfig } from "../config/app-config.ts"
@@ -22,6 +23,7 @@ import type { Dns } from "../lib/dns.ts"
 import { returnPathDomain } from "../platform/domains/records.ts"
 import { Reputation } from "../platform/reputation/Reputation.ts"
 import { makeGroupCommit } from "../lib/group-commit.ts"
+import { isSimulatorAddress } from "../lib/simulator.ts"
 import { composeStored } from "../transactional/compose.ts"
 import { classifyReply } from "./classify.ts"
 import { prepareKey, signMessage, type SigningKey } from "./dkim.ts"
@@ -40,6 +42,7 @@ import {
 import { decideDelivery, HOLD_RECHECK_MS } from "./queue/delivery-checks.ts"
 import { decodeStoredMessage, type StoredMessage } from "./queue/StoredMessage.ts"
 import { abandonedReason, isExpired, retryDelayMs } from "./retry-schedule.ts"
+import { complainsAfter, completeWithComplaint, simulatedOutcome } from "./simulator.ts"
 import { SmtpClient } from "./smtp-client.ts"
 import { encodeVerp } from "./verp.ts"
 import { VerpSecret } from "./VerpSecret.ts"
@@ -76,6 +79,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
     const queue = yield* DeliveryQueue
     const destinations = yield* Destinations
     const reputation = yield* Reputation
+    const sql = yield* SqlClient.SqlClient
     const smtp = new SmtpClient()
     yield* Effect.addFinalizer(() => Effect.sync(() => smtp.close()))
 
@@ -240,6 +244,16 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
         // A row that does not decode fails its delivery with its origin's failure event.
         const decoded = decodedOf(h)
         if (Either.isLeft(decoded)) return yield* fail(m, "5.3.4", decoded.left)
+        // A simulator recipient: the attempt is decided here instead of by an SMTP server, and its
+        // outcome written as any other (src/mta/simulator.ts); no route, no signature, no slot.
+        if (isSimulatorAddress(d.recipient)) {
+          const at = yield* now()
+          const outcome = simulatedOutcome(d, at)
+          if (outcome._tag !== "sent" || !complainsAfter(d)) return yield* complete(owner, d, m, outcome, at)
+          return yield* Effect.uninterruptible(completeWithComplaint(queue, { owner, d, m, outcome, now: at })).pipe(
+            Effect.provideService(SqlClient.SqlClient, sql)
+          )
+        }
         const key = yield* keyOf(m.domain_id, m.dkim_selector, m.from_domain)
         const returnPath = m.return_path_verified_at === null ? config.bounceDomain : returnPathDomain(m.from_domain)
         const route = Option.isSome(mta.smarthost)

@@ -11,6 +11,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Data, Effect, Option } from "effect"
 import { domainOf } from "../lib/email.ts"
 import { newId } from "../lib/ids.ts"
+import { allSimulatorAddresses, quotaCountOf } from "../lib/simulator.ts"
 import { Domains } from "../platform/domains/Domains.ts"
 import { Suppressions } from "../platform/suppressions/Suppressions.ts"
 import type { Limits } from "../platform/usage/AccountLimits.ts"
@@ -86,12 +87,17 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
     const quota = yield* QuotaReserver
     const queueWriter = yield* QueueWriter
 
-    /** Account status and sender domain: both refuse the whole request. */
+    /**
+     * Account status and sender domain: both refuse the whole request. A send only to simulator
+     * addresses needs the domain added, not verified: it is how a sender tries Herald before its
+     * DNS records are published, and its mail never leaves the appliance.
+     */
     const refuse = (input: AcceptInput, limits: Limits, domainState: SenderFacts["domainState"]) =>
       Effect.gen(function*() {
         if (limits.status === "suspended") return yield* new AccountSuspended()
         if (limits.pausedReason !== null) return yield* new SendingPaused({ reason: limits.pausedReason })
-        if (domainState !== "ok") {
+        const simulatorOnly = domainState !== "not_registered" && allSimulatorAddresses(recipientAddresses(input.request))
+        if (domainState !== "ok" && !simulatorOnly) {
           return yield* new SenderDomainNotAuthorized({ domain: domainOf(input.request.from.email), state: domainState })
         }
       })
@@ -166,7 +172,8 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
           recipients: item.recipients
         }))
 
-        const recipientCount = scheduled ? 0 : messages.reduce((n, m) => n + m.recipients.length, 0)
+        // Simulator recipients count against the rate limit (read before), never the monthly quota.
+        const recipientCount = scheduled ? 0 : messages.reduce((n, m) => n + quotaCountOf(m.recipients.map((r) => r.email)), 0)
         if (recipientCount > 0) yield* quota.reserve({ limits, keyId: input.keyId, requested: recipientCount })
         const context = {
           accountId: input.accountId,

@@ -8,10 +8,13 @@
  *   HERALD_MAX_RECIPIENTS; MX servers refuse long RCPT lists);
  * - rejected: every remaining recipient is refused by policy (a recipient domain on the platform
  *   block list), possibly mixed with suppressed ones;
- * - suppressed: every remaining recipient is on the account's or the platform's suppression list;
+ * - suppressed: every remaining recipient is on the account's or the platform's suppression list
+ *   (or is the simulator's `suppressed@simulator.herald.invalid`, which acts as if it were, without
+ *   being on any list);
  * - queued: at least one recipient remains; suppressed and blocked recipients are left out.
  */
 import { domainOf } from "../lib/email.ts"
+import { simulatorScenario } from "../lib/simulator.ts"
 
 export interface Recipient {
   readonly email: string
@@ -36,6 +39,10 @@ export interface PlanInput {
   readonly maxRecipients: number
 }
 
+/** Why `email` is suppressed, if it is: its suppression's reason, or the simulator's scenario. */
+const suppressionOf = (input: PlanInput, email: string): string | undefined =>
+  input.suppressed.get(email.toLowerCase()) ?? (simulatorScenario(email) === "suppressed" ? "simulator" : undefined)
+
 export const planItems = (input: PlanInput): ReadonlyArray<PlannedItem> => {
   const seen = new Set<string>()
   return input.personalizations.map((recipients, index): PlannedItem => {
@@ -57,7 +64,7 @@ export const planItems = (input: PlanInput): ReadonlyArray<PlannedItem> => {
       }
     }
     const blocked = fresh.filter((r) => input.blockedDomains.has(domainOf(r.email)))
-    const suppressed = fresh.filter((r) => input.suppressed.has(r.email.toLowerCase()))
+    const suppressed = fresh.filter((r) => suppressionOf(input, r.email) !== undefined)
     const deliverable = fresh.filter((r) => !blocked.includes(r) && !suppressed.includes(r))
     if (deliverable.length > 0) return { index, status: "queued", recipients: deliverable }
     if (blocked.length > 0) {
@@ -72,7 +79,7 @@ export const planItems = (input: PlanInput): ReadonlyArray<PlannedItem> => {
       index,
       status: "suppressed",
       recipients: [],
-      error: `every recipient is suppressed (${suppressed.map((r) => `${r.email}: ${input.suppressed.get(r.email.toLowerCase())}`).join(", ")})`
+      error: `every recipient is suppressed (${suppressed.map((r) => `${r.email}: ${suppressionOf(input, r.email)}`).join(", ")})`
     }
   })
 }

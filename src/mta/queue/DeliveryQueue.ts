@@ -21,6 +21,7 @@ import { outboxRow } from "../../events/outbox.ts"
 import { type DeliveryFacts, type Origin, outcomeEvent } from "../../events/outcomes.ts"
 import { Effect } from "effect"
 import { newId } from "../../lib/ids.ts"
+import { isSimulatorAddress } from "../../lib/simulator.ts"
 import { suppressAutomatically } from "../../platform/suppressions/suppress.ts"
 import { checksColumn, type DeliveryChecks } from "./delivery-checks.ts"
 import type { Channel } from "./StoredMessage.ts"
@@ -279,7 +280,8 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
             SELECT o.id, o.updated_at, o.host, o.code, o.status, o.reply, o.state FROM o JOIN done ON done.id = o.id
           )
           SELECT id FROM done`
-        const suppressing = items.filter((i) => i.outcome._tag === "bounced" && i.outcome.suppress)
+        // A simulator address is never put on a suppression list, whatever its outcome asks.
+        const suppressing = items.filter((i) => i.outcome._tag === "bounced" && i.outcome.suppress && !isSimulatorAddress(i.d.recipient))
         const written = suppressing.length === 0
           ? yield* write
           : yield* sql.withTransaction(Effect.gen(function*() {

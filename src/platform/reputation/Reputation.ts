@@ -7,11 +7,13 @@
  * again (by the far side, or replayed by someone who received one) is still one delivery that
  * bounced or was complained about. Complaints are counted from the record behind the events
  * (inbound_complaints: message and recipient are the delivery), hard bounces from the events'
- * message_id and recipient (an event without them counts alone).
+ * message_id and recipient (an event without them counts alone). Simulator deliveries
+ * (src/lib/simulator.ts) count for nothing: their bounces and complaints are asked for.
  */
 import { SqlClient } from "@effect/sql"
 import { Config, Effect } from "effect"
 import { checked } from "../../config/app-config.ts"
+import { SIMULATOR_DOMAIN } from "../../lib/simulator.ts"
 import { pauseReason, type ReputationPolicy } from "./rates.ts"
 
 export const reputationPolicy: Config.Config<ReputationPolicy> = Config.all({
@@ -39,10 +41,11 @@ export class Reputation extends Effect.Service<Reputation>()("herald/Reputation"
         const [counts] = yield* sql<{ delivered: number; hard: number; complaints: number }>`
           SELECT
             (SELECT count(*)::int FROM deliveries WHERE account_id = ${accountId} AND state IN ('sent', 'bounced')
-               AND completed_at >= ${since}) AS delivered,
+               AND completed_at >= ${since} AND recipient_domain <> ${SIMULATOR_DOMAIN}) AS delivered,
             (SELECT count(DISTINCT coalesce((payload->>'message_id') || ' ' || (payload->>'recipient'), id))::int
                FROM events WHERE account_id = ${accountId} AND event = 'email.bounced'
-               AND payload->>'category' = 'hard' AND created_at >= ${since}) AS hard,
+               AND payload->>'category' = 'hard' AND created_at >= ${since}
+               AND lower(coalesce(payload->>'recipient', '')) NOT LIKE ${`%@${SIMULATOR_DOMAIN}`}) AS hard,
             (SELECT count(DISTINCT (message_id, email))::int FROM inbound_complaints WHERE account_id = ${accountId}
                AND feedback_type IN ('abuse', 'fraud', 'virus') AND created_at >= ${since}) AS complaints`
         const reason = pauseReason(

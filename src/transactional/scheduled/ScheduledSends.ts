@@ -11,6 +11,7 @@ import { emitEvent } from "../../events/outbox.ts"
 import { EmailFailed } from "../../events/schema.ts"
 import { AccountLimits } from "../../platform/usage/AccountLimits.ts"
 import { reserveQuota } from "../../platform/usage/Quota.ts"
+import { quotaCountOf } from "../../lib/simulator.ts"
 import { Accept, type CanonicalRequest, recipientsOf } from "../accept.ts"
 import { structuredMessages } from "../../mta/queue/StoredMessage.ts"
 import { writeQueue } from "../queue-writer.ts"
@@ -138,7 +139,9 @@ export class ScheduledSends extends Effect.Service<ScheduledSends>()("herald/Sch
         if (item === undefined || item.status !== "queued") {
           return yield* discard(row, `nothing left to send (${item?.status ?? "empty"}: ${item?.error ?? ""})`, now)
         }
-        const charged = yield* reserveQuota(limits, row.key_id, item.recipients.length).pipe(
+        // Simulator recipients never count against the monthly quota (src/lib/simulator.ts).
+        const chargeable = quotaCountOf(item.recipients.map((r) => r.email))
+        const charged = chargeable === 0 ? true : yield* reserveQuota(limits, row.key_id, chargeable).pipe(
           Effect.as(true),
           Effect.catchTags({ QuotaExhausted: () => Effect.succeed(false), OverageNotOffered: () => Effect.succeed(false) })
         )

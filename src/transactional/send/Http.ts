@@ -32,6 +32,7 @@ import { checkAttachmentSizes, checkSchedule } from "../limits.ts"
 import { canonicalize } from "../normalize.ts"
 import { decodeSendRequest } from "../request.ts"
 import { SendContext } from "../send-context.ts"
+import { checkSimulatorRecipients } from "../simulator-recipients.ts"
 
 const SANDBOX_VALUES = new Set(["true", "1", "yes", "on"])
 export const isSandbox = (header: string | undefined) => header !== undefined && SANDBOX_VALUES.has(header.trim().toLowerCase())
@@ -100,6 +101,8 @@ export const SendHttpLive = HttpApiBuilder.group(HeraldApi, "send", (handlers) =
         }
         const decoded = decodeSendRequest(json)
         if (Either.isLeft(decoded)) return yield* invalid("validation_failed", decoded.left.message, decoded.left.param)
+        const noScenario = checkSimulatorRecipients(decoded.right, json)
+        if (noScenario !== null) return yield* invalid("validation_failed", noScenario.message, noScenario.param)
         const canonical = canonicalize(decoded.right)
         const tooLarge = checkAttachmentSizes(canonical, {
           maxAttachmentBytes: config.maxAttachmentBytes,

@@ -12,6 +12,9 @@ import { domainOf } from "./email.ts"
 
 export const SIMULATOR_DOMAIN = "simulator.herald.invalid"
 
+/** The ISP name a simulated complaint reports (`email.complained`). */
+export const SIMULATOR_ISP = "simulator"
+
 export const SIMULATOR_SCENARIOS = ["delivered", "bounce", "complaint", "defer", "suppressed"] as const
 export type SimulatorScenario = typeof SIMULATOR_SCENARIOS[number]
 

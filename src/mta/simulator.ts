@@ -27,14 +27,12 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { emitEvent } from "../events/outbox.ts"
 import { EmailComplained } from "../events/schema.ts"
-import { SIMULATOR_DOMAIN, simulatorScenario } from "../lib/simulator.ts"
+import { SIMULATOR_DOMAIN, SIMULATOR_ISP, simulatorScenario } from "../lib/simulator.ts"
 import type { ClaimedDelivery, Completion, DeliveryQueue, Outcome } from "./queue/DeliveryQueue.ts"
 
 /** The simulator's own retry schedule for `defer`: 2 s after the first deferral, 4 s after the second, then sent. */
 export const SIMULATOR_RETRY_DELAYS_MS: ReadonlyArray<number> = [2_000, 4_000]
 
-/** The ISP name a simulated complaint reports. */
-export const SIMULATOR_ISP = "simulator"
 
 const sent: Outcome = { _tag: "sent", code: 250, status: "2.0.0", reply: `2.0.0 accepted by the simulator (${SIMULATOR_DOMAIN})` }
 

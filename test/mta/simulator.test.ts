@@ -117,6 +117,10 @@ describe("simulator recipients", () => {
     expect(row.event).toBe("sent")
     // No record of an inbound report: the simulated complaint feeds no reputation count.
     expect(await query(app.databaseUrl, "SELECT id FROM inbound_complaints")).toEqual([])
+    // The message lookup still shows it, after the sent outcome.
+    const lookup = await app.request("GET", `/v1/mail/messages/${res.json.items[0].message_id}`, { token })
+    expect(lookup.json, JSON.stringify(lookup.json)).toMatchObject({ recipients: [{ email: "complaint@simulator.herald.invalid", state: "complained" }] })
+    expect(lookup.json.timeline.map((t: { type: string }) => t.type).slice(-2)).toEqual(["sent", "complained"])
   })
 
   it("defer@ is deferred twice, retried 2 s then 4 s later, then sent", async () => {

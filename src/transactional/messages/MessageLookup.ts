@@ -7,6 +7,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Schema } from "effect"
+import { SIMULATOR_DOMAIN, SIMULATOR_ISP } from "../../lib/simulator.ts"
 import type { MessageView } from "./Api.ts"
 import { messageHistory } from "./timeline.ts"
 
@@ -80,9 +81,17 @@ export class MessageLookup extends Effect.Service<MessageLookup>()("herald/Messa
           (SELECT coalesce(json_agg(json_build_object('delivery_id', b.delivery_id, 'at', b.created_at, 'status', b.status,
               'action', b.action, 'diagnostic', b.diagnostic) ORDER BY b.created_at, b.id), '[]')
             FROM inbound_bounces b WHERE b.delivery_id IN (SELECT id FROM deliveries WHERE message_id = m.id)) AS bounces,
-          (SELECT coalesce(json_agg(json_build_object('delivery_id', k.delivery_id, 'at', k.created_at) ORDER BY k.created_at, k.id), '[]')
-            FROM inbound_complaints k WHERE k.feedback_type IN ('abuse', 'fraud', 'virus')
-              AND k.delivery_id IN (SELECT id FROM deliveries WHERE message_id = m.id)) AS complaints
+          (SELECT coalesce(json_agg(json_build_object('delivery_id', k.delivery_id, 'at', k.at) ORDER BY k.at), '[]') FROM (
+              SELECT k.delivery_id, k.created_at AS at FROM inbound_complaints k WHERE k.feedback_type IN ('abuse', 'fraud', 'virus')
+                AND k.delivery_id IN (SELECT id FROM deliveries WHERE message_id = m.id)
+              UNION ALL
+              -- A simulated complaint is an event only (src/mta/simulator.ts: no report on record, no
+              -- suppression), written 1 ms after the delivery's sent outcome in the same transaction.
+              SELECT d.id, e.created_at FROM deliveries d JOIN events e ON e.account_id = d.account_id AND e.key_id = d.key_id
+                AND e.event = 'email.complained' AND e.payload->>'isp' = ${SIMULATOR_ISP} AND e.payload->>'email' = d.recipient
+                AND e.created_at BETWEEN d.completed_at AND d.completed_at + interval '1 second'
+              WHERE d.message_id = m.id AND d.recipient_domain = ${SIMULATOR_DOMAIN} AND d.state = 'sent'
+            ) k) AS complaints
         FROM messages m LEFT JOIN message_contents c ON c.id = m.content_id
         WHERE m.id = ${messageId} AND m.account_id = ${accountId}`
 

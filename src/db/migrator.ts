@@ -31,7 +31,8 @@ export const migrationFiles = [
   "0015_inbound_chunks.sql",
   "0016_stored_message.sql",
   "0017_delivery_holds.sql",
-  "0018_domain_verified_by.sql"
+  "0018_domain_verified_by.sql",
+  "0021_templates.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

@@ -4,6 +4,7 @@ import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { AppConfig } from "../config/app-config.ts"
+import { TemplatesHttpLive } from "../bulk/templates/Http.ts"
 import { AuditHttpLive } from "../transactional/audit/Http.ts"
 import { WebhooksHttpLive } from "../webhooks/Http.ts"
 import { ScheduledHttpLive } from "../transactional/scheduled/Http.ts"
@@ -45,7 +46,8 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     AdminHttpLive,
     AdminTicketsHttpLive,
     AdminSuppressionsHttpLive,
-    AdminBlockedDomainsHttpLive
+    AdminBlockedDomainsHttpLive,
+    TemplatesHttpLive
   ]),
   Layer.provide(AdminAuthenticationLive),
   Layer.provide(AuthenticationLive)

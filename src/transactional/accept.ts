@@ -76,6 +76,17 @@ const answer = (input: AcceptInput, response: SendResponse): SendResponse =>
     : response
 
 
+/**
+ * Account status and sender domain: both refuse the whole request. Every path that produces mail
+ * for an account (sends, the scheduler's release, a template's test-send) applies this.
+ */
+export const refuseSender = (fromEmail: string, limits: Limits, domainState: SenderFacts["domainState"]) =>
+  Effect.gen(function*() {
+    if (limits.status === "suspended") return yield* new AccountSuspended()
+    if (limits.pausedReason !== null) return yield* new SendingPaused({ reason: limits.pausedReason })
+    if (domainState !== "ok") return yield* new SenderDomainNotAuthorized({ domain: domainOf(fromEmail), state: domainState })
+  })
+
 export class Accept extends Effect.Service<Accept>()("herald/Accept", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -86,15 +97,8 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
     const quota = yield* QuotaReserver
     const queueWriter = yield* QueueWriter
 
-    /** Account status and sender domain: both refuse the whole request. */
     const refuse = (input: AcceptInput, limits: Limits, domainState: SenderFacts["domainState"]) =>
-      Effect.gen(function*() {
-        if (limits.status === "suspended") return yield* new AccountSuspended()
-        if (limits.pausedReason !== null) return yield* new SendingPaused({ reason: limits.pausedReason })
-        if (domainState !== "ok") {
-          return yield* new SenderDomainNotAuthorized({ domain: domainOf(input.request.from.email), state: domainState })
-        }
-      })
+      refuseSender(input.request.from.email, limits, domainState)
 
     /** The scheduler's re-check at release: the same rules, the domain read on its own. */
     const checkSender = (input: AcceptInput, limits: Limits) =>

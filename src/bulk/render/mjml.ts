@@ -35,11 +35,10 @@ export const compileMjml = (source: string): Effect.Effect<string, RenderFailed>
           presets: [preset],
           validationLevel: "strict",
           ignoreIncludes: true,
-          keepComments: false,
-          // Named so that no error message shows the server's working directory.
-          filePath: "template.mjml",
-          actualPath: "template.mjml"
+          keepComments: false
         }),
+      // Messages are built from the errors' line and text, not `formattedMessage`, which names
+      // the server's working directory.
       catch: (error) => {
         const errors = (error as { readonly errors?: ReadonlyArray<{ readonly line: number; readonly message: string }> }).errors
         const first = errors?.[0]

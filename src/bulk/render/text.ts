@@ -6,7 +6,7 @@
  */
 import { convert } from "html-to-text"
 
-const KEEP_CASE = ["h1", "h2", "h3", "h4", "h5", "h6", "th"].map((selector) => ({
+const KEEP_CASE = ["h1", "h2", "h3", "h4", "h5", "h6"].map((selector) => ({
   selector,
   // Upper-casing a heading would turn `{{ name }}` into `{{ NAME }}`, another variable.
   options: { uppercase: false }

@@ -16,6 +16,9 @@ import { Domains } from "./platform/domains/Domains.ts"
 import { RecheckJobLive } from "./platform/domains/RecheckJob.ts"
 import { dnsConfigWarnings } from "./platform/domains/startup-warnings.ts"
 import { AccountLimits } from "./platform/usage/AccountLimits.ts"
+import { RenderEngine } from "./bulk/render/RenderEngine.ts"
+import { Templates } from "./bulk/templates/Templates.ts"
+import { TestSend } from "./bulk/templates/TestSend.ts"
 import { QuotaReserver } from "./platform/usage/QuotaReserver.ts"
 import { Usage } from "./platform/usage/Usage.ts"
 import { ResetJobLive } from "./platform/subscriptions/ResetJob.ts"
@@ -80,7 +83,11 @@ const CoreServicesLive = Layer.mergeAll(
   DmarcReports.Default
 ).pipe(Layer.provideMerge(Dns.Default))
 
-export const ServicesLive = WebhookEndpoints.Default.pipe(
+/** Bulk features: templates and the rendering engine campaigns, sequences and confirmation mail share. */
+const BulkServicesLive = TestSend.Default.pipe(Layer.provideMerge(Templates.Default), Layer.provideMerge(RenderEngine.Default))
+
+export const ServicesLive = BulkServicesLive.pipe(
+  Layer.provideMerge(WebhookEndpoints.Default),
   Layer.provideMerge(Layer.mergeAll(ScheduledSends.Default, Usage.Default, WebhookSender.Default, SendContext.Default)),
   Layer.provideMerge(WebhookStore.Default),
   Layer.provideMerge(Accept.Default),

@@ -62,6 +62,8 @@ export interface AppConfigShape {
   readonly httpUploadGraceMs: number
   /** HERALD_MAX_REQUEST_RECIPIENTS: to + cc + bcc over all personalizations of one send request. */
   readonly maxRequestRecipients: number
+  /** HERALD_TEMPLATE_VERSIONS_MAX: versions kept per bulk template; older ones are pruned when a new one is stored. */
+  readonly templateVersionsMax: number
   readonly maxAttachmentBytes: number
   readonly maxTotalAttachmentsBytes: number
 }
@@ -192,6 +194,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   httpUploadGraceMs: checked("HERALD_HTTP_UPLOAD_GRACE_S", Config.number(), "must be zero or more seconds", (n) => n >= 0, 10)
     .pipe(Config.map((s) => Math.round(s * 1000))),
   maxRequestRecipients: atLeast("HERALD_MAX_REQUEST_RECIPIENTS", 1, 10_000),
+  templateVersionsMax: atLeast("HERALD_TEMPLATE_VERSIONS_MAX", 1, 20),
   maxAttachmentBytes: megabytes("MAX_ATTACHMENT_MB", 10),
   maxTotalAttachmentsBytes: megabytes("MAX_TOTAL_ATTACHMENTS_MB", 20)
 }).pipe(

@@ -32,7 +32,8 @@ export const migrationFiles = [
   "0016_stored_message.sql",
   "0017_delivery_holds.sql",
   "0018_domain_verified_by.sql",
-  "0019_delivery_attempts.sql"
+  "0019_delivery_attempts.sql",
+  "0020_templates.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

@@ -4,6 +4,7 @@ import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { AppConfig } from "../config/app-config.ts"
+import { TemplatesHttpLive } from "../bulk/templates/Http.ts"
 import { AuditHttpLive } from "../transactional/audit/Http.ts"
 import { MessagesHttpLive } from "../transactional/messages/Http.ts"
 import { WebhooksHttpLive } from "../webhooks/Http.ts"
@@ -47,7 +48,8 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     AdminHttpLive,
     AdminTicketsHttpLive,
     AdminSuppressionsHttpLive,
-    AdminBlockedDomainsHttpLive
+    AdminBlockedDomainsHttpLive,
+    TemplatesHttpLive
   ]),
   Layer.provide(AdminAuthenticationLive),
   Layer.provide(AuthenticationLive)

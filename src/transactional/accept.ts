@@ -77,6 +77,27 @@ const answer = (input: AcceptInput, response: SendResponse): SendResponse =>
     : response
 
 
+/**
+ * Account status and sender domain: both refuse the whole request. Every path that produces mail
+ * for an account (sends, the scheduler's release, a template's test-send) applies this. Mail only
+ * to simulator addresses needs the domain added, not verified: it is how a sender tries Herald
+ * before its DNS records are published, and its mail never leaves the appliance.
+ */
+export const refuseSender = (
+  fromEmail: string,
+  recipients: ReadonlyArray<string>,
+  limits: Limits,
+  domainState: SenderFacts["domainState"]
+) =>
+  Effect.gen(function*() {
+    if (limits.status === "suspended") return yield* new AccountSuspended()
+    if (limits.pausedReason !== null) return yield* new SendingPaused({ reason: limits.pausedReason })
+    const simulatorOnly = domainState !== "not_registered" && allSimulatorAddresses(recipients)
+    if (domainState !== "ok" && !simulatorOnly) {
+      return yield* new SenderDomainNotAuthorized({ domain: domainOf(fromEmail), state: domainState })
+    }
+  })
+
 export class Accept extends Effect.Service<Accept>()("herald/Accept", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -87,20 +108,8 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
     const quota = yield* QuotaReserver
     const queueWriter = yield* QueueWriter
 
-    /**
-     * Account status and sender domain: both refuse the whole request. A send only to simulator
-     * addresses needs the domain added, not verified: it is how a sender tries Herald before its
-     * DNS records are published, and its mail never leaves the appliance.
-     */
     const refuse = (input: AcceptInput, limits: Limits, domainState: SenderFacts["domainState"]) =>
-      Effect.gen(function*() {
-        if (limits.status === "suspended") return yield* new AccountSuspended()
-        if (limits.pausedReason !== null) return yield* new SendingPaused({ reason: limits.pausedReason })
-        const simulatorOnly = domainState !== "not_registered" && allSimulatorAddresses(recipientAddresses(input.request))
-        if (domainState !== "ok" && !simulatorOnly) {
-          return yield* new SenderDomainNotAuthorized({ domain: domainOf(input.request.from.email), state: domainState })
-        }
-      })
+      refuseSender(input.request.from.email, recipientAddresses(input.request), limits, domainState)
 
     /** The scheduler's re-check at release: the same rules, the domain read on its own. */
     const checkSender = (input: AcceptInput, limits: Limits) =>

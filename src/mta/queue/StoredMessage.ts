@@ -99,7 +99,11 @@ export type StoredMessage = typeof StoredMessage.Type
  * The forms of one API send, one per personalization index. The shared part is built once and
  * referenced by every form (the queue writer stores it once, by identity), never copied.
  */
-export const structuredMessages = (request: StructuredContent & { readonly personalizations: ReadonlyArray<typeof Personalization.Type> }) => {
+export const structuredMessages = (
+  request: StructuredContent & { readonly personalizations: ReadonlyArray<typeof Personalization.Type> },
+  /** A template's test-send is `test_send` on the `bulk` channel; an API send, the default. */
+  source: Pick<StructuredMessage, "origin" | "channel"> = { origin: "transactional", channel: "transactional" }
+) => {
   const message: StructuredContent = {
     from: request.from,
     subject: request.subject,
@@ -110,8 +114,8 @@ export const structuredMessages = (request: StructuredContent & { readonly perso
   }
   return (index: number): StructuredMessage => ({
     _tag: "structured",
-    origin: "transactional",
-    channel: "transactional",
+    origin: source.origin,
+    channel: source.channel,
     message,
     personalization: request.personalizations[index]!
   })

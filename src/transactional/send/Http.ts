@@ -26,7 +26,8 @@ import {
 } from "../../http/errors.ts"
 import { requestId, setResponseHeaders } from "../../http/request-context.ts"
 import { rateLimitHeaders } from "../../platform/usage/RateLimiter.ts"
-import { Accept, recipientAddresses } from "../accept.ts"
+import { Accept, recipientAddresses, type SenderDomainNotAuthorized, type SendingPaused } from "../accept.ts"
+import type { QuotaExhausted } from "../../platform/usage/Quota.ts"
 import { sendResponseText } from "../Idempotency.ts"
 import { checkAttachmentSizes, checkSchedule } from "../limits.ts"
 import { canonicalize } from "../normalize.ts"
@@ -58,6 +59,27 @@ export const countRequestRecipients = (json: unknown): number => {
 /** DESIGN "Errors": an unauthorized sender domain is invalid_request_error / domain_not_verified, 403. */
 const domainNotVerified = (message: string) =>
   new ForbiddenError({ type: "invalid_request_error", code: "domain_not_verified", message })
+
+/** The refusals of an account's sender and quota, as every mail-producing endpoint answers them. */
+export const senderRefusals = {
+  AccountSuspended: () => Effect.fail(forbidden("This account is suspended", "account_suspended")),
+  SendingPaused: (e: SendingPaused) =>
+    Effect.fail(forbidden(`Sending is paused for this account: ${e.reason}. An administrator can lift it.`, "sending_paused")),
+  SenderDomainNotAuthorized: (e: SenderDomainNotAuthorized) =>
+    Effect.fail(domainNotVerified(
+      e.state === "not_registered"
+        ? `The sender domain ${e.domain} is not registered for this account`
+        : e.state === "unverified"
+        ? `The sender domain ${e.domain} is not verified yet`
+        : `The sender domain ${e.domain} lost its verification record and its grace period has ended`
+    )),
+  QuotaExhausted: (e: QuotaExhausted) =>
+    Effect.fail(new RateLimitedError({
+      type: "rate_limit_error",
+      code: "monthly_quota_exceeded",
+      message: `Monthly quota used up: ${e.used}/${e.quota} emails this period`
+    }))
+}
 
 export const SendHttpLive = HttpApiBuilder.group(HeraldApi, "send", (handlers) =>
   Effect.gen(function*() {
@@ -171,23 +193,7 @@ export const SendHttpLive = HttpApiBuilder.group(HeraldApi, "send", (handlers) =
               code: "idempotency_key_reused",
               message: `Idempotency-Key ${e.key} was used with a different body in the last 24 hours`
             })),
-          AccountSuspended: () => Effect.fail(forbidden("This account is suspended", "account_suspended")),
-          SendingPaused: (e) =>
-            Effect.fail(forbidden(`Sending is paused for this account: ${e.reason}. An administrator can lift it.`, "sending_paused")),
-          SenderDomainNotAuthorized: (e) =>
-            Effect.fail(domainNotVerified(
-              e.state === "not_registered"
-                ? `The sender domain ${e.domain} is not registered for this account`
-                : e.state === "unverified"
-                ? `The sender domain ${e.domain} is not verified yet`
-                : `The sender domain ${e.domain} lost its verification record and its grace period has ended`
-            )),
-          QuotaExhausted: (e) =>
-            Effect.fail(new RateLimitedError({
-              type: "rate_limit_error",
-              code: "monthly_quota_exceeded",
-              message: `Monthly quota used up: ${e.used}/${e.quota} emails this period`
-            })),
+          ...senderRefusals,
           OverageNotOffered: (e) =>
             Effect.fail(invalid(
               "overage_not_offered",

@@ -1,0 +1,152 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { HeraldApi } from "../../http/api.ts"
+import { CurrentKey } from "../../http/auth.ts"
+import {
+  BadRequestError,
+  conflict,
+  type ConflictError,
+  type ForbiddenError,
+  notFound,
+  type NotFoundError,
+  payloadTooLarge,
+  type PayloadTooLargeError,
+  RateLimitedError,
+  validationFailed
+} from "../../http/errors.ts"
+import { requestId } from "../../http/request-context.ts"
+import type { SqlError } from "@effect/sql/SqlError"
+import type { OverageNotOffered, QuotaExhausted } from "../../platform/usage/Quota.ts"
+import type { AccountSuspended, SenderDomainNotAuthorized, SendingPaused } from "../../transactional/accept.ts"
+import { senderRefusals } from "../../transactional/send/Http.ts"
+import { contactScope, prepareContent, renderContent } from "../render/content.ts"
+import type { RenderFailed } from "../render/errors.ts"
+import { RenderEngine } from "../render/RenderEngine.ts"
+import { MAX_TEMPLATE_BYTES, readyToSave, type TemplateTooLarge } from "./fields.ts"
+import { type NoSender, type RecipientSuppressed, TestSend, type TestRateLimited } from "./TestSend.ts"
+import { type HtmlFromMjml, type TemplateInUse, type TemplateNotFound, Templates, type VersionNotFound } from "./Templates.ts"
+
+const badRequest = (code: string, message: string, param?: string) =>
+  new BadRequestError({ type: "invalid_request_error", code, message, param })
+
+type Failure =
+  | TemplateNotFound
+  | VersionNotFound
+  | TemplateInUse
+  | HtmlFromMjml
+  | TemplateTooLarge
+  | RenderFailed
+  | SqlError
+  | NoSender
+  | RecipientSuppressed
+  | TestRateLimited
+  | AccountSuspended
+  | SendingPaused
+  | SenderDomainNotAuthorized
+  | QuotaExhausted
+  | OverageNotOffered
+
+/** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
+const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError | ForbiddenError> => {
+  switch (e._tag) {
+    case "TemplateNotFound":
+      return Effect.fail(notFound(`No template ${e.id}`))
+    case "VersionNotFound":
+      return Effect.fail(notFound(`Template ${e.id} has no version ${e.version}`))
+    case "TemplateInUse":
+      return Effect.fail(conflict(`Template ${e.id} is in use: ${e.users.join(", ")}`))
+    case "HtmlFromMjml":
+      return Effect.fail(validationFailed("This template's html is compiled from its mjml: change the mjml, or send mjml: null with the html", "html"))
+    case "TemplateTooLarge":
+      return Effect.fail(payloadTooLarge(`A template's fields together may hold at most ${MAX_TEMPLATE_BYTES} bytes (512 KB); these hold ${e.bytes}`))
+    case "RenderFailed":
+      return Effect.fail(badRequest("render_failed", e.message, e.param))
+    case "NoSender":
+      return Effect.fail(validationFailed("No sender: give from_email, or set the template's from_email", "from_email"))
+    case "RecipientSuppressed":
+      return Effect.fail(badRequest(
+        "recipient_suppressed",
+        e.reason === "blocked_domain"
+          ? `${e.email} is on a blocked domain: not sent, not even as a test`
+          : `${e.email} is suppressed (${e.reason}): not sent, not even as a test`,
+        "to_email"
+      ))
+    case "TestRateLimited":
+      return Effect.fail(new RateLimitedError({
+        type: "rate_limit_error",
+        code: "rate_limit_exceeded",
+        message: `Too many requests: ${e.limit} sends per minute (test-sends included); the window resets at ${e.reset}`
+      }))
+    case "OverageNotOffered":
+      return Effect.fail(badRequest("overage_not_offered", `The monthly quota is used up (${e.used}/${e.quota}) and the plan offers no overage`))
+    case "AccountSuspended":
+      return senderRefusals.AccountSuspended()
+    case "SendingPaused":
+      return senderRefusals.SendingPaused(e)
+    case "SenderDomainNotAuthorized":
+      return senderRefusals.SenderDomainNotAuthorized(e)
+    case "QuotaExhausted":
+      return senderRefusals.QuotaExhausted(e)
+    case "SqlError":
+      return Effect.die(e)
+  }
+}
+
+export const TemplatesHttpLive = HttpApiBuilder.group(HeraldApi, "templates", (handlers) =>
+  Effect.gen(function*() {
+    const templates = yield* Templates
+    const testSend = yield* TestSend
+    const engine = yield* RenderEngine
+
+    const preview = (payload: {
+      readonly subject: string
+      readonly html: string
+      readonly body_text: string
+      readonly vars: Readonly<Record<string, unknown>>
+      readonly mjml?: string | null | undefined
+      readonly preheader?: string | null | undefined
+    }) =>
+      Effect.gen(function*() {
+        const ready = yield* readyToSave(engine, {
+          name: "",
+          subject: payload.subject,
+          html: payload.html,
+          body_text: payload.body_text,
+          mjml: payload.mjml ?? null,
+          preheader: payload.preheader ?? null,
+          vars: payload.vars,
+          from_email: null,
+          from_name: null,
+          reply_to: null
+        })
+        const prepared = yield* prepareContent(engine, ready)
+        const rendered = yield* renderContent(engine, prepared, contactScope(payload.vars, {}))
+        return {
+          subject: rendered.subject,
+          html: rendered.html ?? "",
+          body_text: rendered.text,
+          vars: payload.vars,
+          variables: prepared.variables,
+          missing: rendered.missing
+        }
+      })
+
+    return handlers
+      .handle("create", ({ payload }) => Effect.flatMap(CurrentKey, (me) => templates.create(me, payload)).pipe(Effect.catchAll(answer)))
+      .handle("list", ({ urlParams }) =>
+        Effect.flatMap(CurrentKey, (me) => templates.list(me, urlParams.limit, urlParams.offset)).pipe(Effect.orDie))
+      .handle("preview", ({ payload }) => preview(payload).pipe(Effect.catchAll(answer)))
+      .handle("read", ({ path }) => Effect.flatMap(CurrentKey, (me) => templates.read(me, path.id)).pipe(Effect.catchAll(answer)))
+      .handle("update", ({ path, payload }) =>
+        Effect.flatMap(CurrentKey, (me) => templates.update(me, path.id, payload)).pipe(Effect.catchAll(answer)))
+      .handle("remove", ({ path }) => Effect.flatMap(CurrentKey, (me) => templates.remove(me, path.id)).pipe(Effect.catchAll(answer)))
+      .handle("versions", ({ path }) =>
+        Effect.flatMap(CurrentKey, (me) => templates.versions(me, path.id)).pipe(Effect.catchAll(answer)))
+      .handle("restore", ({ path }) =>
+        Effect.flatMap(CurrentKey, (me) => templates.restore(me, path.id, path.vid)).pipe(Effect.catchAll(answer)))
+      .handle("testSend", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const me = yield* CurrentKey
+          return yield* testSend.send(me, path.id, payload, yield* requestId)
+        }).pipe(Effect.catchAll(answer)))
+  }))

@@ -1,0 +1,45 @@
+/**
+ * What a template holds, and the rules every save applies (create, update, restore): MJML
+ * compiled into html (once, here), every field parsed by the rendering engine so a broken template
+ * is refused when saved rather than when sent, and the 512 KB bound on all fields together.
+ */
+import { Data, Effect, Either } from "effect"
+import { prepareContent } from "../render/content.ts"
+import type { RenderEngineShape } from "../render/engine.ts"
+import { compileMjml } from "../render/mjml.ts"
+
+export const MAX_TEMPLATE_BYTES = 512 * 1024
+
+export interface TemplateFields {
+  readonly name: string
+  readonly subject: string
+  readonly html: string
+  readonly body_text: string
+  readonly mjml: string | null
+  readonly preheader: string | null
+  readonly vars: Readonly<Record<string, unknown>>
+  readonly from_email: string | null
+  readonly from_name: string | null
+  readonly reply_to: string | null
+}
+
+export class TemplateTooLarge extends Data.TaggedError("TemplateTooLarge")<{ readonly bytes: number }> {}
+
+/** The bytes of every field together, as stored (vars as JSON). */
+export const templateBytes = (f: TemplateFields): number =>
+  [f.name, f.subject, f.html, f.body_text, f.mjml ?? "", f.preheader ?? "", f.from_email ?? "", f.from_name ?? "", f.reply_to ?? ""]
+    .reduce((n, s) => n + Buffer.byteLength(s), Buffer.byteLength(JSON.stringify(f.vars)))
+
+/** The fields as they will be stored: html compiled from mjml when there is mjml, everything parsed. */
+export const readyToSave = (engine: RenderEngineShape, fields: TemplateFields) =>
+  Effect.gen(function*() {
+    // Checked before compiling as well: MJML is not compiled for an oversized body.
+    const before = templateBytes(fields)
+    if (before > MAX_TEMPLATE_BYTES) return yield* new TemplateTooLarge({ bytes: before })
+    const html = fields.mjml === null ? fields.html : yield* compileMjml(fields.mjml)
+    const ready = { ...fields, html }
+    const bytes = templateBytes(ready)
+    if (bytes > MAX_TEMPLATE_BYTES) return yield* new TemplateTooLarge({ bytes })
+    yield* Either.match(prepareContent(engine, ready), { onLeft: Effect.fail, onRight: () => Effect.void })
+    return ready
+  })

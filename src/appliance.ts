@@ -16,6 +16,7 @@ import { Domains } from "./platform/domains/Domains.ts"
 import { RecheckJobLive } from "./platform/domains/RecheckJob.ts"
 import { dnsConfigWarnings } from "./platform/domains/startup-warnings.ts"
 import { AccountLimits } from "./platform/usage/AccountLimits.ts"
+import { Contacts } from "./bulk/contacts/Contacts.ts"
 import { RenderEngine } from "./bulk/render/RenderEngine.ts"
 import { Templates } from "./bulk/templates/Templates.ts"
 import { TestSend } from "./bulk/templates/TestSend.ts"
@@ -83,8 +84,11 @@ const CoreServicesLive = Layer.mergeAll(
   DmarcReports.Default
 ).pipe(Layer.provideMerge(Dns.Default))
 
-/** Bulk features: templates and the rendering engine campaigns, sequences and confirmation mail share. */
-const BulkServicesLive = TestSend.Default.pipe(Layer.provideMerge(Templates.Default), Layer.provideMerge(RenderEngine.Default))
+/** Bulk features: contacts, templates and the rendering engine campaigns, sequences and confirmation mail share. */
+const BulkServicesLive = Layer.merge(TestSend.Default, Contacts.Default).pipe(
+  Layer.provideMerge(Templates.Default),
+  Layer.provideMerge(RenderEngine.Default)
+)
 
 export const ServicesLive = BulkServicesLive.pipe(
   Layer.provideMerge(WebhookEndpoints.Default),

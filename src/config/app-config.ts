@@ -64,6 +64,10 @@ export interface AppConfigShape {
   readonly maxRequestRecipients: number
   /** HERALD_TEMPLATE_VERSIONS_MAX: versions kept per bulk template; older ones are pruned when a new one is stored. */
   readonly templateVersionsMax: number
+  /** HERALD_IMPORT_VALIDATION_MIN: unique addresses from which a contact import's invalid-percentage gate applies. */
+  readonly importValidationMin: number
+  /** HERALD_IMPORT_MAX_INVALID_PCT: most invalid addresses (percent) a gated import may hold; more → 422, nothing inserted. */
+  readonly importMaxInvalidPct: number
   readonly maxAttachmentBytes: number
   readonly maxTotalAttachmentsBytes: number
 }
@@ -195,6 +199,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     .pipe(Config.map((s) => Math.round(s * 1000))),
   maxRequestRecipients: atLeast("HERALD_MAX_REQUEST_RECIPIENTS", 1, 10_000),
   templateVersionsMax: atLeast("HERALD_TEMPLATE_VERSIONS_MAX", 1, 20),
+  importValidationMin: atLeast("HERALD_IMPORT_VALIDATION_MIN", 1, 100),
+  importMaxInvalidPct: checked("HERALD_IMPORT_MAX_INVALID_PCT", Config.number(), "must be a percentage from 0 to 100", (n) => n >= 0 && n <= 100, 10),
   maxAttachmentBytes: megabytes("MAX_ATTACHMENT_MB", 10),
   maxTotalAttachmentsBytes: megabytes("MAX_TOTAL_ATTACHMENTS_MB", 20)
 }).pipe(

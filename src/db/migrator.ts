@@ -33,7 +33,8 @@ export const migrationFiles = [
   "0017_delivery_holds.sql",
   "0018_domain_verified_by.sql",
   "0019_delivery_attempts.sql",
-  "0020_templates.sql"
+  "0020_templates.sql",
+  "0021_contacts.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

@@ -7,6 +7,7 @@
  * (400), an unknown route (404), an oversized body (413), and an internal failure (500).
  */
 import { HttpApi } from "@effect/platform"
+import { ContactsGroup } from "../bulk/contacts/Api.ts"
 import { TemplatesGroup } from "../bulk/templates/Api.ts"
 import { AuditGroup } from "../transactional/audit/Api.ts"
 import { MessagesGroup } from "../transactional/messages/Api.ts"
@@ -31,7 +32,7 @@ export class MetaArea extends HttpApi.make("meta").add(MetaGroup) {}
 export class TransactionalArea extends HttpApi.make("transactional").add(SendGroup).add(ScheduledGroup).add(AuditGroup).add(MessagesGroup) {}
 
 /** Contacts, lists, campaigns, sequences and tracking arrive in a later wave. */
-export class BulkArea extends HttpApi.make("bulk").add(TemplatesGroup) {}
+export class BulkArea extends HttpApi.make("bulk").add(TemplatesGroup).add(ContactsGroup) {}
 
 /** What a client of the platform area uses (the public /docs.json holds these, not admin). */
 export class PlatformArea extends HttpApi.make("platform")

@@ -42,9 +42,17 @@ const envelope = (status: number, type: string, code: string, message: string) =
 export const isSendRoute = (request: HttpServerRequest.HttpServerRequest) =>
   request.method === "POST" && (request.url === "/v1/mail/send" || request.url.startsWith("/v1/mail/send?"))
 
-/** The read limits of `request`'s route. */
+/** The contact import reads (streams) its own body too, within MAX_JSON_MB (bulk/contacts/Http.ts). */
+const isImportRoute = (request: HttpServerRequest.HttpServerRequest) =>
+  request.method === "POST" && /^\/v1\/bulk\/contacts\/import(-preview)?(\?|$)/.test(request.url)
+
+/** Routes that read their body themselves rather than through HttpApi's JSON reader. */
+const readsOwnBody = (request: HttpServerRequest.HttpServerRequest) =>
+  isSendRoute(request) || (isImportRoute(request) && !request.url.startsWith("/v1/bulk/contacts/import-preview"))
+
+/** The read limits of `request`'s route: MAX_JSON_MB for the send and the contact import (and its preview). */
 export const bodyLimitsFor = (request: HttpServerRequest.HttpServerRequest, policy: BodyPolicy): BodyReadLimits =>
-  isSendRoute(request)
+  isSendRoute(request) || isImportRoute(request)
     ? { maxBytes: policy.maxJsonBytes, limitName: "MAX_JSON_MB", minBytesPerSecond: policy.minBytesPerSecond, graceMs: policy.graceMs }
     : { maxBytes: policy.maxBodyBytes, limitName: "HERALD_HTTP_MAX_BODY_KB", minBytesPerSecond: policy.minBytesPerSecond, graceMs: policy.graceMs }
 
@@ -119,7 +127,7 @@ const handle = <E, R>(
     const declared = Number(request.headers["content-length"] ?? "0")
     const hasBody = isChunked(request) || declared > 0
     // Other routes' bodies are read and parsed by HttpApi: give it a request that reads within bounds.
-    const run = hasBody && !isSendRoute(request)
+    const run = hasBody && !readsOwnBody(request)
       ? Effect.provideService(app, HttpServerRequest.HttpServerRequest, boundedJsonRequest(request, limits))
       : app
     const share = budgetShare(request, limits)

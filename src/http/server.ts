@@ -4,6 +4,7 @@ import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { AppConfig } from "../config/app-config.ts"
+import { ContactsHttpLive } from "../bulk/contacts/Http.ts"
 import { TemplatesHttpLive } from "../bulk/templates/Http.ts"
 import { AuditHttpLive } from "../transactional/audit/Http.ts"
 import { MessagesHttpLive } from "../transactional/messages/Http.ts"
@@ -49,7 +50,8 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     AdminTicketsHttpLive,
     AdminSuppressionsHttpLive,
     AdminBlockedDomainsHttpLive,
-    TemplatesHttpLive
+    TemplatesHttpLive,
+    ContactsHttpLive
   ]),
   Layer.provide(AdminAuthenticationLive),
   Layer.provide(AuthenticationLive)

@@ -16,6 +16,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { recordBounce } from "../../bulk/contacts/engagement.ts"
 import { emitEvent } from "../../events/outbox.ts"
 import { EmailBounced } from "../../events/schema.ts"
 import { suppressesAddress } from "../../mta/classify.ts"
@@ -79,8 +80,10 @@ const applyOne = (d: DeliveryRef, r: BouncedRecipient, ctx: BounceContext) =>
       event: EmailBounced.make({ recipient: d.recipient, status: r.status, category: r.class, diagnostic: r.diagnostic, message_id: d.message_id }),
       at: ctx.now
     })
+    let suppressing = false
     if (r.class === "hard" && suppressesAddress(r.status, r.diagnostic ?? "")) {
       yield* suppressAutomatically(d.account_id, d.recipient, "bounce", `dsn ${r.status}`, ctx.now)
+      suppressing = true
     } else if (r.class === "soft") {
       const since = new Date(ctx.now.getTime() - ctx.settings.softBounceWindowDays * 86_400_000)
       const [row] = yield* sql<{ soft: number }>`
@@ -89,6 +92,12 @@ const applyOne = (d: DeliveryRef, r: BouncedRecipient, ctx: BounceContext) =>
       if (row!.soft >= ctx.settings.softBounceLimit) {
         const source = `${row!.soft} soft bounces within ${ctx.settings.softBounceWindowDays} days`
         yield* suppressAutomatically(d.account_id, d.recipient, "bounce", source, ctx.now)
+        suppressing = true
       }
+    }
+    // The address's history, and its contacts' status when the bounce suppresses it (bulk/contacts).
+    if (final) {
+      const detail = [r.status, r.diagnostic].filter((part) => part !== null && part !== "").join(" ")
+      yield* recordBounce({ accountId: d.account_id, email: d.recipient, at: ctx.now, messageId: d.message_id, detail, suppressing })
     }
   })

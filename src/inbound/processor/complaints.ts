@@ -12,6 +12,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { recordComplaint } from "../../bulk/contacts/engagement.ts"
+import { unsubscribeAddress } from "../../bulk/contacts/unsubscribe.ts"
 import { emitEvent } from "../../events/outbox.ts"
 import { EmailComplained } from "../../events/schema.ts"
 import { suppressAutomatically } from "../../platform/suppressions/suppress.ts"
@@ -54,7 +56,9 @@ export const applyComplaint = (report: ComplaintReport, deliveries: ReadonlyArra
       if (recorded.length === 0) continue // this delivery was complained about already
       touched.add(d.account_id)
       if (isComplaintFeedback(report.feedback_type)) {
-        yield* suppressAutomatically(d.account_id, d.recipient, "complaint", `${report.feedback_type} report from ${report.isp}`, ctx.now)
+        const detail = `${report.feedback_type} report from ${report.isp}`
+        yield* suppressAutomatically(d.account_id, d.recipient, "complaint", detail, ctx.now)
+        yield* recordComplaint({ accountId: d.account_id, email: d.recipient, at: ctx.now, messageId: d.message_id, detail })
         yield* emitEvent({
           accountId: d.account_id,
           keyId: d.key_id,
@@ -62,7 +66,8 @@ export const applyComplaint = (report: ComplaintReport, deliveries: ReadonlyArra
           at: ctx.now
         })
       } else if (isOptOut(report.feedback_type)) {
-        yield* suppressAutomatically(d.account_id, d.recipient, "unsubscribe", `opt-out report from ${report.isp}`, ctx.now)
+        // An opt-out is an unsubscribe: the one fact (suppression, contacts, contact.unsubscribed).
+        yield* unsubscribeAddress({ accountId: d.account_id, email: d.recipient, source: `opt-out report from ${report.isp}`, at: ctx.now })
       }
     }
     return { accounts: [...touched] }

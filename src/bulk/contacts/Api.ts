@@ -1,0 +1,165 @@
+/**
+ * /v1/bulk/contacts: contacts of the calling key (REST conventions of shared/DESIGN.md "Rules
+ * shared by the bulk issues"), addressed by id or by percent-encoded email; the import (JSON or
+ * streamed CSV), its preview that touches nothing, and an address's engagement history.
+ */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../../http/auth.ts"
+import { BadRequest, Conflict, NotFound, PayloadTooLarge, Unprocessable } from "../../http/errors.ts"
+import { EmailAddress } from "../../lib/email.ts"
+import { storable } from "../../lib/text.ts"
+
+const Status = Schema.Literal("active", "unsubscribed", "bounced", "complained")
+const Name = storable(Schema.Trim.pipe(Schema.maxLength(200)))
+const Tag = storable(Schema.String.pipe(Schema.maxLength(100)))
+const Tags = Schema.Array(Tag).pipe(Schema.maxItems(100)).annotations({ description: "Tags (strings); repeats and empty ones are dropped" })
+export const Metadata = Schema.Record({ key: Schema.String, value: Schema.Unknown }).pipe(
+  Schema.filter((m) => !JSON.stringify(m).includes("\\u0000") || "must not contain NUL (U+0000) characters"),
+  Schema.annotations({ description: "Custom fields (a JSON object); the segment rule `custom` reads it" })
+)
+
+export const Contact = Schema.Struct({
+  id: Schema.String,
+  email: Schema.String,
+  name: Schema.NullOr(Schema.String),
+  status: Status,
+  tags: Schema.Array(Schema.String),
+  metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  created_at: Schema.String,
+  updated_at: Schema.String,
+  lists: Schema.Array(Schema.Struct({ list_id: Schema.String, status: Schema.Literal("pending", "confirmed") }))
+}).annotations({ identifier: "Contact" })
+
+const ContactCreate = Schema.Struct({
+  email: EmailAddress,
+  name: Schema.optional(Schema.NullOr(Name)),
+  tags: Schema.optional(Tags),
+  metadata: Schema.optional(Metadata)
+})
+
+const ContactPatch = Schema.Struct({
+  name: Schema.optional(Schema.NullOr(Name)),
+  tags: Schema.optional(Tags),
+  metadata: Schema.optional(Metadata.annotations({ description: "Replaces the custom fields" })),
+  status: Schema.optional(Schema.Literal("active", "unsubscribed").annotations({
+    description: "unsubscribed applies the whole unsubscribe (account suppression, every contact of the address, contact.unsubscribed); "
+      + "active only when no suppression of the address remains (409 otherwise)"
+  }))
+})
+
+const Limit = Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)), { default: () => 50 })
+const Offset = Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), { default: () => 0 })
+const ListParams = Schema.Struct({
+  status: Schema.optional(Status),
+  tag: Schema.optional(Schema.String),
+  list_id: Schema.optional(Schema.String),
+  search: Schema.optional(Schema.String.annotations({ description: "Part of the email or name, any case" })),
+  limit: Limit,
+  offset: Offset
+})
+const ContactList = Schema.Struct({ total: Schema.Int, limit: Schema.Int, offset: Schema.Int, items: Schema.Array(Contact) })
+
+export const ImportContact = Schema.Struct({
+  email: Schema.String,
+  name: Schema.optional(Schema.NullOr(Name)),
+  tags: Schema.optional(Tags),
+  metadata: Schema.optional(Metadata)
+})
+
+const ListIds = Schema.Array(Schema.String).annotations({
+  description: "Not available yet: lists come with the lists API; a non-empty list_ids is refused (400)"
+})
+
+export const ImportRequest = Schema.Struct({
+  contacts: Schema.Array(ImportContact),
+  list_ids: Schema.optional(ListIds),
+  tags: Schema.optional(Tags.annotations({ description: "Added to every imported contact" })),
+  update_existing: Schema.optional(Schema.Boolean),
+  confirmed: Schema.optional(Schema.Boolean)
+})
+
+const Flag = Schema.Literal("true", "false", "1", "0")
+const ImportQuery = Schema.Struct({
+  list_ids: Schema.optional(Schema.String.annotations({ description: "CSV body: list ids, comma-separated (not available yet)" })),
+  tags: Schema.optional(Schema.String.annotations({ description: "CSV body: tags added to every contact, comma-separated" })),
+  update_existing: Schema.optional(Flag),
+  confirmed: Schema.optional(Flag)
+})
+
+const ImportResult = Schema.Struct({
+  created: Schema.Int,
+  updated: Schema.Int,
+  skipped: Schema.Int.annotations({ description: "Existing contacts left unchanged (update_existing not set)" }),
+  invalid: Schema.Int.annotations({ description: "Invalid rows, left out" }),
+  errors: Schema.Array(Schema.Struct({ row: Schema.Int, email: Schema.String, reason: Schema.String }))
+    .annotations({ description: "The first 100 invalid rows; row counts data rows from 1" })
+}).annotations({ identifier: "ContactImportResult" })
+
+const PreviewRequest = Schema.Union(Schema.Struct({ emails: Schema.Array(Schema.String) }), Schema.Array(Schema.String))
+const PreviewResponse = Schema.Struct({
+  existing: Schema.Array(Schema.String).annotations({ description: "Addresses already contacts of the key, as stored" }),
+  total_unique: Schema.Int,
+  total_received: Schema.Int,
+  invalid_syntax: Schema.Int,
+  validation_min: Schema.Int,
+  max_invalid_pct: Schema.Number
+}).annotations({ identifier: "ContactImportPreview" })
+
+const Engagement = Schema.Struct({
+  email: Schema.String,
+  total: Schema.Int,
+  limit: Schema.Int,
+  offset: Schema.Int,
+  items: Schema.Array(Schema.Struct({
+    type: Schema.Literal("opened", "clicked", "bounced", "complained", "unsubscribed"),
+    at: Schema.String,
+    campaign_id: Schema.optional(Schema.String),
+    sequence_id: Schema.optional(Schema.String),
+    message_id: Schema.optional(Schema.String),
+    detail: Schema.optional(Schema.String)
+  }))
+}).annotations({ identifier: "ContactEngagement" })
+
+const Ref = Schema.Struct({ id: Schema.String.annotations({ description: "A contact id (ct_…) or its percent-encoded email" }) })
+const ByEmail = Schema.Struct({ email: Schema.String })
+
+export class ContactsGroup extends HttpApiGroup.make("contacts")
+  .add(HttpApiEndpoint.post("create", "/v1/bulk/contacts").setPayload(ContactCreate).addSuccess(Contact, { status: 201 }).addError(Conflict))
+  .add(HttpApiEndpoint.get("list", "/v1/bulk/contacts").setUrlParams(ListParams).addSuccess(ContactList))
+  .add(
+    HttpApiEndpoint.post("import", "/v1/bulk/contacts/import")
+      .setUrlParams(ImportQuery)
+      .setPayload(Schema.Union(ImportRequest, Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/csv" }))))
+      .addSuccess(ImportResult)
+      .addError(Unprocessable).addError(PayloadTooLarge)
+      .annotate(OpenApi.Summary, "Import contacts from JSON or a CSV body (one transaction)")
+      .annotate(OpenApi.Description, "CSV: a header row; columns email, name, tags (separated by `;`), every other column becomes metadata; "
+        + "options as query parameters. At or above HERALD_IMPORT_VALIDATION_MIN unique addresses, more than HERALD_IMPORT_MAX_INVALID_PCT "
+        + "percent invalid → 422 too_many_invalid_recipients and nothing inserted; below, invalid rows are left out and reported.")
+  )
+  .add(
+    HttpApiEndpoint.post("importPreview", "/v1/bulk/contacts/import-preview").setPayload(PreviewRequest).addSuccess(PreviewResponse)
+      .annotate(OpenApi.Summary, "What an import of these addresses would meet; touches nothing")
+  )
+  .add(HttpApiEndpoint.get("read", "/v1/bulk/contacts/:id").setPath(Ref).addSuccess(Contact))
+  .add(HttpApiEndpoint.patch("update", "/v1/bulk/contacts/:id").setPath(Ref).setPayload(ContactPatch).addSuccess(Contact).addError(Conflict))
+  .add(
+    HttpApiEndpoint.del("remove", "/v1/bulk/contacts/:id").setPath(Ref)
+      .addSuccess(Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) }))
+  )
+  .add(
+    HttpApiEndpoint.get("engagement", "/v1/bulk/contacts/:email/engagement").setPath(ByEmail)
+      .setUrlParams(Schema.Struct({ limit: Limit, offset: Offset })).addSuccess(Engagement)
+      .annotate(OpenApi.Summary, "The address's history, newest first: bounces, complaints and unsubscribes from any channel; opens and clicks of campaigns")
+  )
+  // Not found (another key's contact too), conflict (an existing address, a suppressed one made
+  // active), the import's refusals: declared once for the group.
+  .addError(NotFound)
+  .addError(BadRequest)
+  .addError(Conflict)
+  .addError(Unprocessable)
+  .addError(PayloadTooLarge)
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Contacts")
+{}

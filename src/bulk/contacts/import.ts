@@ -1,0 +1,223 @@
+/**
+ * Contact imports (issue 19 "Contacts", import): rows from a JSON body or a streamed CSV body are
+ * gathered by address (compared case-insensitively; a repeated address folds into its first row),
+ * invalid rows are counted and reported, the invalid-percentage gate is applied to the unique
+ * addresses, and the valid ones are written in one transaction with batched
+ * `INSERT … ON CONFLICT`: new addresses are created, existing ones updated only with
+ * `update_existing` (name replaced when given, tags added, metadata merged), else skipped.
+ */
+import type { Readable } from "node:stream"
+import { SqlClient } from "@effect/sql"
+import { parse } from "csv-parse"
+import { Clock, Data, Effect } from "effect"
+import { newId } from "../../lib/ids.ts"
+import { isEmailAddress } from "../../lib/email.ts"
+import { isStorableText } from "../../lib/text.ts"
+import { cleanTags, type Owner } from "./Contacts.ts"
+
+export interface ImportRow {
+  readonly email: string
+  readonly name?: string | null | undefined
+  readonly tags?: ReadonlyArray<string> | undefined
+  readonly metadata?: Readonly<Record<string, unknown>> | undefined
+}
+
+export interface ImportOptions {
+  /** Added to every imported contact's tags. */
+  readonly tags: ReadonlyArray<string>
+  readonly updateExisting: boolean
+}
+
+export interface ImportGate {
+  readonly validationMin: number
+  readonly maxInvalidPct: number
+}
+
+export interface ImportError {
+  readonly row: number
+  readonly email: string
+  readonly reason: string
+}
+
+export interface ImportResult {
+  readonly created: number
+  readonly updated: number
+  readonly skipped: number
+  readonly invalid: number
+  readonly errors: ReadonlyArray<ImportError>
+}
+
+export class TooManyInvalid extends Data.TaggedError("TooManyInvalid")<{
+  readonly unique: number
+  readonly invalid: number
+  readonly gate: ImportGate
+}> {}
+
+/** A CSV body that cannot be read as CSV, or is over MAX_JSON_MB while streamed. */
+export class CsvRejected extends Data.TaggedError("CsvRejected")<{ readonly tooLarge: boolean; readonly message: string }> {}
+
+const MAX_ERRORS = 100
+const BATCH = 1000
+
+/** The rows of one import, gathered by address as they arrive (one copy: the parsed rows). */
+export class ImportRows {
+  readonly valid = new Map<string, { email: string; name: string | null; tags: Array<string>; metadata: Record<string, unknown> }>()
+  readonly invalidAddresses = new Set<string>()
+  readonly errors: Array<ImportError> = []
+  invalidRows = 0
+  received = 0
+
+  add(input: ImportRow) {
+    const row = ++this.received
+    const email = input.email.trim()
+    const address = email.toLowerCase()
+    const unstorable = !isStorableText(input.name ?? "") || JSON.stringify(input.metadata ?? {}).includes("\\u0000")
+    if (!isEmailAddress(email) || unstorable) {
+      this.invalidRows++
+      this.invalidAddresses.add(address)
+      if (this.errors.length < MAX_ERRORS) {
+        const reason = email === "" ? "missing email" : unstorable ? "name or metadata holds NUL or unpaired surrogate characters" : "invalid email syntax"
+        this.errors.push({ row, email, reason })
+      }
+      return
+    }
+    const seen = this.valid.get(address)
+    const tags = cleanTags(input.tags ?? [])
+    if (seen === undefined) {
+      this.valid.set(address, { email, name: input.name ?? null, tags, metadata: { ...input.metadata } })
+    } else {
+      if (input.name !== undefined && input.name !== null) seen.name = input.name
+      seen.tags = cleanTags([...seen.tags, ...tags])
+      Object.assign(seen.metadata, input.metadata)
+    }
+  }
+
+  get unique() {
+    return this.valid.size + this.invalidAddresses.size
+  }
+}
+
+/** Over the gate: at least `validationMin` unique addresses, more than `maxInvalidPct` percent of them invalid. */
+export const checkGate = (rows: ImportRows, gate: ImportGate) =>
+  rows.unique >= gate.validationMin && rows.invalidAddresses.size * 100 > gate.maxInvalidPct * rows.unique
+    ? Effect.fail(new TooManyInvalid({ unique: rows.unique, invalid: rows.invalidAddresses.size, gate }))
+    : Effect.void
+
+/** Writes the valid rows in one transaction; nothing when the gate refuses the import. */
+export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptions, gate: ImportGate) =>
+  Effect.gen(function*() {
+    yield* checkGate(rows, gate)
+    const sql = yield* SqlClient.SqlClient
+    const at = new Date(yield* Clock.currentTimeMillis)
+    const extraTags = cleanTags(options.tags)
+    const all = [...rows.valid.values()]
+    let created = 0
+    let updated = 0
+    yield* sql.withTransaction(Effect.gen(function*() {
+      for (let start = 0; start < all.length; start += BATCH) {
+        const batch = all.slice(start, start + BATCH).map((r) => ({
+          id: newId("ct"),
+          email: r.email,
+          name: r.name,
+          tags: cleanTags([...r.tags, ...extraTags]),
+          metadata: r.metadata
+        }))
+        const written = yield* sql<{ created: boolean }>`
+          INSERT INTO contacts (id, account_id, key_id, email, name, tags, metadata, created_at, updated_at)
+          SELECT r.id, ${owner.accountId}, ${owner.keyId}, r.email, r.name,
+            ARRAY(SELECT jsonb_array_elements_text(r.tags)), r.metadata, ${at}, ${at}
+          FROM jsonb_to_recordset(${JSON.stringify(batch)}::jsonb) AS r(id text, email text, name text, tags jsonb, metadata jsonb)
+          ON CONFLICT (key_id, lower(email)) DO UPDATE SET
+            name = coalesce(EXCLUDED.name, contacts.name),
+            tags = contacts.tags || ARRAY(SELECT t FROM unnest(EXCLUDED.tags) AS t WHERE t <> ALL (contacts.tags)),
+            metadata = contacts.metadata || EXCLUDED.metadata,
+            updated_at = EXCLUDED.updated_at
+          WHERE ${options.updateExisting}::boolean
+          RETURNING (xmax = 0) AS created`
+        for (const w of written) w.created ? created++ : updated++
+      }
+    }))
+    const result: ImportResult = {
+      created,
+      updated,
+      skipped: all.length - created - updated,
+      invalid: rows.invalidRows,
+      errors: rows.errors
+    }
+    return result
+  })
+
+/** Metadata keys are the CSV's other column names as written; email, name and tags are recognised in any case. */
+const csvRow = (header: ReadonlyArray<string>, record: ReadonlyArray<string>): ImportRow => {
+  let email = ""
+  let name: string | null = null
+  let tags: Array<string> = []
+  const metadata: Record<string, unknown> = {}
+  header.forEach((column, i) => {
+    const value = record[i] ?? ""
+    switch (column.trim().toLowerCase()) {
+      case "email":
+        email = value
+        break
+      case "name":
+        name = value.trim() === "" ? null : value.trim()
+        break
+      case "tags":
+        tags = value.split(";")
+        break
+      default:
+        if (value !== "" && column.trim() !== "") metadata[column.trim()] = value
+    }
+  })
+  return { email, name, tags, metadata }
+}
+
+/**
+ * Streams a CSV body through csv-parse into `rows`, within `maxBytes`. Past the limit the rest of
+ * the body is read and dropped (not destroyed: the client gets its 413 on a usable connection).
+ */
+export const readCsv = (source: Readable, maxBytes: number, rows: ImportRows) =>
+  Effect.async<void, CsvRejected>((resume) => {
+    const parser = parse({ bom: true, skip_empty_lines: true, relax_column_count: true })
+    let header: ReadonlyArray<string> | null = null
+    let size = 0
+    let done = false
+    const finish = (result: Effect.Effect<void, CsvRejected>) => {
+      if (done) return
+      done = true
+      source.resume()
+      resume(result)
+    }
+    parser.on("readable", () => {
+      let record: Array<string> | null
+      while (!done && (record = parser.read()) !== null) {
+        if (header === null) {
+          header = record
+          if (!record.some((c) => c.trim().toLowerCase() === "email")) {
+            finish(Effect.fail(new CsvRejected({ tooLarge: false, message: "The CSV header row has no email column" })))
+          }
+        } else {
+          rows.add(csvRow(header, record))
+        }
+      }
+    })
+    parser.on("error", (error) => finish(Effect.fail(new CsvRejected({ tooLarge: false, message: `Invalid CSV: ${error.message}` }))))
+    parser.on("end", () => {
+      if (header === null) finish(Effect.fail(new CsvRejected({ tooLarge: false, message: "The CSV body is empty: a header row with an email column is required" })))
+      else finish(Effect.void)
+    })
+    source.on("data", (chunk: Buffer) => {
+      if (done) return
+      size += chunk.length
+      if (size > maxBytes) {
+        finish(Effect.fail(new CsvRejected({ tooLarge: true, message: `The request body is over the limit of ${maxBytes} bytes (MAX_JSON_MB)` })))
+        return
+      }
+      if (!parser.write(chunk)) {
+        source.pause()
+        parser.once("drain", () => done || source.resume())
+      }
+    })
+    source.once("end", () => done || parser.end())
+    source.once("error", (error) => finish(Effect.fail(new CsvRejected({ tooLarge: false, message: `The request body could not be read: ${error.message}` }))))
+  })

@@ -33,7 +33,7 @@ afterAll(() => rig.stop())
 
 const api = (method: string, route: string, body?: unknown, token = sender.token) =>
   rig.app.request(method, route, { token, ...(body === undefined ? {} : { body }) })
-const db = <T>(text: string, params: ReadonlyArray<unknown> = []) => query<T>(rig.app.databaseUrl, text, params)
+const db = <T extends Record<string, unknown>>(text: string, params: ReadonlyArray<unknown> = []) => query<T>(rig.app.databaseUrl, text, params)
 const countContacts = async (keyId: string) => (await db<{ n: number }>("SELECT count(*)::int AS n FROM contacts WHERE key_id = $1", [keyId]))[0]!.n
 
 describe("contacts CRUD", () => {

@@ -5,8 +5,7 @@
  */
 import { type OpenApi, OpenApiJsonSchema } from "@effect/platform"
 import { Option, SchemaAST } from "effect"
-import { EXAMPLES } from "./examples.ts"
-import { EVENT_NAMES, EVENTS, receiverBody } from "./schema.ts"
+import { EVENT_NAMES, EVENTS, EXAMPLES, receiverBody } from "./schema.ts"
 
 /** An example receiver body: the common fields, then the event's own. */
 export const exampleBody = (name: (typeof EVENT_NAMES)[number]) => ({

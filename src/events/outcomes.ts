@@ -12,24 +12,13 @@ import {
   EmailComplained,
   EmailFailed,
   EmailSent,
-  type EventName,
   type HeraldEvent,
+  type Origin,
   SequenceStepFailed,
   SequenceStepSent
 } from "./schema.ts"
 
-/** Where a queued message came from. SMTP submission is `transactional`: same events, same audit. */
-export type Origin = "transactional" | "campaign" | "sequence" | "confirmation" | "test_send" | "system"
-export type OutcomeKind = "sent" | "failed" | "bounced" | "complained"
-
-export const OUTCOME_EVENTS = {
-  transactional: { sent: "email.sent", failed: "email.failed", bounced: "email.bounced", complained: "email.complained" },
-  campaign: { sent: "campaign.email.sent", failed: "campaign.email.failed", bounced: "email.bounced", complained: "email.complained" },
-  sequence: { sent: "sequence.step.sent", failed: "sequence.step.failed", bounced: "email.bounced", complained: "email.complained" },
-  confirmation: { sent: null, failed: null, bounced: "email.bounced", complained: "email.complained" },
-  test_send: { sent: null, failed: null, bounced: "email.bounced", complained: "email.complained" },
-  system: { sent: null, failed: null, bounced: "email.bounced", complained: "email.complained" }
-} as const satisfies Record<Origin, Record<OutcomeKind, EventName | null>>
+export { OUTCOME_EVENTS, type Origin, type OutcomeKind } from "./schema.ts"
 
 /** What the outcome events need to know of the delivery. */
 export type DeliveryFacts =

@@ -1,10 +1,9 @@
 /** The closed event vocabulary: what can be written to the outbox, and which outcome emits what. */
 import { Either, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { EXAMPLES } from "../../src/events/examples.ts"
 import { type OutboxEntry, outboxRow } from "../../src/events/outbox.ts"
 import { type DeliveryFacts, OUTCOME_EVENTS, type OutcomeFacts, outcomeEvent } from "../../src/events/outcomes.ts"
-import { EmailSent, EVENT_NAMES, HeraldEvent } from "../../src/events/schema.ts"
+import { EmailSent, EVENT_NAMES, EXAMPLES, HeraldEvent } from "../../src/events/schema.ts"
 
 describe("event vocabulary", () => {
   it("names exactly the spec's eighteen events", () => {

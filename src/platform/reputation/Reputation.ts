@@ -13,6 +13,7 @@
 import { SqlClient } from "@effect/sql"
 import { Config, Effect } from "effect"
 import { checked } from "../../config/app-config.ts"
+import { BOUNCED_EVENT, COMPLAINED_EVENT } from "../../events/schema.ts"
 import { SIMULATOR_DOMAIN } from "../../lib/simulator.ts"
 import { pauseReason, type ReputationPolicy } from "./rates.ts"
 
@@ -43,7 +44,7 @@ export class Reputation extends Effect.Service<Reputation>()("herald/Reputation"
             (SELECT count(*)::int FROM deliveries WHERE account_id = ${accountId} AND state IN ('sent', 'bounced')
                AND completed_at >= ${since} AND recipient_domain <> ${SIMULATOR_DOMAIN}) AS delivered,
             (SELECT count(DISTINCT coalesce((payload->>'message_id') || ' ' || (payload->>'recipient'), id))::int
-               FROM events WHERE account_id = ${accountId} AND event = 'email.bounced'
+               FROM events WHERE account_id = ${accountId} AND event = ${BOUNCED_EVENT}
                AND payload->>'category' = 'hard' AND created_at >= ${since}
                AND lower(coalesce(payload->>'recipient', '')) NOT LIKE ${`%@${SIMULATOR_DOMAIN}`}) AS hard,
             (SELECT count(DISTINCT (message_id, email))::int FROM inbound_complaints WHERE account_id = ${accountId}
@@ -67,7 +68,7 @@ export class Reputation extends Effect.Service<Reputation>()("herald/Reputation"
       Effect.gen(function*() {
         const accounts = yield* sql<{ account_id: string }>`
           SELECT DISTINCT account_id FROM events
-          WHERE event IN ('email.bounced', 'email.complained') AND created_at >= ${since}`
+          WHERE event IN (${BOUNCED_EVENT}, ${COMPLAINED_EVENT}) AND created_at >= ${since}`
         for (const a of accounts) yield* evaluate(a.account_id, now)
         return accounts.length
       })

@@ -7,6 +7,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Schema } from "effect"
+import { COMPLAINED_EVENT } from "../../events/schema.ts"
 import { SIMULATOR_DOMAIN, SIMULATOR_ISP } from "../../lib/simulator.ts"
 import type { MessageView } from "./Api.ts"
 import { messageHistory } from "./timeline.ts"
@@ -88,7 +89,7 @@ export class MessageLookup extends Effect.Service<MessageLookup>()("herald/Messa
               -- A simulated complaint is an event only (src/mta/simulator.ts: no report on record, no
               -- suppression), written 1 ms after the delivery's sent outcome in the same transaction.
               SELECT d.id, e.created_at FROM deliveries d JOIN events e ON e.account_id = d.account_id AND e.key_id = d.key_id
-                AND e.event = 'email.complained' AND e.payload->>'isp' = ${SIMULATOR_ISP} AND e.payload->>'email' = d.recipient
+                AND e.event = ${COMPLAINED_EVENT} AND e.payload->>'isp' = ${SIMULATOR_ISP} AND e.payload->>'email' = d.recipient
                 AND e.created_at BETWEEN d.completed_at AND d.completed_at + interval '1 second'
               WHERE d.message_id = m.id AND d.recipient_domain = ${SIMULATOR_DOMAIN} AND d.state = 'sent'
             ) k) AS complaints

@@ -4,11 +4,11 @@
  * test-send that reaches the SMTP sink rendered and DKIM-signed.
  */
 import { simpleParser } from "mailparser"
-import { dkimVerify } from "mailauth/lib/dkim/verify.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database.ts"
 import { type DeliveryRig, startDeliveryRig } from "../support/mta.ts"
 import { newSender, type Sender } from "../support/sending.ts"
+import { verifyDkimAgainstPublished } from "../support/dkim.ts"
 
 let rig: DeliveryRig
 let sender: Sender
@@ -203,15 +203,7 @@ describe("test-send", () => {
     expect(parsed.headers.get("x-herald-channel")).toBe("bulk")
     expect(parsed.headers.get("list-unsubscribe")).toBeUndefined()
 
-    const domain = await api("GET", `/v1/client/domains/${sender.domain}`)
-    const dkim = domain.json.records.find((r: { purpose: string }) => r.purpose === "dkim")
-    const verified = await dkimVerify(raw, {
-      resolver: async (name, type) => {
-        if (type === "TXT" && name === dkim.name) return [[dkim.value]]
-        throw Object.assign(new Error("not found"), { code: "ENOTFOUND" })
-      }
-    })
-    expect(verified.results[0]).toMatchObject({ signingDomain: sender.domain, status: { result: "pass" } })
+    expect(await verifyDkimAgainstPublished(rig.app, sender.token, sender.domain, raw)).toMatchObject({ signingDomain: sender.domain, status: { result: "pass" } })
 
     const rows = await query<{ origin: string; channel: string }>(rig.app.databaseUrl, "SELECT origin, channel FROM messages WHERE id = $1", [res.json.message_id])
     expect(rows[0]).toEqual({ origin: "test_send", channel: "bulk" })

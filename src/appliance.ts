@@ -18,6 +18,7 @@ import { dnsConfigWarnings } from "./platform/domains/startup-warnings.ts"
 import { AccountLimits } from "./platform/usage/AccountLimits.ts"
 import { Contacts } from "./bulk/contacts/Contacts.ts"
 import { RenderEngine } from "./bulk/render/RenderEngine.ts"
+import { Segments } from "./bulk/segments/Segments.ts"
 import { Templates } from "./bulk/templates/Templates.ts"
 import { TestSend } from "./bulk/templates/TestSend.ts"
 import { QuotaReserver } from "./platform/usage/QuotaReserver.ts"
@@ -84,8 +85,8 @@ const CoreServicesLive = Layer.mergeAll(
   DmarcReports.Default
 ).pipe(Layer.provideMerge(Dns.Default))
 
-/** Bulk features: contacts, templates and the rendering engine campaigns, sequences and confirmation mail share. */
-const BulkServicesLive = Layer.merge(TestSend.Default, Contacts.Default).pipe(
+/** Bulk features: contacts, segments, templates and the rendering engine campaigns, sequences and confirmation mail share. */
+const BulkServicesLive = Layer.mergeAll(TestSend.Default, Contacts.Default, Segments.Default).pipe(
   Layer.provideMerge(Templates.Default),
   Layer.provideMerge(RenderEngine.Default)
 )

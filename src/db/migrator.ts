@@ -34,7 +34,8 @@ export const migrationFiles = [
   "0018_domain_verified_by.sql",
   "0019_delivery_attempts.sql",
   "0020_templates.sql",
-  "0021_contacts.sql"
+  "0021_contacts.sql",
+  "0022_segments.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

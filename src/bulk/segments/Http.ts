@@ -1,0 +1,31 @@
+import { HttpApiBuilder } from "@effect/platform"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import { HeraldApi } from "../../http/api.ts"
+import { CurrentKey } from "../../http/auth.ts"
+import { type BadRequestError, notFound, type NotFoundError, validationFailed } from "../../http/errors.ts"
+import { type SegmentInvalid, type SegmentNotFound, Segments } from "./Segments.ts"
+
+/** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
+const answer = (e: SegmentNotFound | SegmentInvalid | SqlError): Effect.Effect<never, NotFoundError | BadRequestError> => {
+  switch (e._tag) {
+    case "SegmentNotFound":
+      return Effect.fail(notFound(`No segment ${e.id}`))
+    case "SegmentInvalid":
+      return Effect.fail(validationFailed(e.message, e.param))
+    case "SqlError":
+      return Effect.die(e)
+  }
+}
+
+export const SegmentsHttpLive = HttpApiBuilder.group(HeraldApi, "segments", (handlers) =>
+  Effect.gen(function*() {
+    const segments = yield* Segments
+    return handlers
+      .handle("preview", ({ payload }) => Effect.flatMap(CurrentKey, (me) => segments.preview(me, payload)).pipe(Effect.catchAll(answer)))
+      .handle("create", ({ payload }) => Effect.flatMap(CurrentKey, (me) => segments.create(me, payload)).pipe(Effect.catchAll(answer)))
+      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentKey, (me) => segments.list(me, urlParams.limit, urlParams.offset)).pipe(Effect.orDie))
+      .handle("read", ({ path }) => Effect.flatMap(CurrentKey, (me) => segments.read(me, path.id)).pipe(Effect.catchAll(answer)))
+      .handle("update", ({ path, payload }) => Effect.flatMap(CurrentKey, (me) => segments.update(me, path.id, payload)).pipe(Effect.catchAll(answer)))
+      .handle("remove", ({ path }) => Effect.flatMap(CurrentKey, (me) => segments.remove(me, path.id)).pipe(Effect.catchAll(answer)))
+  }))

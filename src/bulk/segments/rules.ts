@@ -10,10 +10,8 @@ import { Schema } from "effect"
 import { StorableString } from "../../lib/text.ts"
 
 /** A literal set whose failure says which values the field takes (the default names only the first). */
-const ops = <const L extends ReadonlyArray<string>>(field: string, ...values: L) => opsNamed(`${field} takes op ${values.join(", ")}`, ...values)
-const opsNamed = <const L extends ReadonlyArray<string>>(message: string, ...values: L) =>
-  Schema.Literal(...values).annotations({ message: () => message })
-const CUSTOM_OPS = "custom takes op is, is_not, contains (with value), exists, not_exists"
+const ops = <const L extends ReadonlyArray<string>>(field: string, ...values: L) =>
+  Schema.Literal(...values).annotations({ message: () => `${field} takes op ${values.join(", ")}` })
 
 const field = <const F extends string>(name: F) => Schema.Literal(name)
 
@@ -27,8 +25,15 @@ export const instantOf = (value: string): Date => {
   return new Date(/(Z|[+-]\d{2}:?\d{2})$/.test(value) ? value : `${value}Z`)
 }
 
+/** A real calendar day (Date would roll 2024-02-31 over to March 2). */
+const isCalendarDay = (s: string) => {
+  const [y, m, d] = s.slice(0, 10).split("-").map(Number) as [number, number, number]
+  const day = new Date(Date.UTC(y, m - 1, d))
+  return day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d
+}
+
 const IsoDate = Schema.String.pipe(
-  Schema.filter((s) => ISO_DATE.test(s) && !Number.isNaN(instantOf(s).getTime()), {
+  Schema.filter((s) => ISO_DATE.test(s) && isCalendarDay(s) && !Number.isNaN(instantOf(s).getTime()), {
     message: () => "must be an ISO 8601 date (2024-05-01) or date-time (2024-05-01T12:00:00Z)"
   })
 )
@@ -48,19 +53,18 @@ export const EngagementRule = Schema.Struct({
 export const CreatedRule = Schema.Struct({ field: field("created"), op: ops("created", "before", "after"), value: IsoDate })
 export const ListRule = Schema.Struct({ field: field("list"), op: ops("list", "in", "not_in"), value: Text.annotations({ description: "A list id of the key" }) })
 const FieldName = Text.annotations({ description: "Name of the custom field inside metadata" })
-export const CustomCompareRule = Schema.Struct({
+const CUSTOM_COMPARISONS: ReadonlyArray<string> = ["is", "is_not", "contains"]
+/** One struct for the five ops, so that a missing field_name is named whatever the op. */
+export const CustomRule = Schema.Struct({
   field: field("custom"),
-  op: opsNamed(CUSTOM_OPS, "is", "is_not", "contains"),
+  op: ops("custom", "is", "is_not", "contains", "exists", "not_exists"),
   field_name: FieldName,
-  value: Schema.String.pipe(Schema.maxLength(500))
-})
-export const CustomPresenceRule = Schema.Struct({
-  field: field("custom"),
-  op: opsNamed(CUSTOM_OPS, "exists", "not_exists"),
-  field_name: FieldName
-})
+  value: Schema.optional(Schema.String.pipe(Schema.maxLength(500))).annotations({ description: "Required with is, is_not, contains" })
+}).pipe(Schema.filter((rule) =>
+  !CUSTOM_COMPARISONS.includes(rule.op) || rule.value !== undefined || { path: ["value"], message: `value is required with op ${rule.op}` }
+))
 
-export const Rule = Schema.Union(TagRule, StatusRule, EngagementRule, CreatedRule, ListRule, CustomCompareRule, CustomPresenceRule)
+export const Rule = Schema.Union(TagRule, StatusRule, EngagementRule, CreatedRule, ListRule, CustomRule)
 export type Rule = typeof Rule.Type
 
 export const SegmentRules = Schema.Struct({
@@ -111,13 +115,14 @@ const condition = (sql: SqlClient.SqlClient, scope: Scope, rule: Rule): Fragment
     }
     case "custom":
       switch (rule.op) {
+        // The schema requires value with these three ops.
         case "is":
-          return sql`(c.metadata ->> ${rule.field_name}) = ${rule.value}`
+          return sql`(c.metadata ->> ${rule.field_name}) = ${rule.value ?? ""}`
         case "is_not":
-          return sql`(c.metadata ->> ${rule.field_name}) IS DISTINCT FROM ${rule.value}`
+          return sql`(c.metadata ->> ${rule.field_name}) IS DISTINCT FROM ${rule.value ?? ""}`
         case "contains":
           // strpos, not LIKE: the value's % and _ are plain characters.
-          return sql`strpos(lower(c.metadata ->> ${rule.field_name}), lower(${rule.value})) > 0`
+          return sql`strpos(lower(c.metadata ->> ${rule.field_name}), lower(${rule.value ?? ""})) > 0`
         case "exists":
           return sql`(c.metadata -> ${rule.field_name}) IS NOT NULL`
         case "not_exists":

@@ -17,6 +17,7 @@ import { RecheckJobLive } from "./platform/domains/RecheckJob.ts"
 import { dnsConfigWarnings } from "./platform/domains/startup-warnings.ts"
 import { AccountLimits } from "./platform/usage/AccountLimits.ts"
 import { Contacts } from "./bulk/contacts/Contacts.ts"
+import { Lists } from "./bulk/lists/Lists.ts"
 import { RenderEngine } from "./bulk/render/RenderEngine.ts"
 import { Templates } from "./bulk/templates/Templates.ts"
 import { TestSend } from "./bulk/templates/TestSend.ts"
@@ -84,8 +85,8 @@ const CoreServicesLive = Layer.mergeAll(
   DmarcReports.Default
 ).pipe(Layer.provideMerge(Dns.Default))
 
-/** Bulk features: contacts, templates and the rendering engine campaigns, sequences and confirmation mail share. */
-const BulkServicesLive = Layer.merge(TestSend.Default, Contacts.Default).pipe(
+/** Bulk features: contacts, lists, templates and the rendering engine campaigns, sequences and confirmation mail share. */
+const BulkServicesLive = Layer.mergeAll(TestSend.Default, Contacts.Default, Lists.Default).pipe(
   Layer.provideMerge(Templates.Default),
   Layer.provideMerge(RenderEngine.Default)
 )

@@ -5,6 +5,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { AppConfig } from "../config/app-config.ts"
 import { ContactsHttpLive } from "../bulk/contacts/Http.ts"
+import { ListsHttpLive } from "../bulk/lists/Http.ts"
 import { TemplatesHttpLive } from "../bulk/templates/Http.ts"
 import { AuditHttpLive } from "../transactional/audit/Http.ts"
 import { MessagesHttpLive } from "../transactional/messages/Http.ts"
@@ -51,7 +52,8 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     AdminSuppressionsHttpLive,
     AdminBlockedDomainsHttpLive,
     TemplatesHttpLive,
-    ContactsHttpLive
+    ContactsHttpLive,
+    ListsHttpLive
   ]),
   Layer.provide(AdminAuthenticationLive),
   Layer.provide(AuthenticationLive)

@@ -17,6 +17,7 @@ import { RecheckJobLive } from "./platform/domains/RecheckJob.ts"
 import { dnsConfigWarnings } from "./platform/domains/startup-warnings.ts"
 import { AccountLimits } from "./platform/usage/AccountLimits.ts"
 import { Contacts } from "./bulk/contacts/Contacts.ts"
+import { Lists } from "./bulk/lists/Lists.ts"
 import { RenderEngine } from "./bulk/render/RenderEngine.ts"
 import { Segments } from "./bulk/segments/Segments.ts"
 import { Templates } from "./bulk/templates/Templates.ts"
@@ -85,8 +86,8 @@ const CoreServicesLive = Layer.mergeAll(
   DmarcReports.Default
 ).pipe(Layer.provideMerge(Dns.Default))
 
-/** Bulk features: contacts, segments, templates and the rendering engine campaigns, sequences and confirmation mail share. */
-const BulkServicesLive = Layer.mergeAll(TestSend.Default, Contacts.Default, Segments.Default).pipe(
+/** Bulk features: contacts, lists, segments, templates and the rendering engine campaigns, sequences and confirmation mail share. */
+const BulkServicesLive = Layer.mergeAll(TestSend.Default, Contacts.Default, Lists.Default, Segments.Default).pipe(
   Layer.provideMerge(Templates.Default),
   Layer.provideMerge(RenderEngine.Default)
 )

@@ -8,6 +8,7 @@
  */
 import { HttpApi } from "@effect/platform"
 import { ContactsGroup } from "../bulk/contacts/Api.ts"
+import { ListsGroup } from "../bulk/lists/Api.ts"
 import { SegmentsGroup } from "../bulk/segments/Api.ts"
 import { TemplatesGroup } from "../bulk/templates/Api.ts"
 import { AuditGroup } from "../transactional/audit/Api.ts"
@@ -32,8 +33,8 @@ export class MetaArea extends HttpApi.make("meta").add(MetaGroup) {}
 
 export class TransactionalArea extends HttpApi.make("transactional").add(SendGroup).add(ScheduledGroup).add(AuditGroup).add(MessagesGroup) {}
 
-/** Contacts, lists, campaigns, sequences and tracking arrive in a later wave. */
-export class BulkArea extends HttpApi.make("bulk").add(TemplatesGroup).add(ContactsGroup).add(SegmentsGroup) {}
+/** Campaigns, sequences and tracking arrive in a later wave. */
+export class BulkArea extends HttpApi.make("bulk").add(TemplatesGroup).add(ContactsGroup).add(ListsGroup).add(SegmentsGroup) {}
 
 /** What a client of the platform area uses (the public /docs.json holds these, not admin). */
 export class PlatformArea extends HttpApi.make("platform")

@@ -5,6 +5,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { AppConfig } from "../config/app-config.ts"
 import { ContactsHttpLive } from "../bulk/contacts/Http.ts"
+import { ListsHttpLive } from "../bulk/lists/Http.ts"
 import { SegmentsHttpLive } from "../bulk/segments/Http.ts"
 import { TemplatesHttpLive } from "../bulk/templates/Http.ts"
 import { AuditHttpLive } from "../transactional/audit/Http.ts"
@@ -53,6 +54,7 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     AdminBlockedDomainsHttpLive,
     TemplatesHttpLive,
     ContactsHttpLive,
+    ListsHttpLive,
     SegmentsHttpLive
   ]),
   Layer.provide(AdminAuthenticationLive),

@@ -232,6 +232,21 @@ describe("bounces and complaints from any channel", () => {
     expect((await api("PATCH", `/v1/bulk/contacts/${contact.json.id}`, { status: "active" })).status).toBe(409)
   })
 
+  it("a bounce refused during the SMTP session (550 5.1.1 at RCPT) makes the contact bounced and shows in engagement", async () => {
+    const contact = await api("POST", "/v1/bulk/contacts", { email: "refused@rcpt.test" })
+    rig.sink.replies.set("refused@rcpt.test", "550 5.1.1 No such user here")
+    const res = await api("POST", "/v1/mail/send", sendBody(sender, "refused@rcpt.test"))
+    expect(res.status).toBe(202)
+    await eventually(async () =>
+      (await db("SELECT 1 FROM suppressions WHERE account_id = $1 AND email = 'refused@rcpt.test'", [sender.accountId])).length > 0 || undefined,
+      "address suppressed", 20_000)
+    expect(await statusOf(contact.json.id)).toBe("bounced")
+    const history = await api("GET", `/v1/bulk/contacts/${encodeURIComponent("refused@rcpt.test")}/engagement`)
+    expect(history.json.total).toBe(1)
+    expect(history.json.items[0]).toMatchObject({ type: "bounced", message_id: expect.any(String) })
+    expect(history.json.items[0].detail).toContain("5.1.1")
+  })
+
   it("a complaint (ARF) makes the contact complained and shows in engagement", async () => {
     const contact = await api("POST", "/v1/bulk/contacts", { email: "angry@rcpt.test" })
     const received = await deliver("angry@rcpt.test")

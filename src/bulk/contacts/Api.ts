@@ -67,8 +67,8 @@ export const ImportContact = Schema.Struct({
   metadata: Schema.optional(Metadata)
 })
 
-const ListIds = Schema.Array(Schema.String).annotations({
-  description: "Not available yet: lists come with the lists API; a non-empty list_ids is refused (400)"
+const ListIds = Schema.Array(Schema.String).pipe(Schema.maxItems(100)).annotations({
+  description: "Lists of the key every imported contact joins (pending on a list requiring confirmation unless confirmed); another key's or an unknown list → 400"
 })
 
 export const ImportRequest = Schema.Struct({
@@ -76,12 +76,12 @@ export const ImportRequest = Schema.Struct({
   list_ids: Schema.optional(ListIds),
   tags: Schema.optional(Tags.annotations({ description: "Added to every imported contact" })),
   update_existing: Schema.optional(Schema.Boolean),
-  confirmed: Schema.optional(Schema.Boolean)
+  confirmed: Schema.optional(Schema.Boolean.annotations({ description: "The operator holds the contacts' consent: list memberships start confirmed" }))
 })
 
 const Flag = Schema.Literal("true", "false", "1", "0")
 const ImportQuery = Schema.Struct({
-  list_ids: Schema.optional(Schema.String.annotations({ description: "CSV body: list ids, comma-separated (not available yet)" })),
+  list_ids: Schema.optional(Schema.String.annotations({ description: "CSV body: list ids, comma-separated" })),
   tags: Schema.optional(Schema.String.annotations({ description: "CSV body: tags added to every contact, comma-separated" })),
   update_existing: Schema.optional(Flag),
   confirmed: Schema.optional(Flag)

@@ -57,7 +57,7 @@ export class ContactExists extends Data.TaggedError("ContactExists")<{ readonly 
 /** `active` asked for an address still on a suppression list (account or platform). */
 export class StillSuppressed extends Data.TaggedError("StillSuppressed")<{ readonly email: string; readonly reason: string }> {}
 
-interface Row {
+export interface ContactRow {
   readonly id: string
   readonly email: string
   readonly name: string | null
@@ -69,7 +69,7 @@ interface Row {
   readonly lists: ContactRecord["lists"]
 }
 
-const toRecord = (row: Row): ContactRecord => ({
+export const toContactRecord = (row: ContactRow): ContactRecord => ({
   id: row.id,
   email: row.email,
   name: row.name,
@@ -81,6 +81,12 @@ const toRecord = (row: Row): ContactRecord => ({
   lists: row.lists
 })
 
+/** A contact's columns as `ContactRow` (the table aliased `c`), its `lists` read from the memberships. */
+export const contactColumns = (sql: SqlClient.SqlClient) =>
+  sql`c.id, c.email, c.name, c.status, c.tags, c.metadata, c.created_at, c.updated_at,
+      coalesce((SELECT json_agg(json_build_object('list_id', m.list_id, 'status', m.status) ORDER BY m.created_at, m.list_id)
+        FROM list_memberships m WHERE m.contact_id = c.id), '[]'::json) AS lists`
+
 /** Tags as stored: trimmed, without empty ones and repeats, in the order given. */
 export const cleanTags = (tags: ReadonlyArray<string>): Array<string> => [...new Set(tags.map((t) => t.trim()).filter((t) => t.length > 0))]
 
@@ -89,15 +95,13 @@ export class Contacts extends Effect.Service<Contacts>()("herald/Contacts", {
     const sql = yield* SqlClient.SqlClient
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-    const columns = sql`c.id, c.email, c.name, c.status, c.tags, c.metadata, c.created_at, c.updated_at,
-      coalesce((SELECT json_agg(json_build_object('list_id', m.list_id, 'status', m.status) ORDER BY m.created_at, m.list_id)
-        FROM list_memberships m WHERE m.contact_id = c.id), '[]'::json) AS lists`
+    const columns = contactColumns(sql)
 
     const refIs = (ref: string) => ref.includes("@") ? sql`lower(c.email) = ${ref.toLowerCase()}` : sql`c.id = ${ref}`
 
     const find = (owner: Owner, ref: string) =>
       Effect.gen(function*() {
-        const rows = yield* sql<Row>`SELECT ${columns} FROM contacts c WHERE c.key_id = ${owner.keyId} AND ${refIs(ref)}`
+        const rows = yield* sql<ContactRow>`SELECT ${columns} FROM contacts c WHERE c.key_id = ${owner.keyId} AND ${refIs(ref)}`
         if (rows[0] === undefined) return yield* new ContactNotFound({ ref })
         return rows[0]
       })
@@ -112,7 +116,7 @@ export class Contacts extends Effect.Service<Contacts>()("herald/Contacts", {
           ON CONFLICT (key_id, lower(email)) DO NOTHING
           RETURNING id`
         if (inserted[0] === undefined) return yield* new ContactExists({ email: input.email })
-        return toRecord(yield* find(owner, inserted[0].id))
+        return toContactRecord(yield* find(owner, inserted[0].id))
       })
 
     const list = (owner: Owner, f: ContactFilter) =>
@@ -127,13 +131,13 @@ export class Contacts extends Effect.Service<Contacts>()("herald/Contacts", {
             : [sql`(lower(c.email) LIKE ${containing(f.search)} OR lower(coalesce(c.name, '')) LIKE ${containing(f.search)})`])
         ])
         const [count] = yield* sql<{ total: number }>`SELECT count(*)::integer AS total FROM contacts c WHERE ${where}`
-        const rows = yield* sql<Row>`SELECT ${columns} FROM contacts c WHERE ${where}
+        const rows = yield* sql<ContactRow>`SELECT ${columns} FROM contacts c WHERE ${where}
           ORDER BY c.created_at DESC, c.id LIMIT ${f.limit} OFFSET ${f.offset}`
-        return { total: count?.total ?? 0, limit: f.limit, offset: f.offset, items: rows.map(toRecord) }
+        return { total: count?.total ?? 0, limit: f.limit, offset: f.offset, items: rows.map(toContactRecord) }
       })
 
     /** `active` again only when no suppression of the address remains, account or platform. */
-    const reactivate = (owner: Owner, current: Row, at: Date) =>
+    const reactivate = (owner: Owner, current: ContactRow, at: Date) =>
       Effect.gen(function*() {
         if (current.status === "active") return
         const entries = yield* sql<{ reason: string }>`SELECT reason FROM suppressions
@@ -157,7 +161,7 @@ export class Contacts extends Effect.Service<Contacts>()("herald/Contacts", {
         } else if (patch.status === "active") {
           yield* reactivate(owner, current, at)
         }
-        return toRecord(yield* find(owner, current.id))
+        return toContactRecord(yield* find(owner, current.id))
       }))
 
     const remove = (owner: Owner, ref: string) =>
@@ -178,7 +182,7 @@ export class Contacts extends Effect.Service<Contacts>()("herald/Contacts", {
     const withSql = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(effect, SqlClient.SqlClient, sql)
     return {
       create,
-      read: (owner: Owner, ref: string) => Effect.map(find(owner, ref), toRecord),
+      read: (owner: Owner, ref: string) => Effect.map(find(owner, ref), toContactRecord),
       list,
       update: (owner: Owner, ref: string, patch: ContactPatch) => withSql(update(owner, ref, patch)),
       remove,

@@ -22,9 +22,9 @@ import {
 import { isEmailAddress } from "../../lib/email.ts"
 import { ImportRequest } from "./Api.ts"
 import { type ContactExists, type ContactNotFound, Contacts, type Owner, type StillSuppressed } from "./Contacts.ts"
-import { type CsvRejected, type ImportGate, ImportRows, readCsv, type TooManyInvalid, writeImport } from "./import.ts"
+import { type CsvRejected, type ImportGate, ImportRows, readCsv, type TooManyInvalid, type UnknownLists, writeImport } from "./import.ts"
 
-type Failure = ContactNotFound | ContactExists | StillSuppressed | TooManyInvalid | CsvRejected | SqlError
+type Failure = ContactNotFound | ContactExists | StillSuppressed | TooManyInvalid | CsvRejected | UnknownLists | SqlError
 
 type Answer = NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | UnprocessableError
 
@@ -44,6 +44,8 @@ const answer = (e: Failure): Effect.Effect<never, Answer> => {
         message: `${e.invalid} of ${e.unique} unique addresses are invalid, more than ${e.gate.maxInvalidPct} % `
           + `(imports of ${e.gate.validationMin} or more addresses); nothing was imported`
       }))
+    case "UnknownLists":
+      return Effect.fail(validationFailed(`No list ${e.ids.join(", ")} of this key`, "list_ids"))
     case "CsvRejected":
       return Effect.fail(e.tooLarge ? payloadTooLarge(e.message) : validationFailed(e.message))
     case "SqlError":
@@ -65,12 +67,6 @@ const firstIssue = (error: ParseResult.ParseError) => {
 
 const flag = (value: string | undefined) => value === "true" || value === "1"
 const commaList = (value: string | undefined) => (value ?? "").split(",").map((s) => s.trim()).filter((s) => s.length > 0)
-
-/** Lists come with the lists API (next part of issue 19): until then a non-empty list_ids is refused. */
-const refuseListIds = (ids: ReadonlyArray<string>) =>
-  ids.length === 0
-    ? Effect.void
-    : Effect.fail(validationFailed("list_ids is not available yet: lists come with the lists API; import without it", "list_ids"))
 
 export const ContactsHttpLive = HttpApiBuilder.group(HeraldApi, "contacts", (handlers) =>
   Effect.gen(function*() {
@@ -106,14 +102,23 @@ export const ContactsHttpLive = HttpApiBuilder.group(HeraldApi, "contacts", (han
         })
         const decoded = decodeImport(json)
         if (Either.isLeft(decoded)) return yield* firstIssue(decoded.left)
-        yield* refuseListIds(decoded.right.list_ids ?? [])
         for (const contact of decoded.right.contacts) rows.add(contact)
-        return { tags: decoded.right.tags ?? [], updateExisting: decoded.right.update_existing ?? false }
+        return {
+          tags: decoded.right.tags ?? [],
+          updateExisting: decoded.right.update_existing ?? false,
+          listIds: decoded.right.list_ids ?? [],
+          confirmed: decoded.right.confirmed ?? false
+        }
       })
 
     const importContacts = (
       request: HttpServerRequest.HttpServerRequest,
-      query: { readonly list_ids?: string | undefined; readonly tags?: string | undefined; readonly update_existing?: string | undefined }
+      query: {
+        readonly list_ids?: string | undefined
+        readonly tags?: string | undefined
+        readonly update_existing?: string | undefined
+        readonly confirmed?: string | undefined
+      }
     ) =>
       Effect.gen(function*() {
         const me: Owner = yield* CurrentKey
@@ -121,9 +126,13 @@ export const ContactsHttpLive = HttpApiBuilder.group(HeraldApi, "contacts", (han
         const contentType = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
         const options = contentType === "text/csv"
           ? yield* Effect.gen(function*() {
-            yield* refuseListIds(commaList(query.list_ids))
             yield* readCsv(NodeHttpServerRequest.toIncomingMessage(request), config.maxJsonBytes, rows).pipe(Effect.catchAll(answer))
-            return { tags: commaList(query.tags), updateExisting: flag(query.update_existing) }
+            return {
+              tags: commaList(query.tags),
+              updateExisting: flag(query.update_existing),
+              listIds: commaList(query.list_ids),
+              confirmed: flag(query.confirmed)
+            }
           })
           : yield* jsonImport(request, rows)
         return yield* writeImport(me, rows, options, gate).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.catchAll(answer))

@@ -5,6 +5,9 @@
  * addresses, and the valid ones are written in one transaction with batched
  * `INSERT … ON CONFLICT`: new addresses are created, existing ones updated only with
  * `update_existing` (name replaced when given, tags added, metadata merged), else skipped.
+ * With `list_ids` (lists of the key), every valid row's contact joins those lists in the same
+ * transaction (bulk/lists/memberships.ts: pending on a list requiring confirmation unless
+ * `confirmed`).
  */
 import type { Readable } from "node:stream"
 import { SqlClient } from "@effect/sql"
@@ -13,6 +16,7 @@ import { Clock, Data, Effect } from "effect"
 import { newId } from "../../lib/ids.ts"
 import { isEmailAddress } from "../../lib/email.ts"
 import { isStorableText } from "../../lib/text.ts"
+import { addMemberships, listsOfKey } from "../lists/memberships.ts"
 import { cleanTags, type Owner } from "./Contacts.ts"
 
 export interface ImportRow {
@@ -26,6 +30,10 @@ export interface ImportOptions {
   /** Added to every imported contact's tags. */
   readonly tags: ReadonlyArray<string>
   readonly updateExisting: boolean
+  /** Lists of the key every imported contact joins. */
+  readonly listIds: ReadonlyArray<string>
+  /** The operator holds the contacts' consent: memberships start confirmed. */
+  readonly confirmed: boolean
 }
 
 export interface ImportGate {
@@ -52,6 +60,9 @@ export class TooManyInvalid extends Data.TaggedError("TooManyInvalid")<{
   readonly invalid: number
   readonly gate: ImportGate
 }> {}
+
+/** `list_ids` naming lists that are not the key's (unknown, or another key's). */
+export class UnknownLists extends Data.TaggedError("UnknownLists")<{ readonly ids: ReadonlyArray<string> }> {}
 
 /** A CSV body that cannot be read as CSV, or is over MAX_JSON_MB while streamed. */
 export class CsvRejected extends Data.TaggedError("CsvRejected")<{ readonly tooLarge: boolean; readonly message: string }> {}
@@ -114,6 +125,10 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
     let created = 0
     let updated = 0
     yield* sql.withTransaction(Effect.gen(function*() {
+      const listIds = [...new Set(options.listIds)]
+      const lists = yield* listsOfKey(owner, listIds)
+      const missing = listIds.filter((id) => !lists.some((l) => l.id === id))
+      if (missing.length > 0) return yield* new UnknownLists({ ids: missing })
       for (let start = 0; start < all.length; start += BATCH) {
         const batch = all.slice(start, start + BATCH).map((r) => ({
           id: newId("ct"),
@@ -135,6 +150,11 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
           WHERE ${options.updateExisting}::boolean
           RETURNING (xmax = 0) AS created`
         for (const w of written) w.created ? created++ : updated++
+        if (lists.length > 0) {
+          const members = yield* sql<{ id: string }>`SELECT id FROM contacts
+            WHERE key_id = ${owner.keyId} AND lower(email) = ANY(${batch.map((r) => r.email.toLowerCase())})`
+          yield* addMemberships(lists, members.map((m) => m.id), { confirmed: options.confirmed, at })
+        }
       }
     }))
     const result: ImportResult = {

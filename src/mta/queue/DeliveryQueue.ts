@@ -17,6 +17,7 @@
  * expiry. `attempts` counts attempts that reached an outcome, as before.
  */
 import { SqlClient } from "@effect/sql"
+import { recordBounce } from "../../bulk/contacts/engagement.ts"
 import { outboxRow } from "../../events/outbox.ts"
 import { type DeliveryFacts, type Origin, outcomeEvent } from "../../events/outcomes.ts"
 import { Effect } from "effect"
@@ -290,6 +291,12 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
             for (const { d, outcome, now } of suppressing) {
               if (ids.has(d.id)) {
                 yield* suppressAutomatically(d.account_id, d.recipient, "bounce", `smtp ${outcome.status}`, now).pipe(
+                  Effect.provideService(SqlClient.SqlClient, sql)
+                )
+                // The same fact as a suppressing DSN (inbound/processor/bounces.ts): the address's
+                // history, and its account's active contacts `bounced`.
+                const detail = [outcome.status, outcome.reply].filter((part) => part !== null && part !== "").join(" ").slice(0, 1000)
+                yield* recordBounce({ accountId: d.account_id, email: d.recipient, at: now, messageId: d.message_id, detail, suppressing: true }).pipe(
                   Effect.provideService(SqlClient.SqlClient, sql)
                 )
               }

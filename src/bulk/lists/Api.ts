@@ -1,0 +1,100 @@
+/**
+ * /v1/bulk/lists: lists of the calling key (REST conventions of shared/DESIGN.md "Rules shared by
+ * the bulk issues"), their members (by contact id or percent-encoded email), the confirmation
+ * settings, and the delete of several lists at once with its report.
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../../http/auth.ts"
+import { BadRequest, Conflict, NotFound } from "../../http/errors.ts"
+import { EmailAddress } from "../../lib/email.ts"
+import { storable } from "../../lib/text.ts"
+import { Contact } from "../contacts/Api.ts"
+
+const Name = storable(Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(200)))
+const Setting = storable(Schema.String.pipe(Schema.maxLength(2000)))
+
+export const List = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  key_id: Schema.String,
+  contact_count: Schema.Int,
+  created_at: Schema.String,
+  require_confirmation: Schema.Literal(0, 1).annotations({ description: "1 when the list requires double opt-in" }),
+  confirm_from_email: Schema.NullOr(Schema.String),
+  confirm_from_name: Schema.NullOr(Schema.String),
+  confirm_subject: Schema.NullOr(Schema.String),
+  confirm_intro: Schema.NullOr(Schema.String),
+  sendable_count: Schema.Int.annotations({ description: "Confirmed members whose contact is active and whose address is on no suppression list" }),
+  pending_count: Schema.Int.annotations({ description: "Members still to confirm" })
+}).annotations({ identifier: "List" })
+
+const Limit = Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)), { default: () => 50 })
+const Offset = Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), { default: () => 0 })
+
+const ListPage = Schema.Struct({ total: Schema.Int, limit: Schema.Int, offset: Schema.Int, items: Schema.Array(List) })
+const Member = Schema.extend(Contact, Schema.Struct({ membership_status: Schema.Literal("pending", "confirmed") }))
+  .annotations({ identifier: "ListMember" })
+const MemberPage = Schema.Struct({ total: Schema.Int, limit: Schema.Int, offset: Schema.Int, items: Schema.Array(Member) })
+
+const MembersAdd = Schema.Struct({
+  contacts: Schema.Array(Schema.String).pipe(Schema.minItems(1), Schema.maxItems(1000)).annotations({
+    description: "Contact ids or email addresses; an address not yet a contact of the key becomes one"
+  })
+})
+
+const Confirmation = Schema.Struct({
+  require_confirmation: Schema.Boolean,
+  confirm_from_email: Schema.optional(Schema.NullOr(EmailAddress)).annotations({ description: "Required with require_confirmation: true; its domain verified for the account" }),
+  confirm_from_name: Schema.optional(Schema.NullOr(Setting)),
+  confirm_subject: Schema.optional(Schema.NullOr(Setting)).annotations({ description: "Default: `Please confirm your subscription to <list name>`" }),
+  confirm_intro: Schema.optional(Schema.NullOr(Setting)).annotations({
+    description: "Default: `You asked to receive mail from <list name>. Confirm with the button below; if you did not ask, ignore this message and nothing will be sent.`"
+  })
+})
+
+const Ids = Schema.Array(Schema.String).pipe(Schema.maxItems(1000))
+const DeleteRequest = Schema.Union(Ids, Schema.Struct({ ids: Ids }))
+const DeleteReport = Schema.Struct({
+  deleted: Schema.Int,
+  not_found: Schema.Array(Schema.String).annotations({ description: "Unknown, or another account's" }),
+  forbidden: Schema.Array(Schema.String).annotations({ description: "Lists of another key of the same account" }),
+  in_use: Schema.Array(Schema.String).annotations({ description: "Referenced by a saved segment or a campaign: not deleted" }),
+  requested: Schema.Int
+}).annotations({ identifier: "ListDeleteReport" })
+
+const ById = Schema.Struct({ id: Schema.String })
+const MemberRef = Schema.Struct({ id: Schema.String, contact: Schema.String.annotations({ description: "A contact id (ct_…) or its percent-encoded email" }) })
+const Deleted = Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) })
+
+export class ListsGroup extends HttpApiGroup.make("lists")
+  .add(HttpApiEndpoint.post("create", "/v1/bulk/lists").setPayload(Schema.Struct({ name: Name })).addSuccess(List, { status: 201 }))
+  .add(HttpApiEndpoint.get("list", "/v1/bulk/lists").setUrlParams(Schema.Struct({ limit: Limit, offset: Offset })).addSuccess(ListPage))
+  .add(
+    HttpApiEndpoint.post("removeMany", "/v1/bulk/lists/delete").setPayload(DeleteRequest).addSuccess(DeleteReport)
+      .annotate(OpenApi.Summary, "Delete several lists in one transaction; the others are reported")
+  )
+  .add(HttpApiEndpoint.get("read", "/v1/bulk/lists/:id").setPath(ById).addSuccess(List))
+  .add(HttpApiEndpoint.patch("update", "/v1/bulk/lists/:id").setPath(ById).setPayload(Schema.Struct({ name: Schema.optional(Name) })).addSuccess(List))
+  .add(HttpApiEndpoint.del("remove", "/v1/bulk/lists/:id").setPath(ById).addSuccess(Deleted))
+  .add(
+    HttpApiEndpoint.put("confirmation", "/v1/bulk/lists/:id/confirmation").setPath(ById).setPayload(Confirmation).addSuccess(List)
+      .annotate(OpenApi.Summary, "Double opt-in settings: on, existing members stay confirmed; off, pending members become confirmed")
+  )
+  .add(
+    HttpApiEndpoint.post("addMembers", "/v1/bulk/lists/:id/contacts").setPath(ById).setPayload(MembersAdd).addSuccess(List)
+      .annotate(OpenApi.Summary, "Add members by contact id or email (pending when the list requires confirmation)")
+  )
+  .add(
+    HttpApiEndpoint.get("members", "/v1/bulk/lists/:id/contacts").setPath(ById)
+      .setUrlParams(Schema.Struct({ status: Schema.optional(Schema.Literal("pending", "confirmed")), limit: Limit, offset: Offset }))
+      .addSuccess(MemberPage)
+  )
+  .add(HttpApiEndpoint.del("removeMember", "/v1/bulk/lists/:id/contacts/:contact").setPath(MemberRef).addSuccess(Deleted))
+  // Not found (another key's list too), conflict (a list in use), refused settings or members.
+  .addError(NotFound)
+  .addError(BadRequest)
+  .addError(Conflict)
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Lists")
+{}

@@ -1,0 +1,48 @@
+import { HttpApiBuilder } from "@effect/platform"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import { HeraldApi } from "../../http/api.ts"
+import { CurrentKey } from "../../http/auth.ts"
+import { conflict, type ConflictError, notFound, type NotFoundError, type BadRequestError, validationFailed } from "../../http/errors.ts"
+import type { BadConfirmation, BadMember, ListInUse, ListNotFound, MemberNotFound } from "./Lists.ts"
+import { Lists } from "./Lists.ts"
+
+type Failure = ListNotFound | MemberNotFound | ListInUse | BadMember | BadConfirmation | SqlError
+
+/** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
+const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError> => {
+  switch (e._tag) {
+    case "ListNotFound":
+      return Effect.fail(notFound(`No list ${e.id}`))
+    case "MemberNotFound":
+      return Effect.fail(notFound(`${e.ref} is not a member of list ${e.listId}`))
+    case "ListInUse":
+      return Effect.fail(conflict(`List ${e.id} is in use: ${e.users.join(", ")}`))
+    case "BadMember":
+      return Effect.fail(validationFailed(`contacts[${e.index}] (${e.ref}): ${e.message}`, `contacts[${e.index}]`))
+    case "BadConfirmation":
+      return Effect.fail(validationFailed(e.message, e.param))
+    case "SqlError":
+      return Effect.die(e)
+  }
+}
+
+export const ListsHttpLive = HttpApiBuilder.group(HeraldApi, "lists", (handlers) =>
+  Effect.gen(function*() {
+    const lists = yield* Lists
+    return handlers
+      .handle("create", ({ payload }) => Effect.flatMap(CurrentKey, (me) => lists.create(me, payload.name)).pipe(Effect.catchAll(answer)))
+      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentKey, (me) => lists.list(me, urlParams.limit, urlParams.offset)).pipe(Effect.orDie))
+      .handle("removeMany", ({ payload }) =>
+        Effect.flatMap(CurrentKey, (me) => lists.removeMany(me, Array.isArray(payload) ? payload : (payload as { ids: ReadonlyArray<string> }).ids))
+          .pipe(Effect.orDie))
+      .handle("read", ({ path }) => Effect.flatMap(CurrentKey, (me) => lists.read(me, path.id)).pipe(Effect.catchAll(answer)))
+      .handle("update", ({ path, payload }) => Effect.flatMap(CurrentKey, (me) => lists.rename(me, path.id, payload.name)).pipe(Effect.catchAll(answer)))
+      .handle("remove", ({ path }) => Effect.flatMap(CurrentKey, (me) => lists.remove(me, path.id)).pipe(Effect.catchAll(answer)))
+      .handle("confirmation", ({ path, payload }) => Effect.flatMap(CurrentKey, (me) => lists.configure(me, path.id, payload)).pipe(Effect.catchAll(answer)))
+      .handle("addMembers", ({ path, payload }) =>
+        Effect.flatMap(CurrentKey, (me) => lists.addMembers(me, path.id, payload.contacts)).pipe(Effect.catchAll(answer)))
+      .handle("members", ({ path, urlParams }) => Effect.flatMap(CurrentKey, (me) => lists.members(me, path.id, urlParams)).pipe(Effect.catchAll(answer)))
+      .handle("removeMember", ({ path }) =>
+        Effect.flatMap(CurrentKey, (me) => lists.removeMember(me, path.id, path.contact)).pipe(Effect.catchAll(answer)))
+  }))

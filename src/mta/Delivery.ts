@@ -245,7 +245,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
         const decoded = decodedOf(h)
         if (Either.isLeft(decoded)) return yield* fail(m, "5.3.4", decoded.left)
         // A simulator recipient: the attempt is decided here instead of by an SMTP server, and its
-        // outcome written as any other (src/mta/simulator.ts); no route, no signature, no slot.
+        // outcome written like every other (src/mta/simulator.ts); no route, no signature, no slot.
         if (isSimulatorAddress(d.recipient)) {
           const at = yield* now()
           const outcome = simulatedOutcome(d, at)

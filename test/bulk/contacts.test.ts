@@ -9,7 +9,7 @@ import { query } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
 import { type DeliveryRig, startDeliveryRig } from "../support/mta.ts"
 import { arf, dsn, feedbackLoop, headersOf } from "../support/reports.ts"
-import { newSender, type Sender, sendBody } from "../support/sending.ts"
+import { newSender, type Sender, sendBody, siblingKey } from "../support/sending.ts"
 import { sendRaw } from "../support/smtp-client.ts"
 
 const BOUNCE_DOMAIN = "bounces.mta.herald.test"
@@ -24,9 +24,7 @@ beforeAll(async () => {
   rig = await startDeliveryRig({ HERALD_IMPORT_VALIDATION_MIN: "10", HERALD_IMPORT_MAX_INVALID_PCT: "20" })
   sender = await newSender(rig.app, rig.dns, { packageId: "growth" })
   other = await newSender(rig.app, rig.dns, { packageId: "growth" })
-  const key = await rig.app.request("POST", `/v1/admin/accounts/${sender.accountId}/keys`, { body: { label: "second" } })
-  expect(key.status).toBe(201)
-  sibling = { token: key.json.token, keyId: key.json.id }
+  sibling = await siblingKey(rig.app, sender)
   rig.route("rcpt.test")
 })
 afterAll(() => rig.stop())

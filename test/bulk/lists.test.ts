@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database.ts"
-import { newSender, type Sender, type SendingApp, startSendingApp } from "../support/sending.ts"
+import { newSender, type Sender, type SendingApp, startSendingApp, siblingKey } from "../support/sending.ts"
 
 let rig: SendingApp
 let sender: Sender
@@ -18,9 +18,7 @@ beforeAll(async () => {
   rig = await startSendingApp()
   sender = rig.sender
   other = await newSender(rig.app, rig.dns, { packageId: "growth" })
-  const key = await rig.app.request("POST", `/v1/admin/accounts/${sender.accountId}/keys`, { body: { label: "second" } })
-  expect(key.status).toBe(201)
-  sibling = { token: key.json.token, keyId: key.json.id }
+  sibling = await siblingKey(rig.app, sender)
 })
 afterAll(() => rig.stop())
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { segmentsUsingList } from "../../src/bulk/segments/Segments.ts"
 import { withServices } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
-import { newSender, type Sender, type SendingApp, startSendingApp } from "../support/sending.ts"
+import { newSender, type Sender, type SendingApp, startSendingApp, siblingKey } from "../support/sending.ts"
 
 let rig: SendingApp
 let sender: Sender
@@ -52,9 +52,7 @@ beforeAll(async () => {
   rig = await startSendingApp()
   sender = rig.sender
   other = await newSender(rig.app, rig.dns, { packageId: "growth" })
-  const key = await rig.app.request("POST", `/v1/admin/accounts/${sender.accountId}/keys`, { body: { label: "second" } })
-  expect(key.status).toBe(201)
-  sibling = { token: key.json.token, keyId: key.json.id }
+  sibling = await siblingKey(rig.app, sender)
 
   ids.ada = await seedContact(sender, { email: "ada@aud.test", tags: ["vip", "beta"], metadata: { plan: "Pro", city: "Paris" }, created: "2024-01-10T00:00:00Z" })
   ids.bob = await seedContact(sender, { email: "bob@aud.test", tags: ["vip"], metadata: { plan: "free" }, status: "unsubscribed", created: "2024-03-01T00:00:00Z" })

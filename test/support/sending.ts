@@ -45,6 +45,13 @@ export const newSender = async (
   return { accountId: account.json.id, token: key.json.token, keyId: key.json.id, domain, from: `hello@${domain}` }
 }
 
+/** Another key of `sender`'s account (the bulk area's resources belong to a key, not the account). */
+export const siblingKey = async (app: Appliance, sender: Sender): Promise<{ readonly token: string; readonly keyId: string }> => {
+  const key = await app.request("POST", `/v1/admin/accounts/${sender.accountId}/keys`, { body: { label: "second" } })
+  expect(key.status).toBe(201)
+  return { token: key.json.token, keyId: key.json.id }
+}
+
 /** A minimal valid full-form body from `sender` to `to`. */
 export const sendBody = (sender: Sender, to: string | ReadonlyArray<string>, extra: Record<string, unknown> = {}) => ({
   personalizations: [{ to: (typeof to === "string" ? [to] : to).map((email) => ({ email })) }],

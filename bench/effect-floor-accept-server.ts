@@ -29,7 +29,7 @@ const SendLive = HttpApiBuilder.group(FloorApi, "send", (handlers) =>
     /** Herald's own decoding of the body: true when it is a valid send request. */
     const valid = (raw: string) => {
       try {
-        return Either.isRight(decodeSendRequest(JSON.parse(raw)))
+        return Either.isRight(decodeSendRequest(JSON.parse(raw), { maxRequestRecipients: 10_000 }))
       } catch {
         return false
       }

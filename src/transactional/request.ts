@@ -299,12 +299,33 @@ const options = { errors: "first", onExcessProperty: "error" } as const
 
 const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
+/** What a deployment configures of the counts (HERALD_MAX_REQUEST_RECIPIENTS). */
+export interface DecodeLimits {
+  readonly maxRequestRecipients: number
+}
+
+/** to + cc + bcc of every personalization, and of the flat form's top level. */
+const countRecipients = (body: Record<string, unknown>): number => {
+  const listed = (holder: unknown) =>
+    isObject(holder) ? ["to", "cc", "bcc"].reduce((n, field) => n + (Array.isArray(holder[field]) ? (holder[field] as Array<unknown>).length : 0), 0) : 0
+  const { personalizations } = body
+  return listed(body) + (Array.isArray(personalizations) ? personalizations.reduce((n: number, p) => n + listed(p), 0) : 0)
+}
+
 /**
- * The counts, read on the parsed JSON before any element is decoded: the schema refuses the same
+ * The counts, read on the parsed JSON before any element is decoded (the request's recipients
+ * among them): the schema refuses the same
  * lists (and the OpenAPI document shows the limits), but only after decoding every element, which
  * for 300,000 attachments or headers cost one to two seconds of CPU per request.
  */
-const countProblem = (body: Record<string, unknown>): InvalidField | undefined => {
+const countProblem = (body: Record<string, unknown>, limits: DecodeLimits): InvalidField | undefined => {
+  const recipients = countRecipients(body)
+  if (recipients > limits.maxRequestRecipients) {
+    return {
+      param: "personalizations" in body ? "personalizations" : "to",
+      message: `The request has ${recipients} recipients (to, cc and bcc of all personalizations); one request may have at most ${limits.maxRequestRecipients} (HERALD_MAX_REQUEST_RECIPIENTS)`
+    }
+  }
   const tooManyHeaders = (headers: unknown, param: string): InvalidField | undefined => {
     const n = isObject(headers) ? Object.keys(headers).length : 0
     return n > MAX_HEADERS ? { param, message: `${param}: ${headersCount(n)}` } : undefined
@@ -323,9 +344,9 @@ const countProblem = (body: Record<string, unknown>): InvalidField | undefined =
 export type DecodedRequest = { readonly form: "full"; readonly body: FullRequest } | { readonly form: "flat"; readonly body: FlatRequest }
 
 /** Picks the form (personalizations → full; top-level to → flat) and decodes it. */
-export const decodeSendRequest = (body: unknown): Either.Either<DecodedRequest, InvalidField> => {
+export const decodeSendRequest = (body: unknown, limits: DecodeLimits): Either.Either<DecodedRequest, InvalidField> => {
   if (!isObject(body)) return Either.left({ param: undefined, message: "the request body must be a JSON object" })
-  const tooMany = countProblem(body)
+  const tooMany = countProblem(body, limits)
   if (tooMany !== undefined) return Either.left(tooMany)
   if (!("personalizations" in body) && "to" in body) {
     return Either.flatMap(

@@ -3,7 +3,7 @@
  * Idempotency-Key length, body (JSON, at most MAX_JSON_MB), field rules, attachment sizes, schedule
  * rules, then acceptance. The raw body is read here (body-reader.ts: within MAX_JSON_MB, at the
  * minimum upload rate, after authentication), parsed within bounds (bounded-json.ts), and its
- * recipients counted (HERALD_MAX_REQUEST_RECIPIENTS) before the schema decodes the whole of it. It is read here (not decoded by HttpApi) because the send
+ * recipients counted (HERALD_MAX_REQUEST_RECIPIENTS, in request.ts with the other counts) before the schema decodes the whole of it. It is read here (not decoded by HttpApi) because the send
  * endpoint's 400 has its own envelope with a top-level message, and the Idempotency-Key compares
  * the exact body. The Idempotency-Key's length is checked here too (not by the header schema), so
  * its 400 carries the same envelope and the RateLimit-* headers.
@@ -44,17 +44,6 @@ const jsonText = (text: string, status: number) => HttpServerResponse.text(text,
 
 const invalid = (code: string, message: string, param?: string) =>
   new SendRequestError({ type: "invalid_request_error", code, message, param })
-
-/** to + cc + bcc of every personalization, and of the flat form's top level: read before decoding. */
-export const countRequestRecipients = (json: unknown): number => {
-  const listed = (holder: unknown) => {
-    if (typeof holder !== "object" || holder === null) return 0
-    const fields = holder as Record<string, unknown>
-    return ["to", "cc", "bcc"].reduce((n, field) => n + (Array.isArray(fields[field]) ? (fields[field] as Array<unknown>).length : 0), 0)
-  }
-  const personalizations = typeof json === "object" && json !== null ? (json as Record<string, unknown>)["personalizations"] : undefined
-  return listed(json) + (Array.isArray(personalizations) ? personalizations.reduce((n: number, p) => n + listed(p), 0) : 0)
-}
 
 /** DESIGN "Errors": an unauthorized sender domain is invalid_request_error / domain_not_verified, 403. */
 const domainNotVerified = (message: string) =>
@@ -112,16 +101,7 @@ export const SendHttpLive = HttpApiBuilder.group(HeraldApi, "send", (handlers) =
           return yield* invalid(reason === "bounds" ? "json_too_complex" : "invalid_json", message)
         }
         const json = parsed.right
-        const recipients = countRequestRecipients(json)
-        if (recipients > config.maxRequestRecipients) {
-          const param = typeof json === "object" && json !== null && "personalizations" in json ? "personalizations" : "to"
-          return yield* invalid(
-            "validation_failed",
-            `The request has ${recipients} recipients (to, cc and bcc of all personalizations); one request may have at most ${config.maxRequestRecipients} (HERALD_MAX_REQUEST_RECIPIENTS)`,
-            param
-          )
-        }
-        const decoded = decodeSendRequest(json)
+        const decoded = decodeSendRequest(json, { maxRequestRecipients: config.maxRequestRecipients })
         if (Either.isLeft(decoded)) return yield* invalid("validation_failed", decoded.left.message, decoded.left.param)
         const noScenario = checkSimulatorRecipients(decoded.right, json)
         if (noScenario !== null) return yield* invalid("validation_failed", noScenario.message, noScenario.param)

@@ -38,21 +38,29 @@ export interface BodyPolicy {
 const envelope = (status: number, type: string, code: string, message: string) =>
   HttpServerResponse.unsafeJson({ error: { type, code, message } }, { status })
 
-/** The one route whose body may be MAX_JSON_MB; it reads its own body (send/Http.ts). */
-export const isSendRoute = (request: HttpServerRequest.HttpServerRequest) =>
-  request.method === "POST" && (request.url === "/v1/mail/send" || request.url.startsWith("/v1/mail/send?"))
+/**
+ * The routes whose body may be MAX_JSON_MB (every other route: HERALD_HTTP_MAX_BODY_KB), and
+ * whether their handler reads the body itself rather than through HttpApi's JSON reader: the send
+ * (send/Http.ts: a bounded parse, counts before decoding) and the contact import (bulk/contacts:
+ * a CSV body streamed into its parser).
+ */
+const LARGE_BODY_ROUTES: ReadonlyArray<{ readonly path: string; readonly readsOwnBody: boolean }> = [
+  { path: "/v1/mail/send", readsOwnBody: true },
+  { path: "/v1/bulk/contacts/import", readsOwnBody: true },
+  { path: "/v1/bulk/contacts/import-preview", readsOwnBody: false }
+]
 
-/** The contact import reads (streams) its own body too, within MAX_JSON_MB (bulk/contacts/Http.ts). */
-const isImportRoute = (request: HttpServerRequest.HttpServerRequest) =>
-  request.method === "POST" && /^\/v1\/bulk\/contacts\/import(-preview)?(\?|$)/.test(request.url)
+const largeBodyRoute = (request: HttpServerRequest.HttpServerRequest) => {
+  if (request.method !== "POST") return undefined
+  const path = request.url.split("?", 1)[0]
+  return LARGE_BODY_ROUTES.find((route) => route.path === path)
+}
 
-/** Routes that read their body themselves rather than through HttpApi's JSON reader. */
-const readsOwnBody = (request: HttpServerRequest.HttpServerRequest) =>
-  isSendRoute(request) || (isImportRoute(request) && !request.url.startsWith("/v1/bulk/contacts/import-preview"))
+const readsOwnBody = (request: HttpServerRequest.HttpServerRequest) => largeBodyRoute(request)?.readsOwnBody === true
 
-/** The read limits of `request`'s route: MAX_JSON_MB for the send and the contact import (and its preview). */
-export const bodyLimitsFor = (request: HttpServerRequest.HttpServerRequest, policy: BodyPolicy): BodyReadLimits =>
-  isSendRoute(request) || isImportRoute(request)
+/** The read limits of `request`'s route. */
+const bodyLimitsFor = (request: HttpServerRequest.HttpServerRequest, policy: BodyPolicy): BodyReadLimits =>
+  largeBodyRoute(request) !== undefined
     ? { maxBytes: policy.maxJsonBytes, limitName: "MAX_JSON_MB", minBytesPerSecond: policy.minBytesPerSecond, graceMs: policy.graceMs }
     : { maxBytes: policy.maxBodyBytes, limitName: "HERALD_HTTP_MAX_BODY_KB", minBytesPerSecond: policy.minBytesPerSecond, graceMs: policy.graceMs }
 

@@ -288,7 +288,8 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
             smtp.send(hops, { from: encodeVerp(d.id, returnPath, verpSecret), to: d.recipient }, raw, {
               heloName: config.hostname,
               maxConnections: shaping.maxConnections,
-              messagesPerConnection: shaping.messagesPerConnection
+              messagesPerConnection: shaping.messagesPerConnection,
+              urgent: d.channel === "transactional"
             })
           ))
         // Not now (the destination is paused, or its connections are held by another replica).

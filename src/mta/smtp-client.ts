@@ -34,6 +34,8 @@ export interface SmtpClientOptions {
   readonly heloName: string
   readonly maxConnections: number
   readonly messagesPerConnection: number
+  /** Transactional mail: takes the first connection to come free (./smtp-pool.ts). */
+  readonly urgent?: boolean | undefined
 }
 
 /** Failures of the session itself (TLS, AUTH): whatever the server answered, not about the recipient. */
@@ -77,7 +79,7 @@ export class SmtpClient {
     let last: Reply & { host: string } = { code: null, text: "no host to deliver to", host: "" }
     for (const hop of hops) {
       try {
-        const info = await this.pool(hop, options).send(envelope.from, envelope.to, raw)
+        const info = await this.pool(hop, options).send(envelope.from, envelope.to, raw, options.urgent === true)
         const response = String(info.response ?? "250 OK")
         return { code: Number(response.slice(0, 3)) || 250, text: response, host: hop.servername ?? hop.host }
       } catch (error) {

@@ -11,6 +11,14 @@
  * connection usable after RSET; any other failure closes it; a connection the server closed while
  * idle is dropped, and a message that found its reused connection dead before a byte was sent is
  * tried once more on a fresh one. Idle connections close themselves after the socket timeout.
+ *
+ * An urgent message (transactional mail) takes the first connection to be free: it goes to the
+ * front of the line, and when a new connection may be opened while others are busy, it opens one
+ * *and* waits in line, taking whichever comes first (the other goes to the next in line or idles).
+ * Opening costs the server's greeting delay — 100 ms for smtp-server's early-talker check, seconds
+ * behind Postfix's postscreen — while a busy connection frees up within one transaction: a
+ * transactional send behind a bulk backlog on the same host would otherwise watch dozens of bulk
+ * messages go out on the open connection before its own had said hello (test/mta/lanes.test.ts).
  */
 import SMTPConnection from "nodemailer/lib/smtp-connection"
 
@@ -36,6 +44,8 @@ interface Pooled {
   dead: boolean
 }
 
+const closedError = () => Object.assign(new Error("SMTP client closed"), { code: "ECONNECTION" })
+
 /** Failures that say nothing about the message: the connection was gone before it was sent. */
 const CONNECTION_LOST = new Set(["ECONNECTION", "ESOCKET", "ETIMEDOUT"])
 
@@ -48,8 +58,8 @@ export class SmtpPool {
   constructor(private readonly options: PoolOptions) {}
 
   /** Sends `raw` to one recipient; resolves with the server's final reply or rejects with its error. */
-  async send(from: string, to: string, raw: Buffer): Promise<SMTPConnection.SentMessageInfo> {
-    const pooled = await this.acquire()
+  async send(from: string, to: string, raw: Buffer, urgent = false): Promise<SMTPConnection.SentMessageInfo> {
+    const pooled = await this.acquire(urgent)
     const reused = pooled.sent > 0
     try {
       const info = await this.transact(pooled, from, to, raw)
@@ -62,7 +72,7 @@ export class SmtpPool {
       } else {
         this.discard(pooled)
         // A reused connection the server had closed meanwhile: the message never left, try a fresh one.
-        if (reused && e.responseCode === undefined && CONNECTION_LOST.has(e.code ?? "")) return this.send(from, to, raw)
+        if (reused && e.responseCode === undefined && CONNECTION_LOST.has(e.code ?? "")) return this.send(from, to, raw, urgent)
       }
       throw error
     }
@@ -82,15 +92,16 @@ export class SmtpPool {
     })
   }
 
-  private async acquire(): Promise<Pooled> {
+  private async acquire(urgent: boolean): Promise<Pooled> {
     for (;;) {
-      if (this.closed) throw Object.assign(new Error("SMTP client closed"), { code: "ECONNECTION" })
+      if (this.closed) throw closedError()
       const idle = this.idle.pop()
       if (idle !== undefined) {
         if (!idle.dead) return idle
         continue
       }
       if (this.open < this.options.maxConnections) {
+        if (urgent && this.open > 0) return this.firstFree()
         this.open += 1
         try {
           return await this.connect()
@@ -100,9 +111,57 @@ export class SmtpPool {
           throw error
         }
       }
-      const handed = await new Promise<Pooled | undefined>((resolve) => this.waiting.push(resolve))
+      const handed = await new Promise<Pooled | undefined>((resolve) => (urgent ? this.waiting.unshift(resolve) : this.waiting.push(resolve)))
       if (handed !== undefined && !handed.dead) return handed
     }
+  }
+
+  /**
+   * Opens a connection and waits at the front of the line at once: resolves with whichever is
+   * first, the new connection or a busy one handed on (see the header). A new connection that
+   * lost the race is offered like a released one; one that failed fails the wait only if nothing
+   * was handed on meanwhile.
+   */
+  private firstFree(): Promise<Pooled> {
+    this.open += 1
+    return new Promise<Pooled>((resolve, reject) => {
+      let settled = false
+      const settle = () => {
+        settled = true
+        const i = this.waiting.indexOf(waiter)
+        if (i >= 0) this.waiting.splice(i, 1)
+      }
+      const waiter = (handed: Pooled | undefined) => {
+        if (this.closed) {
+          settle()
+          return reject(closedError())
+        }
+        if (handed !== undefined && !handed.dead) {
+          settle()
+          return resolve(handed)
+        }
+        // A place came free: ours is being opened already, so the notice goes to the next in line.
+        const next = handed === undefined ? this.waiting.shift() : undefined
+        this.waiting.unshift(waiter)
+        next?.(undefined)
+      }
+      this.waiting.unshift(waiter)
+      this.connect().then(
+        (fresh) => {
+          if (settled) return this.offer(fresh)
+          settle()
+          resolve(fresh)
+        },
+        (error: unknown) => {
+          this.open -= 1
+          if (!settled) {
+            settle()
+            reject(error)
+          }
+          this.handOn()
+        }
+      )
+    })
   }
 
   /**
@@ -110,12 +169,15 @@ export class SmtpPool {
    * the connection finishes its own bookkeeping of the reply first.
    */
   private release(pooled: Pooled): void {
-    setImmediate(() => {
-      if (pooled.dead || this.closed || pooled.sent >= this.options.maxMessages) return this.discard(pooled)
-      const waiter = this.waiting.shift()
-      if (waiter !== undefined) waiter(pooled)
-      else this.idle.push(pooled)
-    })
+    setImmediate(() => this.offer(pooled))
+  }
+
+  /** A free connection goes to the first in line, or idles. */
+  private offer(pooled: Pooled): void {
+    if (pooled.dead || this.closed || pooled.sent >= this.options.maxMessages) return this.discard(pooled)
+    const waiter = this.waiting.shift()
+    if (waiter !== undefined) waiter(pooled)
+    else this.idle.push(pooled)
   }
 
   /** Closes a connection we no longer want (retired first, so its place is free at once). */

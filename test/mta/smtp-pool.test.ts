@@ -1,0 +1,86 @@
+/**
+ * The SMTP pool against a real sink (smtp-server greets 100 ms after the connection, its
+ * early-talker check; here each DATA is answered 40 ms after its end). An urgent message
+ * (transactional) takes the first connection to come free — the busy one, well before a new
+ * connection has said hello — and the connection opened for it goes to the next in line; the
+ * pool never holds more than its cap.
+ */
+import { SMTPServer } from "smtp-server"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { SmtpPool } from "../../src/mta/smtp-pool.ts"
+import { type SmtpSink, startSmtpSink } from "../support/smtp-sink.ts"
+
+let sink: SmtpSink
+beforeAll(async () => {
+  sink = await startSmtpSink({ delayMs: 40 })
+})
+afterAll(() => sink.close())
+
+const poolTo = (port: number) =>
+  new SmtpPool({
+    host: "127.0.0.1",
+    port,
+    secure: false,
+    heloName: "pool.herald.test",
+    auth: undefined,
+    requireTLS: false,
+    rejectUnauthorized: false,
+    servername: undefined,
+    maxConnections: 2,
+    maxMessages: 100
+  })
+
+const raw = (name: string) => Buffer.from(`Subject: ${name}\r\n\r\n${name}\r\n`)
+/** The pool hands a connection on one event-loop turn after its reply. */
+const idled = () => new Promise((resolve) => setImmediate(resolve))
+const recipientsInOrder = (from: number) => sink.received.slice(from).map((m) => m.rcptTo[0])
+
+describe("SmtpPool", () => {
+  it("gives an urgent message the busy connection as it comes free, before a new one has greeted, and the new one to the next in line", async () => {
+    const pool = poolTo(sink.port)
+    try {
+      await pool.send("a@pool.test", "warm@pool.test", raw("warm"))
+      await idled()
+      const before = sink.received.length
+      const connectionsBefore = sink.connections.length
+      // One bulk message on the open connection, then an urgent one, then ten more bulk ones.
+      const bulk = pool.send("a@pool.test", "bulk0@pool.test", raw("bulk0"))
+      const urgent = pool.send("a@pool.test", "urgent@pool.test", raw("urgent"), true)
+      const rest = Array.from({ length: 10 }, (_, i) => pool.send("a@pool.test", `bulk${i + 1}@pool.test`, raw(`bulk${i + 1}`)))
+      await Promise.all([bulk, urgent, ...rest])
+
+      const order = recipientsInOrder(before)
+      expect(order.slice(0, 2)).toEqual(["bulk0@pool.test", "urgent@pool.test"])
+      expect(order).toHaveLength(12)
+      // The connection opened for the urgent message was not wasted, and the cap held.
+      expect(sink.connections.length - connectionsBefore).toBe(1)
+      expect(sink.peakConnections()).toBeLessThanOrEqual(2)
+    } finally {
+      pool.close()
+    }
+  })
+
+  it("an urgent message whose new connection is refused fails with the refusal, and the pool goes on with the one it has", async () => {
+    // A server that takes one client at a time: a second connection is answered 421 at once.
+    const server = new SMTPServer({ maxClients: 1, authOptional: true, disabledCommands: ["AUTH", "STARTTLS"], logger: false,
+      onData(stream, _session, callback) {
+        stream.resume()
+        stream.on("end", () => setTimeout(() => callback(), 40))
+      } })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const address = server.server.address()
+    const pool = poolTo(typeof address === "object" && address !== null ? address.port : 0)
+    try {
+      await pool.send("a@pool.test", "warm@pool.test", raw("warm"))
+      await idled()
+      const bulk = pool.send("a@pool.test", "bulk@pool.test", raw("bulk"))
+      await expect(pool.send("a@pool.test", "urgent@pool.test", raw("urgent"), true)).rejects.toMatchObject({ responseCode: 421 })
+      await bulk
+      // The refused connection gave its place back; the open one serves the next message.
+      await expect(pool.send("a@pool.test", "next@pool.test", raw("next"), true)).resolves.toMatchObject({ accepted: ["next@pool.test"] })
+    } finally {
+      pool.close()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  })
+})

@@ -1,0 +1,17 @@
+/**
+ * Appliance-wide secrets, created once by whichever replica starts first and shared through the
+ * database (`appliance_settings`), so any replica can check what another one signed: the VERP
+ * return paths (src/mta/VerpSecret.ts) and the public pages' tokens (src/bulk/public/tokens.ts).
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { randomBase62 } from "../lib/ids.ts"
+
+/** The secret named `name`, created (40 random base62 characters) if no replica has made it yet. */
+export const applianceSecret = (name: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`INSERT INTO appliance_settings (name, value) VALUES (${name}, ${randomBase62(40)}) ON CONFLICT DO NOTHING`
+    const [row] = yield* sql<{ value: string }>`SELECT value FROM appliance_settings WHERE name = ${name}`
+    return row!.value
+  })

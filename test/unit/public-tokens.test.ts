@@ -2,6 +2,7 @@
 import { Option } from "effect"
 import { describe, expect, it } from "vitest"
 import { makeTokens, MAX_TOKEN_LENGTH } from "../../src/bulk/public/tokens.ts"
+import { openUnsubscribeToken, unsubscribeHeaders } from "../../src/bulk/public/unsubscribe-link.ts"
 
 const tokens = makeTokens("a-secret-of-the-appliance")
 const NOW = Date.parse("2026-11-26T10:00:00Z")
@@ -31,5 +32,21 @@ describe("public tokens", () => {
     for (const bad of ["", ".", "abc", "a.b.c", "a b.c", "%41.b", `${"a".repeat(MAX_TOKEN_LENGTH)}.b`]) {
       expect(tokens.open("click", bad, NOW)).toEqual(Option.none())
     }
+  })
+})
+
+describe("unsubscribe link", () => {
+  it("names the account, the address and the source, in both URIs of List-Unsubscribe", () => {
+    const headers = unsubscribeHeaders(tokens, { baseUrl: "https://mail.example.com/", bounceDomain: "bounces.example.com" }, {
+      accountId: "acc_1",
+      email: "Ann@Example.com",
+      source: "cp_9"
+    })
+    expect(headers["List-Unsubscribe-Post"]).toBe("List-Unsubscribe=One-Click")
+    const match = /^<https:\/\/mail\.example\.com\/u\/([^>]+)>, <mailto:unsubscribe@bounces\.example\.com\?subject=([^>]+)>$/.exec(headers["List-Unsubscribe"])
+    expect(match).not.toBeNull()
+    expect(match![1]).toBe(match![2])
+    expect(openUnsubscribeToken(tokens, match![1]!, NOW)).toEqual(Option.some({ accountId: "acc_1", email: "Ann@Example.com", source: "cp_9" }))
+    expect(openUnsubscribeToken(tokens, tokens.mint("confirm", ["acc_1", "Ann@Example.com", ""]), NOW)).toEqual(Option.none())
   })
 })

@@ -22,6 +22,7 @@ import { RenderEngine } from "./bulk/render/RenderEngine.ts"
 import { Segments } from "./bulk/segments/Segments.ts"
 import { Templates } from "./bulk/templates/Templates.ts"
 import { TestSend } from "./bulk/templates/TestSend.ts"
+import { TrackingPruneLive } from "./bulk/tracking/PruneJob.ts"
 import { QuotaReserver } from "./platform/usage/QuotaReserver.ts"
 import { Usage } from "./platform/usage/Usage.ts"
 import { ResetJobLive } from "./platform/subscriptions/ResetJob.ts"
@@ -110,6 +111,7 @@ const ActorsLive = Layer.mergeAll(
   ResetJobLive,
   RecheckJobLive,
   ReputationSweepLive,
+  TrackingPruneLive,
   MtaLive.pipe(Layer.provide(MtaServicesLive)),
   DispatcherLive,
   RemoteWakeupsLive,

@@ -17,12 +17,25 @@ export interface AddressFact {
   readonly at: Date
   readonly messageId?: string | null | undefined
   readonly detail?: string | null | undefined
+  /** Opens and clicks only: the campaign's key (only that key's contacts show them) and the campaign. */
+  readonly keyId?: string | null | undefined
+  readonly campaignId?: string | null | undefined
 }
 
 export const recordFact = (type: EngagementType, fact: AddressFact) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`INSERT INTO contact_engagement (account_id, key_id, email, type, at, message_id, detail)
-      VALUES (${fact.accountId}, NULL, ${fact.email.toLowerCase()}, ${type}, ${fact.at}, ${fact.messageId ?? null}, ${fact.detail ?? null})`
+    sql`INSERT INTO contact_engagement (account_id, key_id, email, type, at, campaign_id, message_id, detail)
+      VALUES (${fact.accountId}, ${fact.keyId ?? null}, ${fact.email.toLowerCase()}, ${type}, ${fact.at}, ${fact.campaignId ?? null},
+        ${fact.messageId ?? null}, ${fact.detail ?? null})`
+  ).pipe(Effect.asVoid)
+
+/**
+ * Forgets the opens and clicks older than `before`: they are tracking detail, kept 90 days (DESIGN
+ * "Analytics detail"; the tracking prune calls this). Bounces, complaints and unsubscribes stay.
+ */
+export const pruneOpensAndClicks = (before: Date) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`DELETE FROM contact_engagement WHERE type IN ('opened', 'clicked') AND at < ${before}`
   ).pipe(Effect.asVoid)
 
 /**

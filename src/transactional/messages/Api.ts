@@ -8,7 +8,7 @@ import { StorableString } from "../../lib/text.ts"
 export const RecipientState = Schema.Literal("queued", "deferred", "sent", "bounced", "failed", "suppressed", "complained")
 export type RecipientState = typeof RecipientState.Type
 
-export const TimelineType = Schema.Literal("queued", "attempt", "deferred", "sent", "bounced", "failed", "complained")
+export const TimelineType = Schema.Literal("queued", "attempt", "deferred", "sent", "bounced", "failed", "complained", "opened", "clicked")
 export type TimelineType = typeof TimelineType.Type
 
 export const TimelineEntry = Schema.Struct({
@@ -19,7 +19,8 @@ export const TimelineEntry = Schema.Struct({
   reply: Schema.optional(Schema.String).annotations({
     description: "attempt: the SMTP reply; bounced or deferred by a DSN: its diagnostic; an outcome no SMTP reply decided: the reason"
   }),
-  status: Schema.optional(Schema.String).annotations({ description: "The enhanced status code (a DSN's for a late bounce)" })
+  status: Schema.optional(Schema.String).annotations({ description: "The enhanced status code (a DSN's for a late bounce)" }),
+  url: Schema.optional(Schema.String).annotations({ description: "clicked: the link followed (campaign mail only, like opened)" })
 }).annotations({ identifier: "TimelineEntry" })
 export type TimelineEntry = typeof TimelineEntry.Type
 

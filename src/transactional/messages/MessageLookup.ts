@@ -1,6 +1,7 @@
 /**
  * A message as its sender sees it: a read model over the queue (messages, message_contents,
- * deliveries, delivery_attempts) and what came back for it (inbound_bounces, inbound_complaints),
+ * deliveries, delivery_attempts), what came back for it (inbound_bounces, inbound_complaints) and,
+ * for campaign mail, its opens and clicks (tracking_hits, campaign_links),
  * in one statement. The owners of those tables write them; this only reads (README "Who owns which
  * table"). Only the caller's account's messages are found: another account's id, and a sandbox
  * send's id (sandbox stores nothing), are simply not there.
@@ -52,7 +53,8 @@ const Row = Schema.Struct({
     action: Schema.String,
     diagnostic: NullableString
   })),
-  complaints: Schema.Array(Schema.Struct({ delivery_id: Schema.String, at: At }))
+  complaints: Schema.Array(Schema.Struct({ delivery_id: Schema.String, at: At })),
+  tracking: Schema.Array(Schema.Struct({ delivery_id: Schema.String, at: At, kind: Schema.String, url: NullableString }))
 })
 
 const decodeRow = Schema.decodeUnknown(Row)
@@ -92,7 +94,12 @@ export class MessageLookup extends Effect.Service<MessageLookup>()("herald/Messa
                 AND e.event = ${COMPLAINED_EVENT} AND e.payload->>'isp' = ${SIMULATOR_ISP} AND e.payload->>'email' = d.recipient
                 AND e.created_at BETWEEN d.completed_at AND d.completed_at + interval '1 second'
               WHERE d.message_id = m.id AND d.recipient_domain = ${SIMULATOR_DOMAIN} AND d.state = 'sent'
-            ) k) AS complaints
+            ) k) AS complaints,
+          -- A campaign message's opens (people's, not prefetching proxies') and clicks with their link.
+          (SELECT coalesce(json_agg(json_build_object('delivery_id', t.delivery_id, 'at', t.at, 'kind', t.kind, 'url', l.url)
+              ORDER BY t.at, t.id), '[]')
+            FROM tracking_hits t LEFT JOIN campaign_links l ON l.campaign_id = t.campaign_id AND l.link_index = t.link_index
+            WHERE NOT t.machine AND t.delivery_id IN (SELECT id FROM deliveries WHERE message_id = m.id)) AS tracking
         FROM messages m LEFT JOIN message_contents c ON c.id = m.content_id
         WHERE m.id = ${messageId} AND m.account_id = ${accountId}`
 

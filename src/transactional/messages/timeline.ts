@@ -7,7 +7,9 @@
  * `attempt` (the host and its reply) when an SMTP reply decided it, then the outcome itself
  * (`deferred`, `sent`, `bounced`, `failed`; the reason as `reply` when no SMTP reply decided it: a
  * delivery-time check, no route); a DSN after the handover (`bounced` with its status and
- * diagnostic, or `deferred` for a delay notice); `complained`. The recipients' entries are then
+ * diagnostic, or `deferred` for a delay notice); `complained`; a campaign message's `opened` and
+ * `clicked` (with the link's `url`) from its tracking detail (src/bulk/tracking/: people's opens
+ * only, not prefetching proxies'; kept 90 days). The recipients' entries are then
  * merged oldest first (a stable sort: entries at the same moment keep that order).
  */
 import type { MessageRecipient, RecipientState, TimelineEntry, TimelineType } from "./Api.ts"
@@ -45,11 +47,19 @@ export interface ComplaintFact {
   readonly at: Date
 }
 
+export interface TrackingFact {
+  readonly delivery_id: string
+  readonly at: Date
+  readonly kind: string
+  readonly url: string | null
+}
+
 export interface MessageFacts {
   readonly deliveries: ReadonlyArray<DeliveryFact>
   readonly attempts: ReadonlyArray<AttemptFact>
   readonly bounces: ReadonlyArray<BounceFact>
   readonly complaints: ReadonlyArray<ComplaintFact>
+  readonly tracking?: ReadonlyArray<TrackingFact>
 }
 
 /**
@@ -73,14 +83,15 @@ const entry = (
   at: Date,
   type: TimelineType,
   recipient: string,
-  fields: { readonly host?: string | null; readonly reply?: string | null; readonly status?: string | null } = {}
+  fields: { readonly host?: string | null; readonly reply?: string | null; readonly status?: string | null; readonly url?: string | null } = {}
 ): TimelineEntry => ({
   at: at.toISOString(),
   type,
   recipient,
   ...(fields.host == null ? {} : { host: fields.host }),
   ...(fields.reply == null || fields.reply === "" ? {} : { reply: fields.reply }),
-  ...(fields.status == null ? {} : { status: fields.status })
+  ...(fields.status == null ? {} : { status: fields.status }),
+  ...(fields.url == null ? {} : { url: fields.url })
 })
 
 const byDelivery = <A extends { readonly delivery_id: string }>(rows: ReadonlyArray<A>) => {
@@ -89,7 +100,13 @@ const byDelivery = <A extends { readonly delivery_id: string }>(rows: ReadonlyAr
   return grouped
 }
 
-const recipientEntries = (d: DeliveryFact, attempts: ReadonlyArray<AttemptFact>, bounces: ReadonlyArray<BounceFact>, complaints: ReadonlyArray<ComplaintFact>) => {
+const recipientEntries = (
+  d: DeliveryFact,
+  attempts: ReadonlyArray<AttemptFact>,
+  bounces: ReadonlyArray<BounceFact>,
+  complaints: ReadonlyArray<ComplaintFact>,
+  tracking: ReadonlyArray<TrackingFact>
+) => {
   const entries: Array<TimelineEntry> = [entry(d.created_at, "queued", d.recipient)]
   for (const a of attempts) {
     const smtp = a.host !== null || a.code !== null
@@ -108,6 +125,7 @@ const recipientEntries = (d: DeliveryFact, attempts: ReadonlyArray<AttemptFact>,
     entries.push(entry(b.at, b.action === "delayed" ? "deferred" : "bounced", d.recipient, { status: b.status, reply: b.diagnostic }))
   }
   for (const c of complaints) entries.push(entry(c.at, "complained", d.recipient))
+  for (const t of tracking) entries.push(entry(t.at, t.kind === "open" ? "opened" : "clicked", d.recipient, { url: t.url }))
   return entries
 }
 
@@ -119,12 +137,13 @@ export const messageHistory = (facts: MessageFacts): {
   const attempts = byDelivery(facts.attempts)
   const bounces = byDelivery(facts.bounces)
   const complaints = byDelivery(facts.complaints)
+  const tracking = byDelivery(facts.tracking ?? [])
   const recipients = facts.deliveries.map((d) => ({
     email: d.recipient,
     state: recipientState(d, (complaints.get(d.id) ?? []).length > 0)
   }))
   const timeline = facts.deliveries
-    .flatMap((d) => recipientEntries(d, attempts.get(d.id) ?? [], bounces.get(d.id) ?? [], complaints.get(d.id) ?? []))
+    .flatMap((d) => recipientEntries(d, attempts.get(d.id) ?? [], bounces.get(d.id) ?? [], complaints.get(d.id) ?? [], tracking.get(d.id) ?? []))
     .map((e, i) => ({ e, i, t: Date.parse(e.at) }))
     .sort((a, b) => a.t - b.t || a.i - b.i)
     .map(({ e }) => e)

@@ -1,0 +1,90 @@
+/**
+ * The tracking endpoints on HERALD_TRACK_URL (DESIGN "Public pages and tokens"; no key, GET
+ * only, no body, so neither authentication nor the body limits stand in the way):
+ *
+ * - `GET /o/<token>`: always 200 with a 1×1 transparent GIF and `Cache-Control: no-store` (a cached
+ *   pixel would hide the next open), whatever happens: a bad token or a failed recording is
+ *   logged and records nothing, and the mail client still gets its image.
+ * - `GET /c/<token>`: 302 to the URL of the link the token names (from the campaign's link table,
+ *   never from the request: no open redirect), `Cache-Control: no-store` so each click reaches us,
+ *   and `Referrer-Policy: no-referrer` so the destination never sees the token. A bad token → the
+ *   plain 404 page, nothing recorded. If recording fails the person still gets where they wanted.
+ */
+import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Layer, Option } from "effect"
+import { invalidLinkPage, publicPage } from "../public/page.ts"
+import { PublicTokens } from "../public/tokens.ts"
+import { isMachineOpen } from "./machine-opens.ts"
+import { linkUrl, recordClick, recordOpen } from "./store.ts"
+import { readClickToken, readOpenToken } from "./tokens.ts"
+
+/** The smallest transparent GIF (GIF89a, 1×1, one transparent colour). */
+const PIXEL = Buffer.from("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7", "base64")
+
+const pixelResponse = () =>
+  HttpServerResponse.uint8Array(PIXEL, {
+    status: 200,
+    contentType: "image/gif",
+    headers: { "cache-control": "no-store" }
+  })
+
+const redirect = (url: string) =>
+  HttpServerResponse.empty({
+    status: 302,
+    // Normalised by the URL parser: percent-encoded, so the header holds no raw space or non-ASCII byte.
+    headers: { location: new URL(url).href, "cache-control": "no-store", "referrer-policy": "no-referrer" }
+  })
+
+const tokenParam = Effect.map(HttpRouter.RouteContext, (route) => route.params["token"] ?? "")
+
+export const TrackingRoutesLive = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const tokens = yield* PublicTokens
+    const sql = yield* SqlClient.SqlClient
+    const withSql = Effect.provideService(SqlClient.SqlClient, sql)
+
+    yield* router.get(
+      "/o/:token",
+      Effect.gen(function*() {
+        const token = yield* tokenParam
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const now = yield* Clock.currentTimeMillis
+        const target = readOpenToken(tokens, token, now)
+        if (Option.isSome(target)) {
+          const machine = isMachineOpen(request.headers["user-agent"])
+          yield* recordOpen(target.value, new Date(now), machine).pipe(
+            withSql,
+            Effect.catchAllCause((cause) => Effect.logWarning("open not recorded", cause))
+          )
+        }
+        return pixelResponse()
+      }).pipe(Effect.catchAllCause(() => Effect.succeed(pixelResponse())))
+    )
+
+    yield* router.get(
+      "/c/:token",
+      Effect.gen(function*() {
+        const token = yield* tokenParam
+        const now = yield* Clock.currentTimeMillis
+        const target = readClickToken(tokens, token, now)
+        if (Option.isNone(target)) return invalidLinkPage()
+        const url = yield* recordClick(target.value, new Date(now)).pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.logWarning("click not recorded", cause).pipe(
+              Effect.zipRight(linkUrl(target.value.campaignId, target.value.linkIndex))
+            )),
+          withSql
+        )
+        return Option.match(url, { onNone: invalidLinkPage, onSome: redirect })
+      }).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.logError("click failed", cause).pipe(Effect.as(publicPage({
+            title: "Please try again",
+            paragraphs: ["This link cannot be followed right now. Please try again in a moment."],
+            status: 503
+          }))))
+      )
+    )
+  })
+).pipe(Layer.provide(PublicTokens.Default))

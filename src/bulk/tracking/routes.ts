@@ -36,7 +36,12 @@ const redirect = (url: string) =>
     headers: { location: new URL(url).href, "cache-control": "no-store", "referrer-policy": "no-referrer" }
   })
 
-const tokenParam = Effect.map(HttpRouter.RouteContext, (route) => route.params["token"] ?? "")
+/**
+ * The rest of the path after `/o/` or `/c/`: a wildcard, not a `:token` parameter, because the
+ * router refuses a parameter longer than 100 characters with a 404 and a click token (ids of 20
+ * random characters, the link index, the tag) is longer than that.
+ */
+const tokenParam = Effect.map(HttpRouter.RouteContext, (route) => route.params["*"] ?? "")
 
 export const TrackingRoutesLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
@@ -45,7 +50,7 @@ export const TrackingRoutesLive = HttpApiBuilder.Router.use((router) =>
     const withSql = Effect.provideService(SqlClient.SqlClient, sql)
 
     yield* router.get(
-      "/o/:token",
+      "/o/*",
       Effect.gen(function*() {
         const token = yield* tokenParam
         const request = yield* HttpServerRequest.HttpServerRequest
@@ -63,7 +68,7 @@ export const TrackingRoutesLive = HttpApiBuilder.Router.use((router) =>
     )
 
     yield* router.get(
-      "/c/:token",
+      "/c/*",
       Effect.gen(function*() {
         const token = yield* tokenParam
         const now = yield* Clock.currentTimeMillis

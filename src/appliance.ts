@@ -20,6 +20,11 @@ import { Contacts } from "./bulk/contacts/Contacts.ts"
 import { Lists } from "./bulk/lists/Lists.ts"
 import { RenderEngine } from "./bulk/render/RenderEngine.ts"
 import { Segments } from "./bulk/segments/Segments.ts"
+import { Enroll } from "./bulk/sequences/Enroll.ts"
+import { SequenceSchedulerLive } from "./bulk/sequences/SchedulerActor.ts"
+import { Sequences } from "./bulk/sequences/Sequences.ts"
+import { StepScheduler } from "./bulk/sequences/StepScheduler.ts"
+import { Steps } from "./bulk/sequences/Steps.ts"
 import { Templates } from "./bulk/templates/Templates.ts"
 import { TestSend } from "./bulk/templates/TestSend.ts"
 import { TrackingPruneLive } from "./bulk/tracking/PruneJob.ts"
@@ -88,7 +93,16 @@ const CoreServicesLive = Layer.mergeAll(
 ).pipe(Layer.provideMerge(Dns.Default))
 
 /** Bulk features: contacts, lists, segments, templates and the rendering engine campaigns, sequences and confirmation mail share. */
-const BulkServicesLive = Layer.mergeAll(TestSend.Default, Contacts.Default, Lists.Default, Segments.Default).pipe(
+const BulkServicesLive = Layer.mergeAll(
+  TestSend.Default,
+  Contacts.Default,
+  Lists.Default,
+  Segments.Default,
+  Sequences.Default,
+  Steps.Default,
+  Enroll.Default,
+  StepScheduler.Default
+).pipe(
   Layer.provideMerge(Templates.Default),
   Layer.provideMerge(RenderEngine.Default)
 )
@@ -108,6 +122,7 @@ const MtaServicesLive = Delivery.Default.pipe(Layer.provideMerge(Destinations.De
 /** The actors: long-running loops of every replica. */
 const ActorsLive = Layer.mergeAll(
   SchedulerLive,
+  SequenceSchedulerLive,
   ResetJobLive,
   RecheckJobLive,
   ReputationSweepLive,

@@ -36,7 +36,8 @@ export const migrationFiles = [
   "0020_templates.sql",
   "0021_contacts.sql",
   "0022_segments.sql",
-  "0026_tracking.sql"
+  "0026_tracking.sql",
+  "0027_sequences.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

@@ -10,6 +10,7 @@ import { HttpApi } from "@effect/platform"
 import { ContactsGroup } from "../bulk/contacts/Api.ts"
 import { ListsGroup } from "../bulk/lists/Api.ts"
 import { SegmentsGroup } from "../bulk/segments/Api.ts"
+import { SequencesGroup } from "../bulk/sequences/Api.ts"
 import { TemplatesGroup } from "../bulk/templates/Api.ts"
 import { AuditGroup } from "../transactional/audit/Api.ts"
 import { MessagesGroup } from "../transactional/messages/Api.ts"
@@ -34,7 +35,7 @@ export class MetaArea extends HttpApi.make("meta").add(MetaGroup) {}
 export class TransactionalArea extends HttpApi.make("transactional").add(SendGroup).add(ScheduledGroup).add(AuditGroup).add(MessagesGroup) {}
 
 /** Campaigns, sequences and tracking arrive in a later wave. */
-export class BulkArea extends HttpApi.make("bulk").add(TemplatesGroup).add(ContactsGroup).add(ListsGroup).add(SegmentsGroup) {}
+export class BulkArea extends HttpApi.make("bulk").add(TemplatesGroup).add(ContactsGroup).add(ListsGroup).add(SegmentsGroup).add(SequencesGroup) {}
 
 /** What a client of the platform area uses (the public /docs.json holds these, not admin). */
 export class PlatformArea extends HttpApi.make("platform")

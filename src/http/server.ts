@@ -7,6 +7,7 @@ import { AppConfig } from "../config/app-config.ts"
 import { ContactsHttpLive } from "../bulk/contacts/Http.ts"
 import { ListsHttpLive } from "../bulk/lists/Http.ts"
 import { SegmentsHttpLive } from "../bulk/segments/Http.ts"
+import { SequencesHttpLive } from "../bulk/sequences/Http.ts"
 import { TemplatesHttpLive } from "../bulk/templates/Http.ts"
 import { TrackingRoutesLive } from "../bulk/tracking/routes.ts"
 import { AuditHttpLive } from "../transactional/audit/Http.ts"
@@ -56,7 +57,8 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     TemplatesHttpLive,
     ContactsHttpLive,
     ListsHttpLive,
-    SegmentsHttpLive
+    SegmentsHttpLive,
+    SequencesHttpLive
   ]),
   Layer.provide(AdminAuthenticationLive),
   Layer.provide(AuthenticationLive)

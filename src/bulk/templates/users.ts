@@ -7,10 +7,11 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { sequenceStepsUsingTemplate } from "../sequences/template-users.ts"
 
 export type TemplateUserCheck = (templateId: string) => Effect.Effect<ReadonlyArray<string>, SqlError, SqlClient.SqlClient>
 
-export const TEMPLATE_USER_CHECKS: ReadonlyArray<TemplateUserCheck> = []
+export const TEMPLATE_USER_CHECKS: ReadonlyArray<TemplateUserCheck> = [sequenceStepsUsingTemplate]
 
 /** Every user of the template, described for the 409's message; empty when it may be deleted. */
 export const templateUsers = (templateId: string, checks: ReadonlyArray<TemplateUserCheck> = TEMPLATE_USER_CHECKS) =>

@@ -8,6 +8,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { cancelSubscriptionsOfAddress } from "../../bulk/sequences/cancel-by-address.ts"
 
 export type SuppressionReason = "bounce" | "complaint" | "unsubscribe" | "manual"
 
@@ -29,9 +30,20 @@ export interface NewSuppression {
   readonly onExisting: "keep" | "replace"
 }
 
-/** The row written, or none when the address was already on the list and `onExisting` is `keep`. */
+/**
+ * The row written, or none when the address was already on the list and `onExisting` is `keep`.
+ * A row written also cancels the address's running sequence subscriptions in the same transaction
+ * (the sequences' own function: their table is theirs to write).
+ */
 export const insertSuppression = (entry: NewSuppression) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const written = yield* insertRow(sql, entry)
+      for (const row of written) yield* cancelSubscriptionsOfAddress(row.account_id, row.email, row.reason, entry.at)
+      return written
+    })))
+
+const insertRow = (sql: SqlClient.SqlClient, entry: NewSuppression) =>
     sql<SuppressionRow>`
       INSERT INTO suppressions (account_id, email, reason, source, created_at)
       VALUES (${entry.accountId}, ${entry.email.toLowerCase()}, ${entry.reason}, ${entry.source}, ${entry.at})
@@ -40,7 +52,7 @@ export const insertSuppression = (entry: NewSuppression) =>
         ? sql`DO UPDATE SET reason = EXCLUDED.reason, source = EXCLUDED.source`
         : sql`DO NOTHING`
     }
-      RETURNING email, reason, source, created_at, account_id`)
+      RETURNING email, reason, source, created_at, account_id`
 
 export const suppressAutomatically = (accountId: string, email: string, reason: SuppressionReason, source: string, at: Date) =>
   insertSuppression({ accountId, email, reason, source, at, onExisting: "keep" }).pipe(Effect.asVoid)

@@ -1,0 +1,186 @@
+/**
+ * /v1/bulk/sequences: automated multi-step mailings of the calling key (REST conventions of
+ * shared/DESIGN.md "Rules shared by the bulk issues"), their steps (the spec's "Sequence step"
+ * shape exactly), the steps' order, enrolment of a list, and the subscriptions with their
+ * pause, resume and cancel actions.
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../../http/auth.ts"
+import { BadRequest, Conflict, NotFound, PayloadTooLarge, RateLimited } from "../../http/errors.ts"
+import { EmailAddress } from "../../lib/email.ts"
+import { storable, StorableString } from "../../lib/text.ts"
+
+const Name = storable(Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(200)))
+const Short = storable(Schema.String.pipe(Schema.maxLength(998)))
+const Status = Schema.Literal("active", "inactive")
+const State = Schema.Literal("active", "paused", "completed", "cancelled")
+const Reason = Schema.Literal("unsubscribed", "manual", "bounced", "complained", "suppressed")
+
+export const Sequence = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  status: Status.annotations({ description: "inactive: enrolment is refused and due steps are held, then sent when active again" }),
+  from_email: Schema.NullOr(Schema.String),
+  from_name: Schema.NullOr(Schema.String),
+  reply_to: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  step_count: Schema.Int,
+  subscriptions: Schema.Struct({ active: Schema.Int, paused: Schema.Int, completed: Schema.Int, cancelled: Schema.Int })
+    .annotations({ description: "Subscriptions by state" })
+}).annotations({ identifier: "Sequence" })
+
+export const Step = Schema.Struct({
+  id: Schema.Int,
+  sequence_id: Schema.String,
+  position: Schema.Int,
+  offset_seconds: Schema.Int.annotations({ description: "From the previous step's due time (from enrolment for the first)" }),
+  subject: Schema.NullOr(Schema.String),
+  preheader: Schema.NullOr(Schema.String).annotations({ description: "Inbox preview text" }),
+  mjml: Schema.NullOr(Schema.String).annotations({ description: "MJML design source; html is what is sent (compiled when saved)" }),
+  html: Schema.NullOr(Schema.String),
+  body_text: Schema.NullOr(Schema.String),
+  from_email: Schema.NullOr(Schema.String),
+  from_name: Schema.NullOr(Schema.String),
+  reply_to: Schema.NullOr(Schema.String),
+  template_id: Schema.NullOr(Schema.String).annotations({ description: "Content taken from this template where the step's own field is null" })
+}).annotations({ identifier: "SequenceStep" })
+
+export const Subscription = Schema.Struct({
+  id: Schema.String,
+  sequence_id: Schema.String,
+  contact_id: Schema.String,
+  email: Schema.String,
+  state: State,
+  reason: Schema.NullOr(Reason).annotations({ description: "Why a cancelled subscription was cancelled" }),
+  last_step_id: Schema.NullOr(Schema.Int).annotations({ description: "The last step queued for this contact" }),
+  next_due_at: Schema.NullOr(Schema.String),
+  hold_reason: Schema.NullOr(Schema.String).annotations({ description: "Why a due step waits (quota, account, sender domain)" }),
+  enrolled_at: Schema.String,
+  updated_at: Schema.String
+}).annotations({ identifier: "SequenceSubscription" })
+
+const Limit = Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)), { default: () => 50 })
+const Offset = Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), { default: () => 0 })
+const page = <A, I>(item: Schema.Schema<A, I>) => Schema.Struct({ total: Schema.Int, limit: Schema.Int, offset: Schema.Int, items: Schema.Array(item) })
+
+const SequenceCreate = Schema.Struct({
+  name: Name,
+  status: Schema.optionalWith(Status, { default: () => "active" as const }),
+  from_email: Schema.optionalWith(Schema.NullOr(EmailAddress), { default: () => null }),
+  from_name: Schema.optionalWith(Schema.NullOr(Short), { default: () => null }),
+  reply_to: Schema.optionalWith(Schema.NullOr(EmailAddress), { default: () => null })
+})
+const SequencePatch = Schema.Struct({
+  name: Schema.optional(Name),
+  status: Schema.optional(Status),
+  from_email: Schema.optional(Schema.NullOr(EmailAddress)),
+  from_name: Schema.optional(Schema.NullOr(Short)),
+  reply_to: Schema.optional(Schema.NullOr(EmailAddress))
+})
+
+const Offset_seconds = Schema.Int.pipe(Schema.between(0, 10 * 365 * 86_400))
+const stepFields = {
+  subject: Schema.NullOr(Short),
+  preheader: Schema.NullOr(Short),
+  mjml: Schema.NullOr(StorableString),
+  html: Schema.NullOr(StorableString),
+  body_text: Schema.NullOr(StorableString),
+  from_email: Schema.NullOr(EmailAddress),
+  from_name: Schema.NullOr(Short),
+  reply_to: Schema.NullOr(EmailAddress),
+  template_id: Schema.NullOr(Schema.String)
+}
+const StepCreate = Schema.Struct({
+  offset_seconds: Schema.optionalWith(Offset_seconds, { default: () => 0 }),
+  subject: Schema.optionalWith(stepFields.subject, { default: () => null }),
+  preheader: Schema.optionalWith(stepFields.preheader, { default: () => null }),
+  mjml: Schema.optionalWith(stepFields.mjml, { default: () => null }),
+  html: Schema.optionalWith(stepFields.html, { default: () => null }),
+  body_text: Schema.optionalWith(stepFields.body_text, { default: () => null }),
+  from_email: Schema.optionalWith(stepFields.from_email, { default: () => null }),
+  from_name: Schema.optionalWith(stepFields.from_name, { default: () => null }),
+  reply_to: Schema.optionalWith(stepFields.reply_to, { default: () => null }),
+  template_id: Schema.optionalWith(stepFields.template_id, { default: () => null })
+})
+const StepPatch = Schema.Struct({
+  offset_seconds: Schema.optional(Offset_seconds),
+  subject: Schema.optional(stepFields.subject),
+  preheader: Schema.optional(stepFields.preheader),
+  mjml: Schema.optional(stepFields.mjml),
+  html: Schema.optional(stepFields.html),
+  body_text: Schema.optional(stepFields.body_text),
+  from_email: Schema.optional(stepFields.from_email),
+  from_name: Schema.optional(stepFields.from_name),
+  reply_to: Schema.optional(stepFields.reply_to),
+  template_id: Schema.optional(stepFields.template_id)
+})
+
+const EnrollRequest = Schema.Struct({
+  list_id: Schema.optional(Schema.String).annotations({ description: "Required: the list whose contacts are enrolled" })
+})
+const EnrollResult = Schema.Struct({
+  enrolled: Schema.Int.annotations({ description: "New subscriptions" }),
+  already_in: Schema.Int.annotations({ description: "Active or paused subscriptions, unchanged" }),
+  skipped_terminal: Schema.Int.annotations({ description: "An earlier subscription ended: not enrolled again" }),
+  suppressed: Schema.Int.annotations({ description: "Active contacts whose address is on a suppression list (account or platform)" }),
+  total: Schema.Int.annotations({ description: "Active contacts in the list" }),
+  truncated: Schema.Boolean.annotations({ description: "Eligible contacts remain unenrolled (HERALD_ENROLL_CAP per run): enrol again to continue" })
+}).annotations({ identifier: "EnrollResult" })
+
+const ById = Schema.Struct({ id: Schema.String })
+const StepPath = Schema.Struct({ id: Schema.String, step_id: Schema.NumberFromString.pipe(Schema.int()) })
+const SubscriptionPath = Schema.Struct({ id: Schema.String, subscription_id: Schema.String })
+const Deleted = Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) })
+const StepDeleted = Schema.Struct({ id: Schema.Int, deleted: Schema.Literal(true) })
+
+const action = <const Name extends "pause" | "resume" | "cancel">(name: Name, summary: string) =>
+  HttpApiEndpoint.post(name, `/v1/bulk/sequences/:id/subscriptions/:subscription_id/${name}`).setPath(SubscriptionPath)
+    .addSuccess(Subscription).annotate(OpenApi.Summary, summary)
+
+export class SequencesGroup extends HttpApiGroup.make("sequences")
+  .add(HttpApiEndpoint.post("create", "/v1/bulk/sequences").setPayload(SequenceCreate).addSuccess(Sequence, { status: 201 }))
+  .add(HttpApiEndpoint.get("list", "/v1/bulk/sequences").setUrlParams(Schema.Struct({ limit: Limit, offset: Offset })).addSuccess(page(Sequence)))
+  .add(HttpApiEndpoint.get("read", "/v1/bulk/sequences/:id").setPath(ById).addSuccess(Sequence))
+  .add(HttpApiEndpoint.patch("update", "/v1/bulk/sequences/:id").setPath(ById).setPayload(SequencePatch).addSuccess(Sequence))
+  .add(
+    HttpApiEndpoint.del("remove", "/v1/bulk/sequences/:id").setPath(ById).addSuccess(Deleted)
+      .annotate(OpenApi.Summary, "Delete a sequence (409 while a subscription is active or paused)")
+  )
+  .add(
+    HttpApiEndpoint.post("createStep", "/v1/bulk/sequences/:id/steps").setPath(ById).setPayload(StepCreate).addSuccess(Step, { status: 201 })
+      .annotate(OpenApi.Summary, "Append a step (content from its template or its own fields; its own win)")
+  )
+  .add(HttpApiEndpoint.get("steps", "/v1/bulk/sequences/:id/steps").setPath(ById).addSuccess(Schema.Array(Step)))
+  .add(
+    HttpApiEndpoint.put("order", "/v1/bulk/sequences/:id/steps/order").setPath(ById)
+      .setPayload(Schema.Struct({ order: Schema.Array(Schema.Int).annotations({ description: "Ids of ALL steps of the sequence in the desired order" }) }))
+      .addSuccess(Schema.Array(Step))
+      .annotate(OpenApi.Summary, "Reorder the steps (409 while a subscription is active or paused); answers them renumbered 1..N")
+  )
+  .add(HttpApiEndpoint.get("readStep", "/v1/bulk/sequences/:id/steps/:step_id").setPath(StepPath).addSuccess(Step))
+  .add(HttpApiEndpoint.patch("updateStep", "/v1/bulk/sequences/:id/steps/:step_id").setPath(StepPath).setPayload(StepPatch).addSuccess(Step))
+  .add(
+    HttpApiEndpoint.del("removeStep", "/v1/bulk/sequences/:id/steps/:step_id").setPath(StepPath).addSuccess(StepDeleted)
+      .annotate(OpenApi.Summary, "Delete a step (409 while a subscription is active or paused)")
+  )
+  .add(
+    HttpApiEndpoint.post("enroll", "/v1/bulk/sequences/:id/enroll").setPath(ById).setPayload(EnrollRequest).addSuccess(EnrollResult)
+      .annotate(OpenApi.Summary, "Enrol every sendable contact of a list (idempotent; counts against the per-minute rate limit)")
+  )
+  .add(
+    HttpApiEndpoint.get("subscriptions", "/v1/bulk/sequences/:id/subscriptions").setPath(ById)
+      .setUrlParams(Schema.Struct({ state: Schema.optional(State), limit: Limit, offset: Offset }))
+      .addSuccess(page(Subscription))
+  )
+  .add(action("pause", "Pause a subscription (active → paused)"))
+  .add(action("resume", "Resume a subscription (paused → active; due at the later of its due time and now)"))
+  .add(action("cancel", "Cancel a subscription (active or paused → cancelled, reason manual)"))
+  .addError(NotFound)
+  .addError(BadRequest)
+  .addError(Conflict)
+  .addError(PayloadTooLarge)
+  .addError(RateLimited)
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Sequences")
+{}

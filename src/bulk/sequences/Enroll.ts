@@ -1,0 +1,110 @@
+/**
+ * POST /v1/bulk/sequences/{id}/enroll: every sendable contact of a list (DESIGN "Sendable":
+ * status `active`, on no suppression list of the account or the platform, and a `confirmed`
+ * member of a list that requires confirmation) gets a subscription, due at enrolment plus the
+ * first step's offset, with one `sequence.subscribed` each in the same transaction.
+ *
+ * Counts, each contact once, in this order: a contact with an active or paused subscription is
+ * `already_in`, one whose subscription ended is `skipped_terminal` (never enrolled again), then
+ * one whose address is suppressed is `suppressed`; `total` is the list's active contacts. At most
+ * HERALD_ENROLL_CAP new subscriptions per call, in contact id order, so enrolling again continues
+ * where the last call stopped (`truncated` says eligible contacts remain).
+ *
+ * Two enrolments of one sequence at once: a transaction-scoped advisory lock on the sequence
+ * orders them (the second counts what the first enrolled as `already_in`), and the unique
+ * (sequence_id, contact_id) with ON CONFLICT DO NOTHING would still enrol each contact once.
+ *
+ * Reads `contacts`, `list_memberships` and `suppressions` as the audience's read model (as
+ * segments and the lists' sendable_count do). Counts against the per-minute rate limit as the
+ * other calls that produce mail do (DESIGN), through the send path's own window read.
+ */
+import { SqlClient } from "@effect/sql"
+import { Clock, Data, Effect } from "effect"
+import { AppConfig } from "../../config/app-config.ts"
+import { emitEvent } from "../../events/outbox.ts"
+import { SequenceSubscribed } from "../../events/schema.ts"
+import { setResponseHeaders } from "../../http/request-context.ts"
+import { newId } from "../../lib/ids.ts"
+import { rateLimitHeaders } from "../../platform/usage/RateLimiter.ts"
+import { SendContext } from "../../transactional/send-context.ts"
+import { listsOfKey } from "../lists/memberships.ts"
+import { findSequence, type Owner, SequenceInvalid } from "./records.ts"
+
+export class EnrollListNotFound extends Data.TaggedError("EnrollListNotFound")<{ readonly id: string }> {}
+export class EnrollRateLimited extends Data.TaggedError("EnrollRateLimited")<{ readonly limit: number; readonly reset: number }> {}
+
+export interface EnrollResult {
+  readonly enrolled: number
+  readonly already_in: number
+  readonly skipped_terminal: number
+  readonly suppressed: number
+  readonly total: number
+  readonly truncated: boolean
+}
+
+/** Namespace of the per-sequence advisory lock (the second key is the sequence id's hash). */
+const ENROLL_LOCK = 7_310_021
+
+export class Enroll extends Effect.Service<Enroll>()("herald/SequenceEnroll", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const sendContext = yield* SendContext
+    const { enrollCap } = yield* AppConfig
+
+    const enroll = (owner: Owner, sequenceId: string, listId: string | undefined) =>
+      Effect.gen(function*() {
+        const at = new Date(yield* Clock.currentTimeMillis)
+        const { limits, rate } = yield* sendContext.read(owner.keyId, owner.accountId, at, undefined)
+        yield* setResponseHeaders(rateLimitHeaders(rate))
+        if (!rate.allowed) return yield* new EnrollRateLimited({ limit: limits.ratePerMin, reset: rate.reset })
+        if (listId === undefined) return yield* new SequenceInvalid({ param: "list_id", message: "list_id is required" })
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const sequence = yield* findSequence(owner, sequenceId)
+          const [list] = yield* listsOfKey(owner, [listId])
+          if (list === undefined) return yield* new EnrollListNotFound({ id: listId })
+          if (sequence.status !== "active") {
+            return yield* new SequenceInvalid({ param: "status", message: `Sequence ${sequenceId} is inactive: activate it before enrolling` })
+          }
+          const [first] = yield* sql<{ offset_seconds: number }>`SELECT offset_seconds FROM sequence_steps
+            WHERE sequence_id = ${sequenceId} ORDER BY position LIMIT 1`
+          if (first === undefined) return yield* new SequenceInvalid({ param: "steps", message: `Sequence ${sequenceId} has no steps` })
+          yield* sql`SELECT pg_advisory_xact_lock(${ENROLL_LOCK}, hashtext(${sequenceId}))`
+
+          const classified = sql`
+            SELECT c.id, c.email, sub.state AS sub_state,
+              EXISTS (SELECT 1 FROM suppressions s WHERE s.email = lower(c.email) AND (s.account_id = c.account_id OR s.account_id IS NULL)) AS suppressed,
+              (m.status = 'confirmed' OR NOT ${list.require_confirmation}) AS confirmed
+            FROM list_memberships m JOIN contacts c ON c.id = m.contact_id
+              LEFT JOIN sequence_subscriptions sub ON sub.sequence_id = ${sequenceId} AND sub.contact_id = c.id
+            WHERE m.list_id = ${listId} AND c.status = 'active' AND c.key_id = ${owner.keyId}`
+          const [counts] = yield* sql<Omit<EnrollResult, "enrolled" | "truncated"> & { readonly eligible: number }>`
+            WITH members AS (${classified})
+            SELECT count(*)::integer AS total,
+              count(*) FILTER (WHERE sub_state IN ('active', 'paused'))::integer AS already_in,
+              count(*) FILTER (WHERE sub_state IN ('completed', 'cancelled'))::integer AS skipped_terminal,
+              count(*) FILTER (WHERE sub_state IS NULL AND suppressed)::integer AS suppressed,
+              count(*) FILTER (WHERE sub_state IS NULL AND NOT suppressed AND confirmed)::integer AS eligible
+            FROM members`
+          const dueAt = new Date(at.getTime() + first.offset_seconds * 1000)
+          const chosen = yield* sql<{ id: string; email: string }>`
+            WITH members AS (${classified})
+            SELECT id, email FROM members WHERE sub_state IS NULL AND NOT suppressed AND confirmed ORDER BY id LIMIT ${enrollCap}`
+          const enrolled = chosen.length === 0 ? [] : yield* sql<{ email: string }>`
+            INSERT INTO sequence_subscriptions (id, sequence_id, account_id, key_id, contact_id, email, state, last_due_at, next_due_at, enrolled_at, updated_at)
+            SELECT n.id, ${sequenceId}, ${owner.accountId}, ${owner.keyId}, n.contact_id, n.email, 'active',
+              ${at}::timestamptz, ${dueAt}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+            FROM unnest(${chosen.map(() => newId("ss"))}::text[], ${chosen.map((c) => c.id)}::text[], ${chosen.map((c) => c.email)}::text[])
+              AS n(id, contact_id, email)
+            ON CONFLICT (sequence_id, contact_id) DO NOTHING
+            RETURNING email`
+          for (const row of enrolled) {
+            yield* emitEvent({ accountId: owner.accountId, keyId: owner.keyId, event: SequenceSubscribed.make({ email: row.email, campaign_id: sequenceId }), at })
+          }
+          const { eligible, ...rest } = counts!
+          return { ...rest, enrolled: enrolled.length, truncated: eligible > enrolled.length } satisfies EnrollResult
+        }))
+      }).pipe(Effect.catchTag("AccountMissing", Effect.die))
+
+    return { enroll } as const
+  })
+}) {}

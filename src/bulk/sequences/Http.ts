@@ -1,0 +1,93 @@
+import { HttpApiBuilder } from "@effect/platform"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import { HeraldApi } from "../../http/api.ts"
+import { CurrentKey } from "../../http/auth.ts"
+import {
+  BadRequestError,
+  conflict,
+  type ConflictError,
+  notFound,
+  type NotFoundError,
+  payloadTooLarge,
+  type PayloadTooLargeError,
+  RateLimitedError,
+  validationFailed
+} from "../../http/errors.ts"
+import type { RenderFailed } from "../render/errors.ts"
+import { MAX_TEMPLATE_BYTES } from "../templates/fields.ts"
+import { Enroll, type EnrollListNotFound, type EnrollRateLimited } from "./Enroll.ts"
+import type { SequenceConflict, SequenceInvalid, SequenceNotFound, StepNotFound, SubscriptionNotFound } from "./records.ts"
+import { Sequences } from "./Sequences.ts"
+import type { StepIncomplete, StepTooLarge } from "./step-content.ts"
+import { Steps } from "./Steps.ts"
+
+type Failure =
+  | SequenceNotFound
+  | StepNotFound
+  | SubscriptionNotFound
+  | SequenceConflict
+  | SequenceInvalid
+  | StepIncomplete
+  | StepTooLarge
+  | RenderFailed
+  | EnrollListNotFound
+  | EnrollRateLimited
+  | SqlError
+
+/** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
+const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError> => {
+  switch (e._tag) {
+    case "SequenceNotFound":
+      return Effect.fail(notFound(`No sequence ${e.id}`))
+    case "StepNotFound":
+      return Effect.fail(notFound(`Sequence ${e.id} has no step ${e.stepId}`))
+    case "SubscriptionNotFound":
+      return Effect.fail(notFound(`Sequence ${e.id} has no subscription ${e.subscriptionId}`))
+    case "EnrollListNotFound":
+      return Effect.fail(notFound(`No list ${e.id}`))
+    case "SequenceConflict":
+      return Effect.fail(conflict(e.message))
+    case "SequenceInvalid":
+    case "StepIncomplete":
+      return Effect.fail(validationFailed(e.message, e.param))
+    case "StepTooLarge":
+      return Effect.fail(payloadTooLarge(`A step's own fields together may hold at most ${MAX_TEMPLATE_BYTES} bytes (512 KB); these hold ${e.bytes}`))
+    case "RenderFailed":
+      return Effect.fail(new BadRequestError({ type: "invalid_request_error", code: "render_failed", message: e.message, param: e.param }))
+    case "EnrollRateLimited":
+      return Effect.fail(new RateLimitedError({
+        type: "rate_limit_error",
+        code: "rate_limit_exceeded",
+        message: `Too many requests: ${e.limit} per minute (sends, test-sends and enrolments); the window resets at ${e.reset}`
+      }))
+    case "SqlError":
+      return Effect.die(e)
+  }
+}
+
+export const SequencesHttpLive = HttpApiBuilder.group(HeraldApi, "sequences", (handlers) =>
+  Effect.gen(function*() {
+    const sequences = yield* Sequences
+    const steps = yield* Steps
+    const enroll = yield* Enroll
+    return handlers
+      .handle("create", ({ payload }) => Effect.flatMap(CurrentKey, (me) => sequences.create(me, payload)).pipe(Effect.catchAll(answer)))
+      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentKey, (me) => sequences.list(me, urlParams.limit, urlParams.offset)).pipe(Effect.orDie))
+      .handle("read", ({ path }) => Effect.flatMap(CurrentKey, (me) => sequences.read(me, path.id)).pipe(Effect.catchAll(answer)))
+      .handle("update", ({ path, payload }) => Effect.flatMap(CurrentKey, (me) => sequences.update(me, path.id, payload)).pipe(Effect.catchAll(answer)))
+      .handle("remove", ({ path }) => Effect.flatMap(CurrentKey, (me) => sequences.remove(me, path.id)).pipe(Effect.catchAll(answer)))
+      .handle("createStep", ({ path, payload }) => Effect.flatMap(CurrentKey, (me) => steps.create(me, path.id, payload)).pipe(Effect.catchAll(answer)))
+      .handle("steps", ({ path }) => Effect.flatMap(CurrentKey, (me) => steps.list(me, path.id)).pipe(Effect.catchAll(answer)))
+      .handle("order", ({ path, payload }) => Effect.flatMap(CurrentKey, (me) => steps.reorder(me, path.id, payload.order)).pipe(Effect.catchAll(answer)))
+      .handle("readStep", ({ path }) => Effect.flatMap(CurrentKey, (me) => steps.read(me, path.id, path.step_id)).pipe(Effect.catchAll(answer)))
+      .handle("updateStep", ({ path, payload }) =>
+        Effect.flatMap(CurrentKey, (me) => steps.update(me, path.id, path.step_id, payload)).pipe(Effect.catchAll(answer)))
+      .handle("removeStep", ({ path }) => Effect.flatMap(CurrentKey, (me) => steps.remove(me, path.id, path.step_id)).pipe(Effect.catchAll(answer)))
+      .handle("enroll", ({ path, payload }) => Effect.flatMap(CurrentKey, (me) => enroll.enroll(me, path.id, payload.list_id)).pipe(Effect.catchAll(answer)))
+      .handle("subscriptions", ({ path, urlParams }) =>
+        Effect.flatMap(CurrentKey, (me) => sequences.subscriptions(me, path.id, urlParams)).pipe(Effect.catchAll(answer)))
+      .handle("pause", ({ path }) => Effect.flatMap(CurrentKey, (me) => sequences.pause(me, path.id, path.subscription_id)).pipe(Effect.catchAll(answer)))
+      .handle("resume", ({ path }) => Effect.flatMap(CurrentKey, (me) => sequences.resume(me, path.id, path.subscription_id)).pipe(Effect.catchAll(answer)))
+      .handle("cancel", ({ path }) => Effect.flatMap(CurrentKey, (me) => sequences.cancel(me, path.id, path.subscription_id)).pipe(Effect.catchAll(answer)))
+  }))

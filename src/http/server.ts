@@ -8,6 +8,7 @@ import { ContactsHttpLive } from "../bulk/contacts/Http.ts"
 import { ListsHttpLive } from "../bulk/lists/Http.ts"
 import { SegmentsHttpLive } from "../bulk/segments/Http.ts"
 import { TemplatesHttpLive } from "../bulk/templates/Http.ts"
+import { UnsubscribePageLive } from "../bulk/public/unsubscribe-page.ts"
 import { AuditHttpLive } from "../transactional/audit/Http.ts"
 import { MessagesHttpLive } from "../transactional/messages/Http.ts"
 import { WebhooksHttpLive } from "../webhooks/Http.ts"
@@ -115,6 +116,7 @@ const NodeServerLive = Layer.unwrapEffect(
 
 export const HttpLive = ServeLive.pipe(
   Layer.provide(DocsRoutesLive),
+  Layer.provide(UnsubscribePageLive),
   Layer.provide(ErrorMappingLive),
   Layer.provide(ApiLive),
   HttpServer.withLogAddress,

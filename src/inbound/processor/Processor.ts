@@ -3,7 +3,9 @@
  * claim a batch (leased) → understand each (the pure parsers) → complete the batch: judge the
  * reports that name deliveries only by Message-ID (trust.ts), mark its messages processed and
  * apply what they mean (bounce, complaint or DMARC effects, in the same transaction) → let
- * reputation look at the accounts touched. A message whose parse or effects fail is retried with
+ * reputation look at the accounts touched. A mail to the unsubscribe address is no report: its
+ * header alone is read here (parse/unsubscribe-request.ts) and it is applied as an unsubscribe
+ * (unsubscribes.ts) or recorded and ignored. A message whose parse or effects fail is retried with
  * growing pauses and finally parked as `failed` with its error; one the parsers refuse (malformed,
  * over a limit, out of memory on it) is parked at once, since every attempt would end the same
  * way. Its raw bytes stay until the retention prune. Wakes on the listener's signal (herald_inbound) and polls every

@@ -52,6 +52,7 @@ import { MtaLive } from "./mta/Mta.ts"
 import { MtaConfigLive } from "./mta/MtaConfig.ts"
 import { DeliveryQueue } from "./mta/queue/DeliveryQueue.ts"
 import { VerpSecret } from "./mta/VerpSecret.ts"
+import { PublicTokens } from "./bulk/public/tokens.ts"
 import { DmarcReports } from "./platform/dmarc/DmarcReports.ts"
 import { QueueSignal, RemoteWakeupsLive } from "./db/QueueSignal.ts"
 import { DispatcherLive } from "./webhooks/Dispatcher.ts"
@@ -89,6 +90,7 @@ const CoreServicesLive = Layer.mergeAll(
   QuotaReserver.Default,
   DeliveryQueue.Default,
   VerpSecret.Default,
+  PublicTokens.Default,
   DmarcReports.Default
 ).pipe(Layer.provideMerge(Dns.Default))
 

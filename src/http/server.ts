@@ -1,6 +1,6 @@
 /** The HTTP side of the appliance: the API, its docs, and the Node server it listens on. */
 import { createServer } from "node:http"
-import { HttpApiBuilder, HttpServer } from "@effect/platform"
+import { HttpApiBuilder, HttpRouter, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { AppConfig } from "../config/app-config.ts"
@@ -10,6 +10,7 @@ import { SegmentsHttpLive } from "../bulk/segments/Http.ts"
 import { SequencesHttpLive } from "../bulk/sequences/Http.ts"
 import { TemplatesHttpLive } from "../bulk/templates/Http.ts"
 import { TrackingRoutesLive } from "../bulk/tracking/routes.ts"
+import { UnsubscribePageLive } from "../bulk/public/unsubscribe-page.ts"
 import { AuditHttpLive } from "../transactional/audit/Http.ts"
 import { MessagesHttpLive } from "../transactional/messages/Http.ts"
 import { WebhooksHttpLive } from "../webhooks/Http.ts"
@@ -64,6 +65,9 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
   Layer.provide(AuthenticationLive)
 )
 
+/** The longest path parameter the router matches (see ServeLive). */
+const MAX_PATH_PARAMETER = 16 * 1024
+
 /**
  * Like `HttpApiBuilder.serve`, but the request middleware wraps the finished app *before* the
  * server writes the response: a middleware given to `HttpServer.serve` runs after the response
@@ -72,7 +76,10 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
 const ServeLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const app = yield* HttpApiBuilder.httpApp
+    // The router's default of 100 characters per path parameter is shorter than a public page's
+    // token (`/u/<token>`), and a longer one matches no route at all (the API's JSON 404, not the
+    // page's). Node's 16 KB header limit bounds the URL; each handler refuses what is too long for it.
+    const app = yield* HttpApiBuilder.httpApp.pipe(HttpRouter.withRouterConfig({ maxParamLength: MAX_PATH_PARAMETER }))
     // Read after httpApp, which completes the router: every group's and document's route is in it.
     const router = yield* HttpApiBuilder.Router.router
     const policy = {
@@ -119,6 +126,7 @@ const NodeServerLive = Layer.unwrapEffect(
 export const HttpLive = ServeLive.pipe(
   Layer.provide(DocsRoutesLive),
   Layer.provide(TrackingRoutesLive),
+  Layer.provide(UnsubscribePageLive),
   Layer.provide(ErrorMappingLive),
   Layer.provide(ApiLive),
   HttpServer.withLogAddress,

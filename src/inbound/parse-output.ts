@@ -50,5 +50,8 @@ export const toParseOutput = (understood: Understood): Record<string, unknown> =
       }
     case "other":
       return { kind: "other", ...error }
+    case "unsubscribe":
+      // How many candidates, not the tokens: they are capabilities, and the raw message is pruned in time.
+      return { kind: "unsubscribe", unsubscribe: { token_candidates: understood.tokens.length } }
   }
 }

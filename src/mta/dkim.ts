@@ -25,12 +25,15 @@ export const prepareKey = (domain: string, selector: string, pem: string): Signi
   privateKey: createPrivateKey(pem)
 })
 
-/** The header fields signed when present (nodemailer's default list), every instance of each. */
+/**
+ * The header fields signed when present (nodemailer's default list, plus List-Unsubscribe-Post:
+ * RFC 8058 §4 asks that both unsubscribe headers be covered), every instance of each.
+ */
 const SIGNED_FIELDS = [
   "from", "sender", "reply-to", "subject", "date", "message-id", "to", "cc", "mime-version", "content-type",
   "content-transfer-encoding", "content-id", "content-description", "resent-date", "resent-from", "resent-sender",
   "resent-to", "resent-cc", "resent-message-id", "in-reply-to", "references", "list-id", "list-help",
-  "list-unsubscribe", "list-subscribe", "list-post", "list-owner", "list-archive"
+  "list-unsubscribe", "list-unsubscribe-post", "list-subscribe", "list-post", "list-owner", "list-archive"
 ]
 const SIGNED = new Set(SIGNED_FIELDS)
 

@@ -78,3 +78,5 @@ export type Understood =
   | { readonly kind: "complaint"; readonly complaint: ComplaintReport }
   | { readonly kind: "dmarc"; readonly dmarc: ReadonlyArray<DmarcReport>; readonly error?: string }
   | { readonly kind: "other"; readonly error?: string }
+  /** A mail to the unsubscribe address: the token-shaped words of its Subject (parse/unsubscribe-request.ts). */
+  | { readonly kind: "unsubscribe"; readonly tokens: ReadonlyArray<string> }

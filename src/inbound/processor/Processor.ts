@@ -3,7 +3,9 @@
  * claim a batch (leased) → understand each (the pure parsers) → complete the batch: judge the
  * reports that name deliveries only by Message-ID (trust.ts), mark its messages processed and
  * apply what they mean (bounce, complaint or DMARC effects, in the same transaction) → let
- * reputation look at the accounts touched. A message whose parse or effects fail is retried with
+ * reputation look at the accounts touched. A mail to the unsubscribe address is no report: its
+ * header alone is read here (parse/unsubscribe-request.ts) and it is applied as an unsubscribe
+ * (unsubscribes.ts) or recorded and ignored. A message whose parse or effects fail is retried with
  * growing pauses and finally parked as `failed` with its error; one the parsers refuse (malformed,
  * over a limit, out of memory on it) is parked at once, since every attempt would end the same
  * way. Its raw bytes stay until the retention prune. Wakes on the listener's signal (herald_inbound) and polls every
@@ -32,6 +34,9 @@ import { configureDmarcLimits, defaultDmarcLimits } from "../parse/dmarc/index.t
 import type { ParseWorkerData } from "../parse-worker.ts"
 import type { Understood } from "../parse/types.ts"
 import { understandMessage } from "../understand.ts"
+import { isUnsubscribeRequest, understandUnsubscribeRequest } from "../parse/unsubscribe-request.ts"
+import { UNSUBSCRIBE_LOCAL_PART } from "../../bulk/public/unsubscribe-link.ts"
+import type { PublicTokens } from "../../bulk/public/tokens.ts"
 import { effectsOf, keysOf, type Parsed } from "./effects.ts"
 import { type ClaimedInbound, InboundQueue } from "./InboundQueue.ts"
 import { lookupDeliveries } from "./mapping.ts"
@@ -164,7 +169,12 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
   const parseAll = (claimed: ReadonlyArray<ClaimedInbound>, now: Date) =>
     Effect.gen(function*() {
       const parsed: Array<Parsed> = []
-      const present = claimed.filter((message) => message.raw !== null)
+      // A mail to the unsubscribe address is read here, its header only: it needs no report parser.
+      const isRequest = (message: ClaimedInbound) => isUnsubscribeRequest(message.rcpt_to, UNSUBSCRIBE_LOCAL_PART, config.bounceDomain)
+      for (const message of claimed) {
+        if (message.raw !== null && isRequest(message)) parsed.push({ message, understood: understandUnsubscribeRequest(message.raw), now })
+      }
+      const present = claimed.filter((message) => message.raw !== null && !isRequest(message))
       for (const message of claimed) {
         if (message.raw !== null) continue
         yield* queue.fail(owner, message.id, message.attempts, "raw message missing", now).pipe(
@@ -210,7 +220,7 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
     })
 
   /** A group whose completion failed is completed message by message, so that one bad message fails alone. */
-  const completeOrSplit = (group: ReadonlyArray<Parsed>): Effect.Effect<ReadonlySet<string>, never, SqlClient.SqlClient> =>
+  const completeOrSplit = (group: ReadonlyArray<Parsed>): Effect.Effect<ReadonlySet<string>, never, SqlClient.SqlClient | PublicTokens> =>
     complete(group).pipe(Effect.catchAllCause((cause) =>
       group.length === 1
         ? recordFailure(group[0]!.message, cause, group[0]!.now).pipe(Effect.as(new Set<string>()))

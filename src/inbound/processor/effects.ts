@@ -1,7 +1,7 @@
 /**
  * What an understood message changes, built for a group of messages completed together: the
  * deliveries the group names are read with one statement (mapping.ts), and each message gets the
- * effects of its kind (bounces.ts, complaints.ts, dmarc.ts) — or none, which is what most reports
+ * effects of its kind (bounces.ts, complaints.ts, dmarc.ts, unsubscribes.ts) — or none, which is what most reports
  * come to (nothing Herald sent is named), and then no transaction is needed at all. A report that
  * names deliveries only through its original's Message-ID acts as trust.ts decided: an
  * authenticated feedback loop's report on the recipients it names (the row records how it was
@@ -17,6 +17,8 @@ import { storeDmarcReports } from "./dmarc.ts"
 import type { ClaimedInbound } from "./InboundQueue.ts"
 import { type DeliveryIndex, type DeliveryKeys, deliveryKeysOf, noKeys } from "./mapping.ts"
 import type { Trust } from "./trust.ts"
+import { applyUnsubscribeRequest } from "./unsubscribes.ts"
+import type { PublicTokens } from "../../bulk/public/tokens.ts"
 
 /** A claimed message and what the parsers made of it. */
 export interface Parsed {
@@ -63,12 +65,12 @@ export const effectsOf = (
   index: DeliveryIndex,
   settings: InboundSettings,
   trust: Trust | null = null
-): Effect.Effect<Outcome, SqlError.SqlError, SqlClient.SqlClient> | null => {
+): Effect.Effect<Outcome, SqlError.SqlError, SqlClient.SqlClient | PublicTokens> | null => {
   const { understood, message, now } = parsed
   const ctx = { inboundId: message.id, settings, now }
   if (trust?._tag === "Refused") return recordRefusal(message.id, trust.reason)
   const byOriginal = trust?._tag === "Authenticated"
-  const effects = ((): Effect.Effect<Outcome, SqlError.SqlError, SqlClient.SqlClient> | null => {
+  const effects = ((): Effect.Effect<Outcome, SqlError.SqlError, SqlClient.SqlClient | PublicTokens> | null => {
     switch (understood.kind) {
       case "bounce": {
         const pairs = bouncePairs(understood.bounce, keys, index, byOriginal)
@@ -82,6 +84,11 @@ export const effectsOf = (
         return understood.dmarc.length === 0 ? null : storeDmarcReports(understood.dmarc, ctx).pipe(Effect.as(nothingMatched))
       case "other":
         return null
+      case "unsubscribe":
+        // Recorded either way; a mail whose Subject names no token that opens changes nothing else.
+        return applyUnsubscribeRequest(understood.tokens, now).pipe(
+          Effect.flatMap((applied) => applied ? Effect.succeed(nothingMatched) : recordRefusal(message.id, "no valid unsubscribe token in the subject"))
+        )
     }
   })()
   return effects !== null && trust?._tag === "Authenticated" ? recordAuthenticated(message.id, trust.as, effects) : effects

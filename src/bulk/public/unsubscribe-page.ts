@@ -1,0 +1,107 @@
+/**
+ * `{HERALD_BASE_URL}/u/<token>`, the unsubscribe link of every bulk message (unsubscribe-link.ts),
+ * public: no key (DESIGN "Public pages and tokens").
+ *
+ * - `POST` with the form field `List-Unsubscribe=One-Click` (urlencoded or multipart, RFC 8058
+ *   §3.1) is the one-click unsubscribe a mail client sends on the person's behalf: it applies the
+ *   unsubscribe at once and answers 200 with an empty body — no page, no redirect (RFC 8058 §3.2).
+ * - `GET` shows a page with one button and changes nothing, so a link scanner that opens the link
+ *   unsubscribes nobody. The button posts the same form plus a hidden `page` field, whose answer is
+ *   a page saying it is done.
+ *
+ * Every unsubscribe goes through `unsubscribeAddress` (DESIGN "Unsubscribe and suppression are one
+ * fact"); repeating one changes nothing. A token that does not open — tampered, cut short, minted
+ * for another purpose — gets the plain 404 page and changes nothing. The body is read within
+ * FORM_MAX_BYTES (a form of two fields), never the general HERALD_HTTP_MAX_BODY_KB.
+ */
+import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import type { SqlClient } from "@effect/sql"
+import { Clock, Effect, Option } from "effect"
+import { AppConfig } from "../../config/app-config.ts"
+import { readBodyWithin } from "../../http/body-reader.ts"
+import { unsubscribeAddress } from "../contacts/unsubscribe.ts"
+import { formFields } from "./form-body.ts"
+import { invalidLinkPage, publicPage } from "./page.ts"
+import { PublicTokens } from "./tokens.ts"
+import { openUnsubscribeToken, type Unsubscriber, unsubscribeUrl } from "./unsubscribe-link.ts"
+
+/** The most a one-click or button body may be: `List-Unsubscribe=One-Click&page=1` and a multipart frame around it. */
+export const FORM_MAX_BYTES = 4 * 1024
+
+/** The hidden field the page's button adds, so that its answer is a page rather than RFC 8058's empty 200. */
+export const PAGE_FIELD = "page"
+
+/** The suppression source of each way in (kept on the suppression and in the engagement history). */
+export const UNSUBSCRIBE_SOURCES = { oneClick: "one-click", page: "unsubscribe page", mailto: "mailto" } as const
+
+const ONE_CLICK = { name: "List-Unsubscribe", value: "One-Click" } as const
+
+const notAnUnsubscribe = () =>
+  publicPage({
+    title: "This is not an unsubscribe request",
+    paragraphs: ["The request did not ask to unsubscribe. Nothing was changed."],
+    status: 400
+  })
+
+const confirmPage = (who: Unsubscriber, action: string) =>
+  publicPage({
+    title: "Unsubscribe",
+    paragraphs: [`Stop sending email to ${who.email}?`, "Nothing changes until you press the button."],
+    button: { action, label: "Unsubscribe", fields: { [ONE_CLICK.name]: ONE_CLICK.value, [PAGE_FIELD]: "1" } }
+  })
+
+const donePage = (who: Unsubscriber) =>
+  publicPage({
+    title: "You are unsubscribed",
+    paragraphs: [`${who.email} will get no more of these emails.`]
+  })
+
+export const UnsubscribePageLive = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const tokens = yield* PublicTokens
+    const config = yield* AppConfig
+    const services = yield* Effect.context<SqlClient.SqlClient>()
+    const limits = {
+      maxBytes: FORM_MAX_BYTES,
+      limitName: "the unsubscribe form's limit",
+      minBytesPerSecond: config.httpMinUploadBytesPerSecond,
+      graceMs: config.httpUploadGraceMs
+    }
+    /** The path the page's form posts to: same origin (CSP `form-action 'self'`), under the base URL's path. */
+    const actionOf = (token: string) => new URL(unsubscribeUrl(config.baseUrl, token)).pathname
+
+    /** Who the route's token unsubscribes, if it opens. */
+    const unsubscriber = Effect.gen(function*() {
+      const { token } = yield* HttpRouter.params
+      const now = yield* Clock.currentTimeMillis
+      return token === undefined ? Option.none() : Option.map(openUnsubscribeToken(tokens, token, now), (who) => ({ token, who }))
+    })
+
+    yield* router.get(
+      "/u/:token",
+      Effect.map(unsubscriber, Option.match({
+        onNone: invalidLinkPage,
+        onSome: ({ token, who }) => confirmPage(who, actionOf(token))
+      }))
+    )
+
+    yield* router.post(
+      "/u/:token",
+      Effect.gen(function*() {
+        const found = yield* unsubscriber
+        if (Option.isNone(found)) return invalidLinkPage()
+        const { who } = found.value
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const fields = formFields(request.headers["content-type"], yield* readBodyWithin(request, limits))
+        if (fields?.get(ONE_CLICK.name) !== ONE_CLICK.value) return notAnUnsubscribe()
+        const fromPage = fields.get(PAGE_FIELD) === "1"
+        yield* unsubscribeAddress({
+          accountId: who.accountId,
+          email: who.email,
+          source: fromPage ? UNSUBSCRIBE_SOURCES.page : UNSUBSCRIBE_SOURCES.oneClick,
+          at: new Date(yield* Clock.currentTimeMillis)
+        }).pipe(Effect.provide(services))
+        return fromPage ? donePage(who) : HttpServerResponse.empty({ status: 200 })
+      })
+    )
+  }))

@@ -17,7 +17,9 @@ import { RecheckJobLive } from "./platform/domains/RecheckJob.ts"
 import { dnsConfigWarnings } from "./platform/domains/startup-warnings.ts"
 import { AccountLimits } from "./platform/usage/AccountLimits.ts"
 import { Contacts } from "./bulk/contacts/Contacts.ts"
+import { ConfirmationMail } from "./bulk/lists/confirmation-mail.ts"
 import { Lists } from "./bulk/lists/Lists.ts"
+import { PublicTokens } from "./bulk/public/tokens.ts"
 import { RenderEngine } from "./bulk/render/RenderEngine.ts"
 import { Segments } from "./bulk/segments/Segments.ts"
 import { Templates } from "./bulk/templates/Templates.ts"
@@ -89,6 +91,8 @@ const CoreServicesLive = Layer.mergeAll(
 /** Bulk features: contacts, lists, segments, templates and the rendering engine campaigns, sequences and confirmation mail share. */
 const BulkServicesLive = Layer.mergeAll(TestSend.Default, Contacts.Default, Lists.Default, Segments.Default).pipe(
   Layer.provideMerge(Templates.Default),
+  Layer.provideMerge(ConfirmationMail.Default),
+  Layer.provideMerge(PublicTokens.Default),
   Layer.provideMerge(RenderEngine.Default)
 )
 

@@ -5,6 +5,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { AppConfig } from "../config/app-config.ts"
 import { ContactsHttpLive } from "../bulk/contacts/Http.ts"
+import { ConfirmPageLive } from "../bulk/public/confirm-page.ts"
 import { ListsHttpLive } from "../bulk/lists/Http.ts"
 import { SegmentsHttpLive } from "../bulk/segments/Http.ts"
 import { TemplatesHttpLive } from "../bulk/templates/Http.ts"
@@ -115,6 +116,7 @@ const NodeServerLive = Layer.unwrapEffect(
 
 export const HttpLive = ServeLive.pipe(
   Layer.provide(DocsRoutesLive),
+  Layer.provide(ConfirmPageLive),
   Layer.provide(ErrorMappingLive),
   Layer.provide(ApiLive),
   HttpServer.withLogAddress,

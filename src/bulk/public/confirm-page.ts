@@ -50,13 +50,15 @@ export const ConfirmPageLive = HttpApiBuilder.Router.use((router) =>
 
     /** The token of the path and the membership it names; none for anything that is not a valid token. */
     const membership = Effect.gen(function*() {
-      const { token } = yield* HttpRouter.params
+      const token = (yield* HttpRouter.params)["*"]
       const now = yield* Clock.currentTimeMillis
       return { token: token ?? "", ref: token === undefined ? Option.none() : openConfirmToken(tokens, token, now), now }
     })
 
+    // A wildcard, not `:token`: the router refuses a path parameter over 100 characters, and a
+    // token is longer. Anything that is not one token (a slash in it, say) fails to open: 404.
     yield* router.get(
-      "/confirm/:token",
+      "/confirm/*",
       Effect.gen(function*() {
         const { ref, token } = yield* membership
         if (Option.isNone(ref)) return invalidLinkPage()
@@ -67,7 +69,7 @@ export const ConfirmPageLive = HttpApiBuilder.Router.use((router) =>
     )
 
     yield* router.post(
-      "/confirm/:token",
+      "/confirm/*",
       Effect.gen(function*() {
         const { now, ref } = yield* membership
         if (Option.isNone(ref)) return invalidLinkPage()

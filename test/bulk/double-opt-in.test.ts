@@ -6,7 +6,8 @@
  * reaches the webhook once, however often it is pressed. Tampered, expired, foreign-purpose and
  * orphaned tokens get the 404 page and change nothing; a suppressed address gets no mail and stays
  * pending; the mail counts against the quota; the import with list_ids mails each new pending
- * member (none with confirmed: true); re-adding a pending member mails nothing again.
+ * member (none with confirmed: true); re-adding a pending member mails nothing again; the send's
+ * refusals (sender domain, quota) refuse the whole call and add nothing.
  */
 import { Schema } from "effect"
 import { simpleParser } from "mailparser"
@@ -288,6 +289,20 @@ describe("who gets the mail", () => {
     } finally {
       await db("UPDATE domains SET verified_at = now() WHERE domain = $1", [sender.domain])
     }
+  })
+
+  it("refuses the whole call with 429 when the monthly quota is used up (no overage), adding nothing", async () => {
+    const spent = await newSender(rig.app, rig.dns)
+    await db("UPDATE accounts SET monthly_quota_override = 0 WHERE id = $1", [spent.accountId])
+    const call = (method: string, route: string, body: unknown) => rig.app.request(method, route, { token: spent.token, body })
+    const listId = (await call("POST", "/v1/bulk/lists", { name: "Spent" })).json.id as string
+    expect((await call("PUT", `/v1/bulk/lists/${listId}/confirmation`, { require_confirmation: true, confirm_from_email: `news@${spent.domain}` })).status).toBe(200)
+    const refused = await call("POST", `/v1/bulk/lists/${listId}/contacts`, { contacts: ["fay@optin.example"] })
+    expect(refused.status).toBe(429)
+    expect(refused.json.error.code).toBe("monthly_quota_exceeded")
+    expect((await rig.app.request("GET", `/v1/bulk/lists/${listId}`, { token: spent.token })).json).toMatchObject({ contact_count: 0 })
+    expect(await db("SELECT sent FROM key_usage WHERE key_id = $1 AND sent > 0", [spent.keyId])).toEqual([])
+    expect(await confirmationsTo("fay@optin.example")).toEqual([])
   })
 
   it("refuses a subject or intro that does not compile, naming the field", async () => {

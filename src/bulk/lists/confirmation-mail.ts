@@ -35,6 +35,7 @@ import { type QueuedMessage, writeQueue } from "../../transactional/queue-writer
 import type { Owner } from "../contacts/Contacts.ts"
 import type { CompiledField, RenderEngineShape } from "../render/engine.ts"
 import { contactScope, type PreparedContent, prepareContent, renderContent } from "../render/content.ts"
+import { RenderFailed } from "../render/errors.ts"
 import { RenderEngine } from "../render/RenderEngine.ts"
 import { PublicTokens } from "../public/tokens.ts"
 
@@ -87,11 +88,13 @@ const prepareList = (engine: RenderEngineShape, list: ConfirmingList) =>
   Either.gen(function*() {
     const { intro, subject } = confirmSources(list)
     const introField: CompiledField = yield* engine.compile("text", intro, "confirm_intro")
-    const content: PreparedContent = yield* prepareContent(engine, { subject, html: CONFIRM_HTML, body_text: CONFIRM_TEXT }).pipe(
-      Either.mapLeft((e) => e.param === "subject" ? { ...e, param: "confirm_subject" } as typeof e : e)
-    )
+    const content: PreparedContent = yield* Either.mapLeft(prepareContent(engine, { subject, html: CONFIRM_HTML, body_text: CONFIRM_TEXT }), asSetting)
     return { intro: introField, content }
   })
+
+/** The engine names the subject `subject`; here it is the list's `confirm_subject` (the frame around it cannot fail). */
+const asSetting = (e: RenderFailed): RenderFailed =>
+  e.param !== "subject" ? e : new RenderFailed({ ...e, param: "confirm_subject", message: e.message.replace(/^subject/, "confirm_subject") })
 
 interface ContactRow {
   readonly id: string
@@ -128,7 +131,8 @@ export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald
           SELECT domain FROM blocked_domains WHERE domain = ANY(${domainsOfAddresses})`).map((b) => b.domain))
         const mailable = pending.flatMap((p) => {
           const contact = contacts.get(p.contactId)
-          if (contact === undefined || contact.status !== "active") return []
+          // A list requiring confirmation always has a sender (configure refuses one without).
+          if (contact === undefined || contact.status !== "active" || p.list.confirm_from_email === null) return []
           const address = contact.email.toLowerCase()
           return suppressed.has(address) || blocked.has(domainOf(address)) ? [] : [{ ...p, contact }]
         })
@@ -164,7 +168,7 @@ export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald
             const url = confirmUrl(baseUrl, tokens.mint("confirm", [list.id, contact.id], expiresAt))
             const scope = { ...contactScope({ list_name: list.name }, contact), confirm_url: url }
             const intro = yield* engine.render(content.intro, scope, "confirm_intro")
-            const rendered = yield* renderContent(engine, content.content, { ...scope, confirm_intro: intro })
+            const rendered = yield* Either.mapLeft(renderContent(engine, content.content, { ...scope, confirm_intro: intro }), asSetting)
             const to = contact.name === null || contact.name === "" ? { email: contact.email } : { email: contact.email, name: contact.name }
             const stored = structuredMessages({
               from: list.confirm_from_name === null ? { email: from } : { email: from, name: list.confirm_from_name },

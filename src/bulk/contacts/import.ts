@@ -18,6 +18,7 @@ import { QueueSignal } from "../../db/QueueSignal.ts"
 import { newId } from "../../lib/ids.ts"
 import { isEmailAddress } from "../../lib/email.ts"
 import { isStorableText } from "../../lib/text.ts"
+import { addQueued, ConfirmationMail, NOTHING_QUEUED } from "../lists/confirmation-mail.ts"
 import { addMemberships, listsOfKey } from "../lists/memberships.ts"
 import { cleanTags, type Owner } from "./Contacts.ts"
 
@@ -126,7 +127,7 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
     const all = [...rows.valid.values()]
     let created = 0
     let updated = 0
-    let mailed = 0
+    let queued = NOTHING_QUEUED
     yield* sql.withTransaction(Effect.gen(function*() {
       const listIds = [...new Set(options.listIds)]
       const lists = yield* listsOfKey(owner, listIds)
@@ -156,12 +157,14 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
         if (lists.length > 0) {
           const members = yield* sql<{ id: string }>`SELECT id FROM contacts
             WHERE key_id = ${owner.keyId} AND lower(email) = ANY(${batch.map((r) => r.email.toLowerCase())})`
-          mailed += yield* addMemberships(owner, lists, members.map((m) => m.id), { confirmed: options.confirmed, at })
+          queued = addQueued(queued, yield* addMemberships(owner, lists, members.map((m) => m.id), { confirmed: options.confirmed, at }))
         }
       }
+      // Last, so the account's usage row is locked only until the commit, not through the batches.
+      yield* Effect.flatMap(ConfirmationMail, (mail) => mail.charge(owner, queued.quotaCount, at))
     }))
     // The confirmation mail of the new pending members is committed: the MTA may take it now.
-    if (mailed > 0) yield* Effect.flatMap(QueueSignal, (signal) => signal.wake("herald_queue"))
+    if (queued.mailed > 0) yield* Effect.flatMap(QueueSignal, (signal) => signal.wake("herald_queue"))
     const result: ImportResult = {
       created,
       updated,

@@ -159,7 +159,11 @@ export class Lists extends Effect.Service<Lists>()("herald/Lists", {
         if (unknown >= 0) return yield* new BadMember({ index: refs.indexOf(ids[unknown]!), ref: ids[unknown]!, message: `No contact ${ids[unknown]}` })
         const created = yield* contactsOfAddresses(owner, emails, at)
         const members = [...new Set([...knownIds, ...created.values()])]
-        const mailed = yield* addMemberships(owner, [{ ...target, require_confirmation: target.require_confirmation === 1 }], members, { confirmed: false, at })
+        const { mailed, quotaCount } = yield* addMemberships(owner, [{ ...target, require_confirmation: target.require_confirmation === 1 }], members, {
+          confirmed: false,
+          at
+        })
+        yield* confirmationMail.charge(owner, quotaCount, at)
         return { list: yield* find(owner, id), mailed }
       })).pipe(
         Effect.provideService(ConfirmationMail, confirmationMail),

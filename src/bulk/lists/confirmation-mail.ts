@@ -13,8 +13,8 @@
  *
  * The send path's rules, with the send path's code: `refuseSender` (account suspended, sending
  * paused, sender domain not verified) refuses the whole call; the mail counts against the monthly
- * quota (`reserveQuota` inside the caller's transaction: the charge commits or rolls back with the
- * mail; simulator addresses are free); an address on a suppression list (account or platform) or
+ * quota (`charge`: `reserveQuota` as the last statement of the caller's transaction, so the charge
+ * commits or rolls back with the mail; simulator addresses are free); an address on a suppression list (account or platform) or
  * on a blocked domain, and a contact that is not `active`, get no mail and stay `pending`. All the
  * messages of one call are one queue write per sender address (one statement while they fit).
  */
@@ -56,6 +56,14 @@ export interface ConfirmingList {
   readonly confirm_subject: string | null
   readonly confirm_intro: string | null
 }
+
+/** What one call queued: messages, and how many of them the quota counts. */
+export interface Queued {
+  readonly mailed: number
+  readonly quotaCount: number
+}
+export const NOTHING_QUEUED: Queued = { mailed: 0, quotaCount: 0 }
+export const addQueued = (a: Queued, b: Queued): Queued => ({ mailed: a.mailed + b.mailed, quotaCount: a.quotaCount + b.quotaCount })
 
 /** A membership that has just been created `pending`. */
 export interface NewPending {
@@ -116,11 +124,12 @@ export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald
 
     /**
      * Queues the confirmation mail of `pending` (inside the caller's transaction); answers how
-     * many messages were queued. The caller wakes the queue after its commit.
+     * many messages were queued and how many of them the quota counts. The caller charges the
+     * quota (`charge`) as the last step of its transaction and wakes the queue after its commit.
      */
     const queue = (owner: Owner, pending: ReadonlyArray<NewPending>, at: Date) =>
       Effect.gen(function*() {
-        if (pending.length === 0) return 0
+        if (pending.length === 0) return NOTHING_QUEUED
         const ids = [...new Set(pending.map((p) => p.contactId))]
         const contacts = new Map((yield* sql<ContactRow>`
           SELECT id, email, name, metadata, status FROM contacts WHERE key_id = ${owner.keyId} AND id = ANY(${ids})`).map((c) => [c.id, c]))
@@ -136,7 +145,7 @@ export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald
           const address = contact.email.toLowerCase()
           return suppressed.has(address) || blocked.has(domainOf(address)) ? [] : [{ ...p, contact }]
         })
-        if (mailable.length === 0) return 0
+        if (mailable.length === 0) return NOTHING_QUEUED
 
         // The send path's refusals, once per sender address of the call.
         const limits = yield* accountLimits.of(owner.accountId, at)
@@ -154,8 +163,6 @@ export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald
         const expiresAt = at.getTime() + CONFIRM_TOKEN_TTL_MS
         const requestId = (yield* currentRequestId) || newId("req")
 
-        const charged = quotaCountOf(mailable.map((m) => m.contact.email))
-        if (charged > 0) yield* reserveQuota(limits, owner.keyId, charged)
 
         for (const [from, group] of bySender) {
           const messages: Array<QueuedMessage> = []
@@ -189,9 +196,24 @@ export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald
           }
           yield* writeQueue({ accountId: owner.accountId, keyId: owner.keyId, requestId, fromEmail: from, now: at }, messages)
         }
-        return mailable.length
+        // A confirmation to a simulator address is free, as a send to one is (src/lib/simulator.ts).
+        return { mailed: mailable.length, quotaCount: quotaCountOf(mailable.map((m) => m.contact.email)) }
       })
 
-    return { queue } as const
+    /**
+     * Charges the quota for the mail queued in this transaction, as its last statement: the
+     * account's usage row stays locked only until the commit (an import's batches are not held
+     * under it), and the charge commits or rolls back with the mail. Refused (the send's
+     * QuotaExhausted or OverageNotOffered) → the caller's transaction rolls back.
+     */
+    const charge = (owner: Owner, quotaCount: number, at: Date) =>
+      quotaCount === 0
+        ? Effect.void
+        : Effect.flatMap(accountLimits.of(owner.accountId, at), (limits) => reserveQuota(limits, owner.keyId, quotaCount)).pipe(
+          Effect.asVoid,
+          Effect.provideService(SqlClient.SqlClient, sql)
+        )
+
+    return { queue, charge } as const
   })
 }) {}

@@ -12,7 +12,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Owner } from "../contacts/Contacts.ts"
-import { ConfirmationMail, type ConfirmingList, type NewPending } from "./confirmation-mail.ts"
+import { ConfirmationMail, type ConfirmingList, type NewPending, NOTHING_QUEUED, type Queued } from "./confirmation-mail.ts"
 
 export interface MemberList extends ConfirmingList {
   readonly require_confirmation: boolean
@@ -26,16 +26,19 @@ export const listsOfKey = (owner: Owner, ids: ReadonlyArray<string>) =>
       : sql<MemberList>`SELECT id, name, require_confirmation, confirm_from_email, confirm_from_name, confirm_subject, confirm_intro
           FROM lists WHERE key_id = ${owner.keyId} AND id = ANY(${[...ids]})`)
 
-/** Adds the memberships and queues the confirmation mail of the new pending ones; answers how many mails were queued. */
+/**
+ * Adds the memberships and queues the confirmation mail of the new pending ones; answers what was
+ * queued (the caller charges the quota for it at the end of its transaction: ConfirmationMail.charge).
+ */
 export const addMemberships = (
   owner: Owner,
   lists: ReadonlyArray<MemberList>,
   contactIds: ReadonlyArray<string>,
   options: { readonly confirmed: boolean; readonly at: Date }
-) =>
+): Effect.Effect<Queued, Effect.Effect.Error<ReturnType<ConfirmationMail["queue"]>>, SqlClient.SqlClient | ConfirmationMail> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    if (contactIds.length === 0) return 0
+    if (contactIds.length === 0) return NOTHING_QUEUED
     const pending: Array<NewPending> = []
     for (const list of lists) {
       const status = list.require_confirmation && !options.confirmed ? "pending" : "confirmed"
@@ -49,7 +52,7 @@ export const addMemberships = (
         RETURNING contact_id, (xmax = 0) AS created`
       if (status === "pending") for (const row of written) if (row.created) pending.push({ list, contactId: row.contact_id })
     }
-    if (pending.length === 0) return 0
+    if (pending.length === 0) return NOTHING_QUEUED
     const mail = yield* ConfirmationMail
     return yield* mail.queue(owner, pending, options.at)
   })

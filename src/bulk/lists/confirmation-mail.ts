@@ -152,7 +152,9 @@ export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald
         const bySender = new Map<string, Array<typeof mailable[number]>>()
         for (const m of mailable) {
           const from = m.list.confirm_from_email!
-          bySender.set(from, [...(bySender.get(from) ?? []), m])
+          const group = bySender.get(from)
+          if (group === undefined) bySender.set(from, [m])
+          else group.push(m)
         }
         for (const [from, group] of bySender) {
           const { state } = yield* domains.sendingState(owner.accountId, domainOf(from), at)
@@ -162,7 +164,6 @@ export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald
         const prepared = new Map<string, { readonly intro: CompiledField; readonly content: PreparedContent }>()
         const expiresAt = at.getTime() + CONFIRM_TOKEN_TTL_MS
         const requestId = (yield* currentRequestId) || newId("req")
-
 
         for (const [from, group] of bySender) {
           const messages: Array<QueuedMessage> = []

@@ -34,7 +34,7 @@ import { refuseSender } from "../../transactional/accept.ts"
 import { type QueuedMessage, writeQueue } from "../../transactional/queue-writer.ts"
 import type { Owner } from "../contacts/Contacts.ts"
 import type { CompiledField, RenderEngineShape } from "../render/engine.ts"
-import { contactScope, type PreparedContent, prepareContent, renderContent } from "../render/content.ts"
+import { contactScope, type PreparedContent, prepareContent } from "../render/content.ts"
 import { RenderFailed } from "../render/errors.ts"
 import { RenderEngine } from "../render/RenderEngine.ts"
 import { PublicTokens } from "../public/tokens.ts"
@@ -176,7 +176,13 @@ export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald
             const url = confirmUrl(baseUrl, tokens.mint("confirm", [list.id, contact.id], expiresAt))
             const scope = { ...contactScope({ list_name: list.name }, contact), confirm_url: url }
             const intro = yield* engine.render(content.intro, scope, "confirm_intro")
-            const rendered = yield* Either.mapLeft(renderContent(engine, content.content, { ...scope, confirm_intro: intro }), asSetting)
+            // The fields one by one rather than renderContent: it also lists missing variables, unused here.
+            const full = { ...scope, confirm_intro: intro }
+            const rendered = {
+              subject: yield* Either.mapLeft(engine.render(content.content.subject, full, "subject"), asSetting),
+              text: yield* engine.render(content.content.text, full, "body_text"),
+              html: content.content.html === null ? null : yield* engine.render(content.content.html, full, "html")
+            }
             const to = contact.name === null || contact.name === "" ? { email: contact.email } : { email: contact.email, name: contact.name }
             const stored = structuredMessages({
               from: list.confirm_from_name === null ? { email: from } : { email: from, name: list.confirm_from_name },

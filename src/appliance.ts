@@ -17,7 +17,9 @@ import { RecheckJobLive } from "./platform/domains/RecheckJob.ts"
 import { dnsConfigWarnings } from "./platform/domains/startup-warnings.ts"
 import { AccountLimits } from "./platform/usage/AccountLimits.ts"
 import { Contacts } from "./bulk/contacts/Contacts.ts"
+import { ConfirmationMail } from "./bulk/lists/confirmation-mail.ts"
 import { Lists } from "./bulk/lists/Lists.ts"
+import { PublicTokens } from "./bulk/public/tokens.ts"
 import { RenderEngine } from "./bulk/render/RenderEngine.ts"
 import { Segments } from "./bulk/segments/Segments.ts"
 import { Enroll } from "./bulk/sequences/Enroll.ts"
@@ -52,7 +54,6 @@ import { MtaLive } from "./mta/Mta.ts"
 import { MtaConfigLive } from "./mta/MtaConfig.ts"
 import { DeliveryQueue } from "./mta/queue/DeliveryQueue.ts"
 import { VerpSecret } from "./mta/VerpSecret.ts"
-import { PublicTokens } from "./bulk/public/tokens.ts"
 import { DmarcReports } from "./platform/dmarc/DmarcReports.ts"
 import { QueueSignal, RemoteWakeupsLive } from "./db/QueueSignal.ts"
 import { DispatcherLive } from "./webhooks/Dispatcher.ts"
@@ -106,6 +107,7 @@ const BulkServicesLive = Layer.mergeAll(
   StepScheduler.Default
 ).pipe(
   Layer.provideMerge(Templates.Default),
+  Layer.provideMerge(ConfirmationMail.Default),
   Layer.provideMerge(RenderEngine.Default)
 )
 

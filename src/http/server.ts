@@ -9,8 +9,6 @@ import { ListsHttpLive } from "../bulk/lists/Http.ts"
 import { SegmentsHttpLive } from "../bulk/segments/Http.ts"
 import { SequencesHttpLive } from "../bulk/sequences/Http.ts"
 import { TemplatesHttpLive } from "../bulk/templates/Http.ts"
-import { TrackingRoutesLive } from "../bulk/tracking/routes.ts"
-import { UnsubscribePageLive } from "../bulk/public/unsubscribe-page.ts"
 import { AuditHttpLive } from "../transactional/audit/Http.ts"
 import { MessagesHttpLive } from "../transactional/messages/Http.ts"
 import { WebhooksHttpLive } from "../webhooks/Http.ts"
@@ -26,6 +24,7 @@ import { AdminTicketsHttpLive, TicketsHttpLive } from "../platform/tickets/Http.
 import { UsageHttpLive } from "../platform/usage/Http.ts"
 import { SuppressionsHttpLive } from "../platform/suppressions/Http.ts"
 import { AdminBlockedDomainsHttpLive, AdminSuppressionsHttpLive } from "../platform/suppressions/AdminHttp.ts"
+import { PublicPagesLive } from "../bulk/public/routes.ts"
 import { HeraldApi } from "./api.ts"
 import { AdminAuthenticationLive } from "./admin-auth.ts"
 import { AuthenticationLive } from "./auth.ts"
@@ -125,8 +124,7 @@ const NodeServerLive = Layer.unwrapEffect(
 
 export const HttpLive = ServeLive.pipe(
   Layer.provide(DocsRoutesLive),
-  Layer.provide(TrackingRoutesLive),
-  Layer.provide(UnsubscribePageLive),
+  Layer.provide(PublicPagesLive),
   Layer.provide(ErrorMappingLive),
   Layer.provide(ApiLive),
   HttpServer.withLogAddress,

@@ -130,7 +130,7 @@ describe("confirmation settings", () => {
       sendable_count: 1,
       pending_count: 0
     })
-    // Existing members stay confirmed; new ones pend (no confirmation mail yet).
+    // Existing members stay confirmed; new ones pend (and get the confirmation mail: double-opt-in.test.ts).
     const added = await api("POST", `/v1/bulk/lists/${id}/contacts`, { contacts: ["late@optin.test"] })
     expect(added.json).toMatchObject({ contact_count: 2, sendable_count: 1, pending_count: 1 })
     expect((await api("GET", `/v1/bulk/lists/${id}/contacts?status=pending`)).json.items.map((m: { email: string }) => m.email)).toEqual(["late@optin.test"])

@@ -6,7 +6,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
-import { BadRequest, Conflict, NotFound, PayloadTooLarge, Unprocessable } from "../../http/errors.ts"
+import { BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge, RateLimited, Unprocessable } from "../../http/errors.ts"
 import { EmailAddress } from "../../lib/email.ts"
 import { storable } from "../../lib/text.ts"
 
@@ -132,11 +132,14 @@ export class ContactsGroup extends HttpApiGroup.make("contacts")
       .setUrlParams(ImportQuery)
       .setPayload(Schema.Union(ImportRequest, Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/csv" }))))
       .addSuccess(ImportResult)
-      .addError(Unprocessable).addError(PayloadTooLarge)
+      .addError(Unprocessable).addError(PayloadTooLarge).addError(Forbidden).addError(RateLimited)
       .annotate(OpenApi.Summary, "Import contacts from JSON or a CSV body (one transaction)")
       .annotate(OpenApi.Description, "CSV: a header row; columns email, name, tags (separated by `;`), every other column becomes metadata; "
         + "options as query parameters. At or above HERALD_IMPORT_VALIDATION_MIN unique addresses, more than HERALD_IMPORT_MAX_INVALID_PCT "
-        + "percent invalid → 422 too_many_invalid_recipients and nothing inserted; below, invalid rows are left out and reported.")
+        + "percent invalid → 422 too_many_invalid_recipients and nothing inserted; below, invalid rows are left out and reported. "
+        + "With list_ids, a contact that newly joins a list requiring confirmation is pending and gets one confirmation mail "
+        + "(queued in the same transaction, counted against the monthly quota), unless confirmed: true; the send's refusals "
+        + "(403 account_suspended, sending_paused, domain_not_verified; 429 monthly_quota_exceeded) then refuse the whole import.")
   )
   .add(
     HttpApiEndpoint.post("importPreview", "/v1/bulk/contacts/import-preview").setPayload(PreviewRequest).addSuccess(PreviewResponse)

@@ -12,14 +12,19 @@ import {
   BadRequestError,
   conflict,
   type ConflictError,
+  type ForbiddenError,
   notFound,
   type NotFoundError,
   payloadTooLarge,
   type PayloadTooLargeError,
+  type RateLimitedError,
   UnprocessableError,
   validationFailed
 } from "../../http/errors.ts"
 import { isEmailAddress } from "../../lib/email.ts"
+import { QueueSignal } from "../../db/QueueSignal.ts"
+import { ConfirmationMail } from "../lists/confirmation-mail.ts"
+import { type ConfirmationRefusal, confirmationRefusal } from "../lists/Http.ts"
 import { ImportRequest } from "./Api.ts"
 import { type ContactExists, type ContactNotFound, Contacts, type Owner, type StillSuppressed } from "./Contacts.ts"
 import { type CsvRejected, type ImportGate, ImportRows, readCsv, type TooManyInvalid, type UnknownLists, writeImport } from "./import.ts"
@@ -27,6 +32,13 @@ import { type CsvRejected, type ImportGate, ImportRows, readCsv, type TooManyInv
 type Failure = ContactNotFound | ContactExists | StillSuppressed | TooManyInvalid | CsvRejected | UnknownLists | SqlError
 
 type Answer = NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | UnprocessableError
+
+/** An import may also meet the confirmation mail's refusals (lists with double opt-in). */
+const answerImport = (e: Failure | ConfirmationRefusal): Effect.Effect<never, Answer | ForbiddenError | RateLimitedError> =>
+  e._tag === "ContactNotFound" || e._tag === "ContactExists" || e._tag === "StillSuppressed" || e._tag === "TooManyInvalid"
+    || e._tag === "CsvRejected" || e._tag === "UnknownLists" || e._tag === "SqlError"
+    ? answer(e)
+    : confirmationRefusal(e)
 
 /** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
 const answer = (e: Failure): Effect.Effect<never, Answer> => {
@@ -71,6 +83,8 @@ const commaList = (value: string | undefined) => (value ?? "").split(",").map((s
 export const ContactsHttpLive = HttpApiBuilder.group(HeraldApi, "contacts", (handlers) =>
   Effect.gen(function*() {
     const contacts = yield* Contacts
+    const confirmationMail = yield* ConfirmationMail
+    const signal = yield* QueueSignal
     const sql = yield* SqlClient.SqlClient
     const config = yield* AppConfig
     const gate: ImportGate = { validationMin: config.importValidationMin, maxInvalidPct: config.importMaxInvalidPct }
@@ -135,7 +149,12 @@ export const ContactsHttpLive = HttpApiBuilder.group(HeraldApi, "contacts", (han
             }
           })
           : yield* jsonImport(request, rows)
-        return yield* writeImport(me, rows, options, gate).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.catchAll(answer))
+        return yield* writeImport(me, rows, options, gate).pipe(
+          Effect.provideService(SqlClient.SqlClient, sql),
+          Effect.provideService(ConfirmationMail, confirmationMail),
+          Effect.provideService(QueueSignal, signal),
+          Effect.catchAll(answerImport)
+        )
       })
 
     const preview = (owner: Owner, emails: ReadonlyArray<string>) =>

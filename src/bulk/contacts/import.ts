@@ -7,15 +7,18 @@
  * `update_existing` (name replaced when given, tags added, metadata merged), else skipped.
  * With `list_ids` (lists of the key), every valid row's contact joins those lists in the same
  * transaction (bulk/lists/memberships.ts: pending on a list requiring confirmation unless
- * `confirmed`).
+ * `confirmed`), and each new pending member's confirmation mail is queued in it too, one queue
+ * write per batch of rows.
  */
 import type { Readable } from "node:stream"
 import { SqlClient } from "@effect/sql"
 import { parse } from "csv-parse"
 import { Clock, Data, Effect } from "effect"
+import { QueueSignal } from "../../db/QueueSignal.ts"
 import { newId } from "../../lib/ids.ts"
 import { isEmailAddress } from "../../lib/email.ts"
 import { isStorableText } from "../../lib/text.ts"
+import { addQueued, ConfirmationMail, NOTHING_QUEUED } from "../lists/confirmation-mail.ts"
 import { addMemberships, listsOfKey } from "../lists/memberships.ts"
 import { cleanTags, type Owner } from "./Contacts.ts"
 
@@ -124,6 +127,7 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
     const all = [...rows.valid.values()]
     let created = 0
     let updated = 0
+    let queued = NOTHING_QUEUED
     yield* sql.withTransaction(Effect.gen(function*() {
       const listIds = [...new Set(options.listIds)]
       const lists = yield* listsOfKey(owner, listIds)
@@ -153,10 +157,14 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
         if (lists.length > 0) {
           const members = yield* sql<{ id: string }>`SELECT id FROM contacts
             WHERE key_id = ${owner.keyId} AND lower(email) = ANY(${batch.map((r) => r.email.toLowerCase())})`
-          yield* addMemberships(lists, members.map((m) => m.id), { confirmed: options.confirmed, at })
+          queued = addQueued(queued, yield* addMemberships(owner, lists, members.map((m) => m.id), { confirmed: options.confirmed, at }))
         }
       }
+      // Last, so the account's usage row is locked only until the commit, not through the batches.
+      yield* Effect.flatMap(ConfirmationMail, (mail) => mail.charge(owner, queued.quotaCount, at))
     }))
+    // The confirmation mail of the new pending members is committed: the MTA may take it now.
+    if (queued.mailed > 0) yield* Effect.flatMap(QueueSignal, (signal) => signal.wake("herald_queue"))
     const result: ImportResult = {
       created,
       updated,

@@ -6,7 +6,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
-import { BadRequest, Conflict, NotFound } from "../../http/errors.ts"
+import { BadRequest, Conflict, Forbidden, NotFound, RateLimited } from "../../http/errors.ts"
 import { EmailAddress } from "../../lib/email.ts"
 import { storable } from "../../lib/text.ts"
 import { Contact } from "../contacts/Api.ts"
@@ -63,6 +63,18 @@ const DeleteReport = Schema.Struct({
   requested: Schema.Int
 }).annotations({ identifier: "ListDeleteReport" })
 
+const CONFIRMATION_DESCRIPTION = "With require_confirmation, every contact that newly joins the list (this API, or an import with "
+  + "list_ids unless confirmed: true) becomes a pending member and gets one confirmation mail, queued with the call: from "
+  + "confirm_from_email / confirm_from_name, subject confirm_subject, confirm_intro and a link to {HERALD_BASE_URL}/confirm/<token> "
+  + "(valid 7 days). confirm_subject and confirm_intro are templates of the rendering engine (text; variables: email, name, "
+  + "metadata.*, list_name, confirm_url); one that does not compile → 400 render_failed. The link opens a page with one button; "
+  + "its POST confirms the membership and emits contact.confirmed once (a GET alone changes nothing)."
+const ADD_MEMBERS_DESCRIPTION = "On a list that requires confirmation, each new member is pending and gets one confirmation mail "
+  + "(bulk channel, counted against the monthly quota), queued before the answer; re-adding a pending member sends nothing again. "
+  + "A suppressed address, one on a blocked domain, or a contact that is not active gets no mail and stays pending. "
+  + "The send's refusals apply: 403 account_suspended, sending_paused or domain_not_verified (the confirm_from_email's domain), "
+  + "429 monthly_quota_exceeded, 400 overage_not_offered; then nothing is added."
+
 const ById = Schema.Struct({ id: Schema.String })
 const MemberRef = Schema.Struct({ id: Schema.String, contact: Schema.String.annotations({ description: "A contact id (ct_…) or its percent-encoded email" }) })
 const Deleted = Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) })
@@ -80,10 +92,13 @@ export class ListsGroup extends HttpApiGroup.make("lists")
   .add(
     HttpApiEndpoint.put("confirmation", "/v1/bulk/lists/:id/confirmation").setPath(ById).setPayload(Confirmation).addSuccess(List)
       .annotate(OpenApi.Summary, "Double opt-in settings: on, existing members stay confirmed; off, pending members become confirmed")
+      .annotate(OpenApi.Description, CONFIRMATION_DESCRIPTION)
   )
   .add(
     HttpApiEndpoint.post("addMembers", "/v1/bulk/lists/:id/contacts").setPath(ById).setPayload(MembersAdd).addSuccess(List)
+      .addError(Forbidden).addError(RateLimited)
       .annotate(OpenApi.Summary, "Add members by contact id or email (pending when the list requires confirmation)")
+      .annotate(OpenApi.Description, ADD_MEMBERS_DESCRIPTION)
   )
   .add(
     HttpApiEndpoint.get("members", "/v1/bulk/lists/:id/contacts").setPath(ById)

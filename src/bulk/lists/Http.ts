@@ -3,11 +3,62 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { HeraldApi } from "../../http/api.ts"
 import { CurrentKey } from "../../http/auth.ts"
-import { conflict, type ConflictError, notFound, type NotFoundError, type BadRequestError, validationFailed } from "../../http/errors.ts"
+import {
+  BadRequestError,
+  conflict,
+  type ConflictError,
+  type ForbiddenError,
+  notFound,
+  type NotFoundError,
+  type RateLimitedError,
+  validationFailed
+} from "../../http/errors.ts"
+import type { AccountMissing } from "../../platform/usage/AccountLimits.ts"
+import type { OverageNotOffered, QuotaExhausted } from "../../platform/usage/Quota.ts"
+import type { AccountSuspended, SenderDomainNotAuthorized, SendingPaused } from "../../transactional/accept.ts"
+import { senderRefusals } from "../../transactional/send/Http.ts"
+import type { RenderFailed } from "../render/errors.ts"
 import type { BadConfirmation, BadMember, ListInUse, ListNotFound, MemberNotFound } from "./Lists.ts"
 import { Lists } from "./Lists.ts"
 
-type Failure = ListNotFound | MemberNotFound | ListInUse | BadMember | BadConfirmation | SqlError
+/** What queuing a confirmation mail may meet: the send path's refusals, and its content failing to render. */
+export type ConfirmationRefusal =
+  | AccountSuspended
+  | SendingPaused
+  | SenderDomainNotAuthorized
+  | QuotaExhausted
+  | OverageNotOffered
+  | RenderFailed
+  | AccountMissing
+
+const renderFailed = (e: RenderFailed) =>
+  Effect.fail(new BadRequestError({ type: "invalid_request_error", code: "render_failed", message: e.message, param: e.param }))
+
+/** The confirmation mail's refusals as the API's envelope, as the send and the test-send answer them. */
+export const confirmationRefusal = (e: ConfirmationRefusal): Effect.Effect<never, BadRequestError | ForbiddenError | RateLimitedError> => {
+  switch (e._tag) {
+    case "AccountSuspended":
+      return senderRefusals.AccountSuspended()
+    case "SendingPaused":
+      return senderRefusals.SendingPaused(e)
+    case "SenderDomainNotAuthorized":
+      return senderRefusals.SenderDomainNotAuthorized(e)
+    case "QuotaExhausted":
+      return senderRefusals.QuotaExhausted(e)
+    case "OverageNotOffered":
+      return Effect.fail(new BadRequestError({
+        type: "invalid_request_error",
+        code: "overage_not_offered",
+        message: `The confirmation mail needs ${e.requested} emails but only ${e.quota - e.used} of the monthly quota (${e.used}/${e.quota} used) remain, and the plan offers no overage`
+      }))
+    case "RenderFailed":
+      return renderFailed(e)
+    case "AccountMissing":
+      return Effect.die(e)
+  }
+}
+
+type Failure = ListNotFound | MemberNotFound | ListInUse | BadMember | BadConfirmation | RenderFailed | SqlError
 
 /** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
 const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError> => {
@@ -22,10 +73,21 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
       return Effect.fail(validationFailed(`contacts[${e.index}] (${e.ref}): ${e.message}`, `contacts[${e.index}]`))
     case "BadConfirmation":
       return Effect.fail(validationFailed(e.message, e.param))
+    case "RenderFailed":
+      return renderFailed(e)
     case "SqlError":
       return Effect.die(e)
   }
 }
+
+/** Adding members may also meet the confirmation mail's refusals. */
+const answerAdding = (
+  e: Failure | ConfirmationRefusal
+): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | ForbiddenError | RateLimitedError> =>
+  e._tag === "ListNotFound" || e._tag === "MemberNotFound" || e._tag === "ListInUse" || e._tag === "BadMember"
+    || e._tag === "BadConfirmation" || e._tag === "SqlError" || e._tag === "RenderFailed"
+    ? answer(e)
+    : confirmationRefusal(e)
 
 export const ListsHttpLive = HttpApiBuilder.group(HeraldApi, "lists", (handlers) =>
   Effect.gen(function*() {
@@ -41,7 +103,7 @@ export const ListsHttpLive = HttpApiBuilder.group(HeraldApi, "lists", (handlers)
       .handle("remove", ({ path }) => Effect.flatMap(CurrentKey, (me) => lists.remove(me, path.id)).pipe(Effect.catchAll(answer)))
       .handle("confirmation", ({ path, payload }) => Effect.flatMap(CurrentKey, (me) => lists.configure(me, path.id, payload)).pipe(Effect.catchAll(answer)))
       .handle("addMembers", ({ path, payload }) =>
-        Effect.flatMap(CurrentKey, (me) => lists.addMembers(me, path.id, payload.contacts)).pipe(Effect.catchAll(answer)))
+        Effect.flatMap(CurrentKey, (me) => lists.addMembers(me, path.id, payload.contacts)).pipe(Effect.catchAll(answerAdding)))
       .handle("members", ({ path, urlParams }) => Effect.flatMap(CurrentKey, (me) => lists.members(me, path.id, urlParams)).pipe(Effect.catchAll(answer)))
       .handle("removeMember", ({ path }) =>
         Effect.flatMap(CurrentKey, (me) => lists.removeMember(me, path.id, path.contact)).pipe(Effect.catchAll(answer)))

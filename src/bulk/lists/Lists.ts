@@ -6,13 +6,16 @@
  * suppression list, account or platform (DESIGN "Sendable").
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Data, Effect } from "effect"
+import { Clock, Data, Effect, Either } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
+import { QueueSignal } from "../../db/QueueSignal.ts"
 import { domainOf, isEmailAddress } from "../../lib/email.ts"
 import { newId } from "../../lib/ids.ts"
 import { sendingAllowed } from "../../platform/domains/records.ts"
 import { contactsOfAddresses } from "../contacts/by-address.ts"
 import { contactColumns, type ContactRecord, type ContactRow, type Owner, toContactRecord } from "../contacts/Contacts.ts"
+import { RenderEngine } from "../render/RenderEngine.ts"
+import { ConfirmationMail, defaultConfirmIntro, defaultConfirmSubject } from "./confirmation-mail.ts"
 import { addMemberships } from "./memberships.ts"
 import { listUsers } from "./users.ts"
 
@@ -39,10 +42,6 @@ export interface ConfirmationSettings {
   readonly confirm_intro?: string | null | undefined
 }
 
-/** The documented defaults of a list requiring confirmation whose subject or intro is not given. */
-export const defaultConfirmSubject = (listName: string) => `Please confirm your subscription to ${listName}`
-export const defaultConfirmIntro = (listName: string) =>
-  `You asked to receive mail from ${listName}. Confirm with the button below; if you did not ask, ignore this message and nothing will be sent.`
 
 export class ListNotFound extends Data.TaggedError("ListNotFound")<{ readonly id: string }> {}
 export class MemberNotFound extends Data.TaggedError("MemberNotFound")<{ readonly listId: string; readonly ref: string }> {}
@@ -86,6 +85,9 @@ export class Lists extends Effect.Service<Lists>()("herald/Lists", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const { domainGraceHours } = yield* AppConfig
+    const confirmationMail = yield* ConfirmationMail
+    const signal = yield* QueueSignal
+    const engine = yield* RenderEngine
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     const columns = sql`l.id, l.name, l.key_id, l.created_at, l.require_confirmation, l.confirm_from_email, l.confirm_from_name,
@@ -157,9 +159,18 @@ export class Lists extends Effect.Service<Lists>()("herald/Lists", {
         if (unknown >= 0) return yield* new BadMember({ index: refs.indexOf(ids[unknown]!), ref: ids[unknown]!, message: `No contact ${ids[unknown]}` })
         const created = yield* contactsOfAddresses(owner, emails, at)
         const members = [...new Set([...knownIds, ...created.values()])]
-        yield* addMemberships([{ id: target.id, require_confirmation: target.require_confirmation === 1 }], members, { confirmed: false, at })
-        return yield* find(owner, id)
-      }))
+        const { mailed, quotaCount } = yield* addMemberships(owner, [{ ...target, require_confirmation: target.require_confirmation === 1 }], members, {
+          confirmed: false,
+          at
+        })
+        yield* confirmationMail.charge(owner, quotaCount, at)
+        return { list: yield* find(owner, id), mailed }
+      })).pipe(
+        Effect.provideService(ConfirmationMail, confirmationMail),
+        // The confirmation mail is committed: the MTA may take it now.
+        Effect.tap(({ mailed }) => mailed > 0 ? signal.wake("herald_queue") : Effect.void),
+        Effect.map(({ list }) => list)
+      )
 
     const memberOf = (owner: Owner, id: string, ref: string) =>
       Effect.gen(function*() {
@@ -226,6 +237,11 @@ export class Lists extends Effect.Service<Lists>()("herald/Lists", {
         }
         const subject = settings.confirm_subject ?? (settings.require_confirmation ? defaultConfirmSubject(current.name) : null)
         const intro = settings.confirm_intro ?? (settings.require_confirmation ? defaultConfirmIntro(current.name) : null)
+        // Both are templates of the confirmation mail: refused here, not when the first mail is due.
+        for (const [param, source] of [["confirm_subject", subject], ["confirm_intro", intro]] as const) {
+          const compiled = source === null ? undefined : engine.compile("text", source, param)
+          if (compiled !== undefined && Either.isLeft(compiled)) return yield* compiled.left
+        }
         yield* sql`UPDATE lists SET require_confirmation = ${settings.require_confirmation}, confirm_from_email = ${from},
           confirm_from_name = ${settings.confirm_from_name ?? null}, confirm_subject = ${subject}, confirm_intro = ${intro}, updated_at = ${at}
           WHERE id = ${id} AND key_id = ${owner.keyId}`

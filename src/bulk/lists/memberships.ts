@@ -5,14 +5,16 @@
  * any other list, `confirmed`. An existing membership keeps its status, except that held consent
  * confirms a pending one.
  *
- * Not yet: the confirmation mail of double opt-in. Pending members stay pending until it comes.
+ * Every membership created `pending` gets its confirmation mail in the same transaction
+ * (confirmation-mail.ts); a membership that was already there (re-adding a pending member) gets
+ * none. One INSERT per list and one queue write per call, whatever the number of contacts.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Owner } from "../contacts/Contacts.ts"
+import { ConfirmationMail, type ConfirmingList, type NewPending, NOTHING_QUEUED, type Queued } from "./confirmation-mail.ts"
 
-export interface MemberList {
-  readonly id: string
+export interface MemberList extends ConfirmingList {
   readonly require_confirmation: boolean
 }
 
@@ -21,23 +23,36 @@ export const listsOfKey = (owner: Owner, ids: ReadonlyArray<string>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     ids.length === 0
       ? Effect.succeed([] as ReadonlyArray<MemberList>)
-      : sql<MemberList>`SELECT id, require_confirmation FROM lists WHERE key_id = ${owner.keyId} AND id = ANY(${[...ids]})`)
+      : sql<MemberList>`SELECT id, name, require_confirmation, confirm_from_email, confirm_from_name, confirm_subject, confirm_intro
+          FROM lists WHERE key_id = ${owner.keyId} AND id = ANY(${[...ids]})`)
 
+/**
+ * Adds the memberships and queues the confirmation mail of the new pending ones; answers what was
+ * queued (the caller charges the quota for it at the end of its transaction: ConfirmationMail.charge).
+ */
 export const addMemberships = (
+  owner: Owner,
   lists: ReadonlyArray<MemberList>,
   contactIds: ReadonlyArray<string>,
   options: { readonly confirmed: boolean; readonly at: Date }
-) =>
+): Effect.Effect<Queued, Effect.Effect.Error<ReturnType<ConfirmationMail["queue"]>>, SqlClient.SqlClient | ConfirmationMail> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    if (contactIds.length === 0) return
+    if (contactIds.length === 0) return NOTHING_QUEUED
+    const pending: Array<NewPending> = []
     for (const list of lists) {
       const status = list.require_confirmation && !options.confirmed ? "pending" : "confirmed"
-      yield* sql`
+      // `xmax = 0`: the row was inserted by this statement, not an existing one updated.
+      const written = yield* sql<{ contact_id: string; created: boolean }>`
         INSERT INTO list_memberships (list_id, contact_id, status, created_at, confirmed_at)
         SELECT ${list.id}, c, ${status}, ${options.at}, ${status === "confirmed" ? options.at : null}
         FROM unnest(${[...contactIds]}::text[]) AS c
         ON CONFLICT (list_id, contact_id) DO UPDATE SET status = 'confirmed', confirmed_at = EXCLUDED.created_at
-        WHERE EXCLUDED.status = 'confirmed' AND list_memberships.status = 'pending'`
+        WHERE EXCLUDED.status = 'confirmed' AND list_memberships.status = 'pending'
+        RETURNING contact_id, (xmax = 0) AS created`
+      if (status === "pending") for (const row of written) if (row.created) pending.push({ list, contactId: row.contact_id })
     }
+    if (pending.length === 0) return NOTHING_QUEUED
+    const mail = yield* ConfirmationMail
+    return yield* mail.queue(owner, pending, options.at)
   })

@@ -1,0 +1,57 @@
+/**
+ * What the `/confirm/<token>` page reads and does (issue 19, double opt-in; the page itself is
+ * src/bulk/public/confirm-page.ts). The token names a membership (list, contact). Confirming is
+ * one `UPDATE … WHERE status = 'pending' RETURNING`: only the press that moves the membership
+ * emits `contact.confirmed` (to the list's key, in the same transaction), so the event is emitted
+ * once however often the button is pressed; a later press finds it confirmed and changes nothing.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { emitEvent } from "../../events/outbox.ts"
+import { ContactConfirmed } from "../../events/schema.ts"
+
+export interface MembershipRef {
+  readonly listId: string
+  readonly contactId: string
+}
+
+/** What a confirmation link points at now: gone, still pending, or already confirmed. */
+export type MembershipState =
+  | { readonly _tag: "gone" }
+  | { readonly _tag: "pending" | "confirmed"; readonly listName: string }
+
+/** The membership's state, read only (the page's GET). */
+export const membershipState = (ref: MembershipRef) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ status: "pending" | "confirmed"; name: string }>`
+      SELECT m.status, l.name FROM list_memberships m
+      JOIN lists l ON l.id = m.list_id
+      JOIN contacts c ON c.id = m.contact_id AND c.key_id = l.key_id
+      WHERE m.list_id = ${ref.listId} AND m.contact_id = ${ref.contactId}`
+    return row === undefined ? { _tag: "gone" } as MembershipState : { _tag: row.status, listName: row.name } as MembershipState
+  })
+
+/**
+ * The button's POST: pending → confirmed with its event, in one transaction. Answers the state
+ * after the press (`confirmed`, whether this press or an earlier one did it; `gone` when the list,
+ * the contact or the membership no longer exists) and whether this press changed anything.
+ */
+export const confirmMembership = (ref: MembershipRef, at: Date) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const [moved] = yield* sql<{ account_id: string; key_id: string; name: string; email: string }>`
+        UPDATE list_memberships m SET status = 'confirmed', confirmed_at = ${at}
+        FROM lists l, contacts c
+        WHERE m.list_id = ${ref.listId} AND m.contact_id = ${ref.contactId} AND m.status = 'pending'
+          AND l.id = m.list_id AND c.id = m.contact_id AND c.key_id = l.key_id
+        RETURNING l.account_id, l.key_id, l.name, c.email`
+      if (moved === undefined) return { state: yield* membershipState(ref), changed: false }
+      yield* emitEvent({
+        accountId: moved.account_id,
+        keyId: moved.key_id,
+        event: ContactConfirmed.make({ email: moved.email, list_id: ref.listId, list_name: moved.name }),
+        at
+      })
+      return { state: { _tag: "confirmed", listName: moved.name } as MembershipState, changed: true }
+    })))

@@ -1,0 +1,226 @@
+/**
+ * The confirmation mail of double opt-in (issue 19 "Lists"): one message to each contact that has
+ * just become a `pending` member of a list requiring confirmation, queued in the caller's
+ * transaction (the lists API's add-members, the contact import's `list_ids`), so the mail is
+ * durable before the answer and rolls back with it.
+ *
+ * The message: from `confirm_from_email` / `confirm_from_name`, subject `confirm_subject`, body
+ * `confirm_intro` and the link `{HERALD_BASE_URL}/confirm/<token>` (token: purpose `confirm`,
+ * fields [list_id, contact_id], 7 days), rendered by the one engine (src/bulk/render) with the
+ * contact's fields and metadata, `list_name` and `confirm_url` as variables. The intro is text: it
+ * is rendered in text mode and shown escaped in the html part. Channel `bulk`, origin
+ * `confirmation` (no sent/failed event: src/events/outcomes.ts).
+ *
+ * The send path's rules, with the send path's code: `refuseSender` (account suspended, sending
+ * paused, sender domain not verified) refuses the whole call; the mail counts against the monthly
+ * quota (`charge`: `reserveQuota` as the last statement of the caller's transaction, so the charge
+ * commits or rolls back with the mail; simulator addresses are free); an address on a suppression list (account or platform) or
+ * on a blocked domain, and a contact that is not `active`, get no mail and stay `pending`. All the
+ * messages of one call are one queue write per sender address (one statement while they fit).
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Either } from "effect"
+import { AppConfig } from "../../config/app-config.ts"
+import { requestId as currentRequestId } from "../../http/request-context.ts"
+import { domainOf } from "../../lib/email.ts"
+import { newId } from "../../lib/ids.ts"
+import { quotaCountOf } from "../../lib/simulator.ts"
+import { structuredMessages } from "../../mta/queue/StoredMessage.ts"
+import { Domains } from "../../platform/domains/Domains.ts"
+import { Suppressions } from "../../platform/suppressions/Suppressions.ts"
+import { AccountLimits } from "../../platform/usage/AccountLimits.ts"
+import { reserveQuota } from "../../platform/usage/Quota.ts"
+import { refuseSender } from "../../transactional/accept.ts"
+import { type QueuedMessage, writeQueue } from "../../transactional/queue-writer.ts"
+import type { Owner } from "../contacts/Contacts.ts"
+import type { CompiledField, RenderEngineShape } from "../render/engine.ts"
+import { contactScope, type PreparedContent, prepareContent } from "../render/content.ts"
+import { RenderFailed } from "../render/errors.ts"
+import { RenderEngine } from "../render/RenderEngine.ts"
+import { PublicTokens } from "../public/tokens.ts"
+
+/** How long a confirmation link works (DESIGN "Public pages and tokens"). */
+export const CONFIRM_TOKEN_TTL_MS = 7 * 24 * 60 * 60 * 1000
+
+/** The documented defaults of a list requiring confirmation whose subject or intro is not given. */
+export const defaultConfirmSubject = (listName: string) => `Please confirm your subscription to ${listName}`
+export const defaultConfirmIntro = (listName: string) =>
+  `You asked to receive mail from ${listName}. Confirm with the button below; if you did not ask, ignore this message and nothing will be sent.`
+
+/** A list as the confirmation mail needs it. */
+export interface ConfirmingList {
+  readonly id: string
+  readonly name: string
+  readonly confirm_from_email: string | null
+  readonly confirm_from_name: string | null
+  readonly confirm_subject: string | null
+  readonly confirm_intro: string | null
+}
+
+/** What one call queued: messages, and how many of them the quota counts. */
+export interface Queued {
+  readonly mailed: number
+  readonly quotaCount: number
+}
+export const NOTHING_QUEUED: Queued = { mailed: 0, quotaCount: 0 }
+export const addQueued = (a: Queued, b: Queued): Queued => ({ mailed: a.mailed + b.mailed, quotaCount: a.quotaCount + b.quotaCount })
+
+/** A membership that has just been created `pending`. */
+export interface NewPending {
+  readonly list: ConfirmingList
+  readonly contactId: string
+}
+
+/** The page of a token: `{HERALD_BASE_URL}/confirm/<token>`. */
+export const confirmUrl = (baseUrl: string, token: string) => `${baseUrl.replace(/\/+$/, "")}/confirm/${token}`
+
+/** The fixed frame around the operator's intro: the intro arrives rendered, as `confirm_intro`. */
+const CONFIRM_HTML = [
+  "<!doctype html>",
+  "<html><body style=\"font-family:system-ui,sans-serif;line-height:1.5\">",
+  "<p style=\"white-space:pre-line\">{{ confirm_intro }}</p>",
+  "<p><a href=\"{{ confirm_url }}\" style=\"display:inline-block;padding:.5rem 1.25rem;border:1px solid #333;text-decoration:none\">Confirm my subscription</a></p>",
+  "<p style=\"font-size:.875rem;color:#555\">If the button does not work, open this address: {{ confirm_url }}</p>",
+  "</body></html>"
+].join("\n")
+const CONFIRM_TEXT = "{{ confirm_intro }}\n\nConfirm your subscription: {{ confirm_url }}\n"
+
+/** A list's subject and intro as the engine reads them (the documented defaults when unset). */
+export const confirmSources = (list: ConfirmingList) => ({
+  subject: list.confirm_subject ?? defaultConfirmSubject(list.name),
+  intro: list.confirm_intro ?? defaultConfirmIntro(list.name)
+})
+
+/** A list's confirmation content, parsed once per call: the intro on its own, the rest around it. */
+const prepareList = (engine: RenderEngineShape, list: ConfirmingList) =>
+  Either.gen(function*() {
+    const { intro, subject } = confirmSources(list)
+    const introField: CompiledField = yield* engine.compile("text", intro, "confirm_intro")
+    const content: PreparedContent = yield* Either.mapLeft(prepareContent(engine, { subject, html: CONFIRM_HTML, body_text: CONFIRM_TEXT }), asSetting)
+    return { intro: introField, content }
+  })
+
+/** The engine names the subject `subject`; here it is the list's `confirm_subject` (the frame around it cannot fail). */
+const asSetting = (e: RenderFailed): RenderFailed =>
+  e.param !== "subject" ? e : new RenderFailed({ ...e, param: "confirm_subject", message: e.message.replace(/^subject/, "confirm_subject") })
+
+interface ContactRow {
+  readonly id: string
+  readonly email: string
+  readonly name: string | null
+  readonly metadata: Record<string, unknown>
+  readonly status: string
+}
+
+export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald/ConfirmationMail", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const engine = yield* RenderEngine
+    const tokens = yield* PublicTokens
+    const suppressions = yield* Suppressions
+    const domains = yield* Domains
+    const accountLimits = yield* AccountLimits
+    const { baseUrl } = yield* AppConfig
+
+    /**
+     * Queues the confirmation mail of `pending` (inside the caller's transaction); answers how
+     * many messages were queued and how many of them the quota counts. The caller charges the
+     * quota (`charge`) as the last step of its transaction and wakes the queue after its commit.
+     */
+    const queue = (owner: Owner, pending: ReadonlyArray<NewPending>, at: Date) =>
+      Effect.gen(function*() {
+        if (pending.length === 0) return NOTHING_QUEUED
+        const ids = [...new Set(pending.map((p) => p.contactId))]
+        const contacts = new Map((yield* sql<ContactRow>`
+          SELECT id, email, name, metadata, status FROM contacts WHERE key_id = ${owner.keyId} AND id = ANY(${ids})`).map((c) => [c.id, c]))
+        const addresses = [...new Set([...contacts.values()].map((c) => c.email.toLowerCase()))]
+        const suppressed = yield* suppressions.check(owner.accountId, addresses)
+        const domainsOfAddresses = [...new Set(addresses.map(domainOf))]
+        const blocked = new Set((yield* sql<{ domain: string }>`
+          SELECT domain FROM blocked_domains WHERE domain = ANY(${domainsOfAddresses})`).map((b) => b.domain))
+        const mailable = pending.flatMap((p) => {
+          const contact = contacts.get(p.contactId)
+          // A list requiring confirmation always has a sender (configure refuses one without).
+          if (contact === undefined || contact.status !== "active" || p.list.confirm_from_email === null) return []
+          const address = contact.email.toLowerCase()
+          return suppressed.has(address) || blocked.has(domainOf(address)) ? [] : [{ ...p, contact }]
+        })
+        if (mailable.length === 0) return NOTHING_QUEUED
+
+        // The send path's refusals, once per sender address of the call.
+        const limits = yield* accountLimits.of(owner.accountId, at)
+        const bySender = new Map<string, Array<typeof mailable[number]>>()
+        for (const m of mailable) {
+          const from = m.list.confirm_from_email!
+          const group = bySender.get(from)
+          if (group === undefined) bySender.set(from, [m])
+          else group.push(m)
+        }
+        for (const [from, group] of bySender) {
+          const { state } = yield* domains.sendingState(owner.accountId, domainOf(from), at)
+          yield* refuseSender(from, group.map((m) => m.contact.email.toLowerCase()), limits, state)
+        }
+
+        const prepared = new Map<string, { readonly intro: CompiledField; readonly content: PreparedContent }>()
+        const expiresAt = at.getTime() + CONFIRM_TOKEN_TTL_MS
+        const requestId = (yield* currentRequestId) || newId("req")
+
+        for (const [from, group] of bySender) {
+          const messages: Array<QueuedMessage> = []
+          for (const { contact, list } of group) {
+            let content = prepared.get(list.id)
+            if (content === undefined) {
+              content = yield* prepareList(engine, list)
+              prepared.set(list.id, content)
+            }
+            const url = confirmUrl(baseUrl, tokens.mint("confirm", [list.id, contact.id], expiresAt))
+            const scope = { ...contactScope({ list_name: list.name }, contact), confirm_url: url }
+            const intro = yield* engine.render(content.intro, scope, "confirm_intro")
+            // The fields one by one rather than renderContent: it also lists missing variables, unused here.
+            const full = { ...scope, confirm_intro: intro }
+            const rendered = {
+              subject: yield* Either.mapLeft(engine.render(content.content.subject, full, "subject"), asSetting),
+              text: yield* engine.render(content.content.text, full, "body_text"),
+              html: content.content.html === null ? null : yield* engine.render(content.content.html, full, "html")
+            }
+            const to = contact.name === null || contact.name === "" ? { email: contact.email } : { email: contact.email, name: contact.name }
+            const stored = structuredMessages({
+              from: list.confirm_from_name === null ? { email: from } : { email: from, name: list.confirm_from_name },
+              subject: rendered.subject,
+              content: [
+                { type: "text/plain" as const, value: rendered.text },
+                ...(rendered.html === null ? [] : [{ type: "text/html" as const, value: rendered.html }])
+              ],
+              personalizations: [{ to: [to] }]
+            }, { origin: "confirmation", channel: "bulk" })(0)
+            messages.push({
+              messageId: newId("msg"),
+              personalizationIndex: 0,
+              subject: rendered.subject,
+              stored,
+              recipients: [{ email: contact.email, kind: "to" }]
+            })
+          }
+          yield* writeQueue({ accountId: owner.accountId, keyId: owner.keyId, requestId, fromEmail: from, now: at }, messages)
+        }
+        // A confirmation to a simulator address is free, as a send to one is (src/lib/simulator.ts).
+        return { mailed: mailable.length, quotaCount: quotaCountOf(mailable.map((m) => m.contact.email)) }
+      })
+
+    /**
+     * Charges the quota for the mail queued in this transaction, as its last statement: the
+     * account's usage row stays locked only until the commit (an import's batches are not held
+     * under it), and the charge commits or rolls back with the mail. Refused (the send's
+     * QuotaExhausted or OverageNotOffered) → the caller's transaction rolls back.
+     */
+    const charge = (owner: Owner, quotaCount: number, at: Date) =>
+      quotaCount === 0
+        ? Effect.void
+        : Effect.flatMap(accountLimits.of(owner.accountId, at), (limits) => reserveQuota(limits, owner.keyId, quotaCount)).pipe(
+          Effect.asVoid,
+          Effect.provideService(SqlClient.SqlClient, sql)
+        )
+
+    return { queue, charge } as const
+  })
+}) {}

@@ -28,6 +28,17 @@ describe("public tokens", () => {
     expect(tokens.open("confirm", token, NOW + 1000)).toEqual(Option.none())
   })
 
+  it("refuse every other spelling of the tag, including the ones base64url decodes to the same bytes", () => {
+    const token = tokens.mint("click", ["dlv_1", "cp_1", "0"])
+    const [payload, tag] = token.split(".") as [string, string]
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    // The last character of a 16-byte tag carries 2 bits; 15 other characters decode the same.
+    const others = [...alphabet].filter((c) => c !== tag.at(-1)).map((c) => `${payload}.${tag.slice(0, -1)}${c}`)
+    expect(others).toHaveLength(63)
+    for (const other of others) expect(tokens.open("click", other, NOW)).toEqual(Option.none())
+    expect(tokens.open("click", token, NOW)).toEqual(Option.some(["dlv_1", "cp_1", "0"]))
+  })
+
   it("refuse malformed and oversized tokens without decoding them", () => {
     for (const bad of ["", ".", "abc", "a.b.c", "a b.c", "%41.b", `${"a".repeat(MAX_TOKEN_LENGTH)}.b`]) {
       expect(tokens.open("click", bad, NOW)).toEqual(Option.none())

@@ -39,8 +39,11 @@ export const makeTokens = (secret: string) => {
   const open = (purpose: TokenPurpose, token: string, nowMs: number): Option.Option<ReadonlyArray<string>> => {
     if (token.length > MAX_TOKEN_LENGTH || !TOKEN.test(token)) return Option.none()
     const [payload, given] = token.split(".") as [string, string]
-    const mac = Buffer.from(given, "base64url")
-    if (mac.length !== TAG_BYTES || !timingSafeEqual(mac, tag(purpose, payload))) return Option.none()
+    // Compared as text, not as decoded bytes: the last base64url character of 16 bytes carries 4
+    // bits the decoder ignores, so another spelling of the same tag would otherwise pass.
+    const expected = Buffer.from(tag(purpose, payload).toString("base64url"))
+    const mac = Buffer.from(given)
+    if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) return Option.none()
     let decoded: unknown
     try {
       decoded = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"))

@@ -16,7 +16,11 @@ import { Domains } from "./platform/domains/Domains.ts"
 import { RecheckJobLive } from "./platform/domains/RecheckJob.ts"
 import { dnsConfigWarnings } from "./platform/domains/startup-warnings.ts"
 import { AccountLimits } from "./platform/usage/AccountLimits.ts"
+import { Campaigns } from "./bulk/campaigns/Campaigns.ts"
+import { CampaignControl } from "./bulk/campaigns/Control.ts"
+import { CampaignsActorLive } from "./bulk/campaigns/FanOut.ts"
 import { Contacts } from "./bulk/contacts/Contacts.ts"
+import { PublicTokens } from "./bulk/public/tokens.ts"
 import { Lists } from "./bulk/lists/Lists.ts"
 import { RenderEngine } from "./bulk/render/RenderEngine.ts"
 import { Segments } from "./bulk/segments/Segments.ts"
@@ -87,9 +91,9 @@ const CoreServicesLive = Layer.mergeAll(
 ).pipe(Layer.provideMerge(Dns.Default))
 
 /** Bulk features: contacts, lists, segments, templates and the rendering engine campaigns, sequences and confirmation mail share. */
-const BulkServicesLive = Layer.mergeAll(TestSend.Default, Contacts.Default, Lists.Default, Segments.Default).pipe(
-  Layer.provideMerge(Templates.Default),
-  Layer.provideMerge(RenderEngine.Default)
+const BulkServicesLive = Layer.mergeAll(TestSend.Default, Contacts.Default, Lists.Default, Segments.Default, CampaignControl.Default).pipe(
+  Layer.provideMerge(Layer.merge(Templates.Default, Campaigns.Default)),
+  Layer.provideMerge(Layer.merge(RenderEngine.Default, PublicTokens.Default))
 )
 
 export const ServicesLive = BulkServicesLive.pipe(
@@ -107,6 +111,7 @@ const MtaServicesLive = Delivery.Default.pipe(Layer.provideMerge(Destinations.De
 /** The actors: long-running loops of every replica. */
 const ActorsLive = Layer.mergeAll(
   SchedulerLive,
+  CampaignsActorLive,
   ResetJobLive,
   RecheckJobLive,
   ReputationSweepLive,

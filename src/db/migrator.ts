@@ -35,7 +35,8 @@ export const migrationFiles = [
   "0019_delivery_attempts.sql",
   "0020_templates.sql",
   "0021_contacts.sql",
-  "0022_segments.sql"
+  "0022_segments.sql",
+  "0025_campaigns.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

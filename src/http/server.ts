@@ -4,6 +4,7 @@ import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { AppConfig } from "../config/app-config.ts"
+import { CampaignsHttpLive } from "../bulk/campaigns/Http.ts"
 import { ContactsHttpLive } from "../bulk/contacts/Http.ts"
 import { ListsHttpLive } from "../bulk/lists/Http.ts"
 import { SegmentsHttpLive } from "../bulk/segments/Http.ts"
@@ -55,7 +56,8 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     TemplatesHttpLive,
     ContactsHttpLive,
     ListsHttpLive,
-    SegmentsHttpLive
+    SegmentsHttpLive,
+    CampaignsHttpLive
   ]),
   Layer.provide(AdminAuthenticationLive),
   Layer.provide(AuthenticationLive)

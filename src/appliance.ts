@@ -16,6 +16,9 @@ import { Domains } from "./platform/domains/Domains.ts"
 import { RecheckJobLive } from "./platform/domains/RecheckJob.ts"
 import { dnsConfigWarnings } from "./platform/domains/startup-warnings.ts"
 import { AccountLimits } from "./platform/usage/AccountLimits.ts"
+import { Campaigns } from "./bulk/campaigns/Campaigns.ts"
+import { CampaignControl } from "./bulk/campaigns/Control.ts"
+import { CampaignsActorLive } from "./bulk/campaigns/FanOut.ts"
 import { Contacts } from "./bulk/contacts/Contacts.ts"
 import { ConfirmationMail } from "./bulk/lists/confirmation-mail.ts"
 import { Lists } from "./bulk/lists/Lists.ts"
@@ -101,12 +104,13 @@ const BulkServicesLive = Layer.mergeAll(
   Contacts.Default,
   Lists.Default,
   Segments.Default,
+  CampaignControl.Default,
   Sequences.Default,
   Steps.Default,
   Enroll.Default,
   StepScheduler.Default
 ).pipe(
-  Layer.provideMerge(Templates.Default),
+  Layer.provideMerge(Layer.merge(Templates.Default, Campaigns.Default)),
   Layer.provideMerge(ConfirmationMail.Default),
   Layer.provideMerge(RenderEngine.Default)
 )
@@ -127,6 +131,7 @@ const MtaServicesLive = Delivery.Default.pipe(Layer.provideMerge(Destinations.De
 const ActorsLive = Layer.mergeAll(
   SchedulerLive,
   SequenceSchedulerLive,
+  CampaignsActorLive,
   ResetJobLive,
   RecheckJobLive,
   ReputationSweepLive,

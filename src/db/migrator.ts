@@ -36,8 +36,9 @@ export const migrationFiles = [
   "0020_templates.sql",
   "0021_contacts.sql",
   "0022_segments.sql",
-  "0026_tracking.sql",
-  "0027_sequences.sql"
+  "0023_campaigns.sql",
+  "0024_tracking.sql",
+  "0025_sequences.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

@@ -7,6 +7,7 @@
  * (400), an unknown route (404), an oversized body (413), and an internal failure (500).
  */
 import { HttpApi } from "@effect/platform"
+import { CampaignsGroup } from "../bulk/campaigns/Api.ts"
 import { ContactsGroup } from "../bulk/contacts/Api.ts"
 import { ListsGroup } from "../bulk/lists/Api.ts"
 import { SegmentsGroup } from "../bulk/segments/Api.ts"
@@ -35,7 +36,14 @@ export class MetaArea extends HttpApi.make("meta").add(MetaGroup) {}
 export class TransactionalArea extends HttpApi.make("transactional").add(SendGroup).add(ScheduledGroup).add(AuditGroup).add(MessagesGroup) {}
 
 /** Campaigns, sequences and tracking arrive in a later wave. */
-export class BulkArea extends HttpApi.make("bulk").add(TemplatesGroup).add(ContactsGroup).add(ListsGroup).add(SegmentsGroup).add(SequencesGroup) {}
+export class BulkArea extends HttpApi.make("bulk")
+  .add(TemplatesGroup)
+  .add(ContactsGroup)
+  .add(ListsGroup)
+  .add(SegmentsGroup)
+  .add(CampaignsGroup)
+  .add(SequencesGroup)
+{}
 
 /** What a client of the platform area uses (the public /docs.json holds these, not admin). */
 export class PlatformArea extends HttpApi.make("platform")

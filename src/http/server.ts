@@ -4,6 +4,7 @@ import { HttpApiBuilder, HttpRouter, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { AppConfig } from "../config/app-config.ts"
+import { CampaignsHttpLive } from "../bulk/campaigns/Http.ts"
 import { ContactsHttpLive } from "../bulk/contacts/Http.ts"
 import { ListsHttpLive } from "../bulk/lists/Http.ts"
 import { SegmentsHttpLive } from "../bulk/segments/Http.ts"
@@ -58,6 +59,7 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     ContactsHttpLive,
     ListsHttpLive,
     SegmentsHttpLive,
+    CampaignsHttpLive,
     SequencesHttpLive
   ]),
   Layer.provide(AdminAuthenticationLive),

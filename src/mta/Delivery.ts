@@ -24,7 +24,9 @@ import { returnPathDomain } from "../platform/domains/records.ts"
 import { Reputation } from "../platform/reputation/Reputation.ts"
 import { makeGroupCommit } from "../lib/group-commit.ts"
 import { isSimulatorAddress } from "../lib/simulator.ts"
-import { composeStored } from "../transactional/compose.ts"
+import { PublicTokens } from "../bulk/public/tokens.ts"
+import { RenderEngine } from "../bulk/render/RenderEngine.ts"
+import { type BulkRendering, composeStored } from "../transactional/compose.ts"
 import { classifyReply } from "./classify.ts"
 import { prepareKey, signMessage, type SigningKey } from "./dkim.ts"
 import { Destinations } from "./Destinations.ts"
@@ -80,6 +82,10 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
     const destinations = yield* Destinations
     const reputation = yield* Reputation
     const sql = yield* SqlClient.SqlClient
+    // Campaign and sequence messages are rendered per contact when composed (compose.ts).
+    const engine = yield* RenderEngine
+    const tokens = yield* PublicTokens
+    const bulkFor = (accountId: string): BulkRendering => ({ engine, tokens, baseUrl: config.baseUrl, bounceDomain: config.bounceDomain, accountId })
     const smtp = new SmtpClient()
     yield* Effect.addFinalizer(() => Effect.sync(() => smtp.close()))
 
@@ -156,11 +162,11 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
       return h.decoded
     }
     /** The signed message; a composing error (thrown or rejected) is the message's own and fails with Uncomposable. */
-    const signedOf = (h: Held, stored: StoredMessage, m: MessageForDelivery, key: SigningKey): Effect.Effect<Buffer, Uncomposable> =>
+    const signedOf = (h: Held, stored: StoredMessage, m: MessageForDelivery, key: SigningKey, accountId: string): Effect.Effect<Buffer, Uncomposable> =>
       Effect.suspend(() => {
         if (h.signed === undefined || h.signed.key !== key) {
           const composed = Promise.resolve()
-            .then(() => composeStored(stored, { messageId: m.id, sendingDomain: m.from_domain, date: m.created_at }))
+            .then(() => composeStored(stored, { messageId: m.id, sendingDomain: m.from_domain, date: m.created_at, bulk: bulkFor(accountId) }))
             .then(
               (raw) => signMessage(raw, key),
               (error: unknown) => new Uncomposable({ reason: `the message could not be composed: ${error instanceof Error ? error.message : String(error)}` })
@@ -280,7 +286,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
           const at = yield* now()
           return yield* complete(owner, d, m, retryOrFail(d, null, "4.4.4", `no address for the MX hosts of ${d.recipient_domain}`, at), at)
         }
-        const signed = yield* Effect.either(signedOf(h, decoded.right, m, key))
+        const signed = yield* Effect.either(signedOf(h, decoded.right, m, key, d.account_id))
         if (Either.isLeft(signed)) return yield* fail(m, "5.6.0", signed.left.reason)
         const raw = signed.right
         const slotted = yield* destinations.run(d.recipient_domain, route.hosts, d.channel, (shaping) =>

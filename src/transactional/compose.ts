@@ -14,13 +14,29 @@
  * ran the process out of heap. So the MTA checks a stored message with `composePartsProblem` before
  * composing it — whatever the version that accepted it, or whatever wrote the row.
  */
+import { Either } from "effect"
 import MailComposer from "nodemailer/lib/mail-composer"
 import type { Channel, StoredMessage, StructuredContent } from "../mta/queue/StoredMessage.ts"
+import type { makeTokens } from "../bulk/public/tokens.ts"
+import { unsubscribeHeaders, unsubscribeToken, unsubscribeUrl } from "../bulk/public/unsubscribe-link.ts"
+import { prepareContent, renderContent } from "../bulk/render/content.ts"
+import type { RenderEngineShape } from "../bulk/render/engine.ts"
 
 export interface ComposeOptions {
   readonly messageId: string
   readonly sendingDomain: string
   readonly date: Date
+  /** What rendering a campaign or sequence reference needs (the MTA passes it; without it they are refused). */
+  readonly bulk?: BulkRendering | undefined
+}
+
+/** The rendering engine, the unsubscribe tokens and where their links point, for one account's bulk message. */
+export interface BulkRendering {
+  readonly engine: RenderEngineShape
+  readonly tokens: ReturnType<typeof makeTokens>
+  readonly baseUrl: string
+  readonly bounceDomain: string
+  readonly accountId: string
 }
 
 interface Address {
@@ -114,7 +130,7 @@ interface Addressed {
 
 /**
  * The MIME of a stored message, ready to be signed. A campaign or sequence reference is rendered
- * by the bulk issues; until then it is refused (its delivery fails with the reason).
+ * here, per contact (`composeReference`); a render failure rejects (its delivery fails with it).
  */
 export const composeStored = (stored: StoredMessage, options: ComposeOptions): Promise<Buffer> => {
   switch (stored._tag) {
@@ -126,8 +142,46 @@ export const composeStored = (stored: StoredMessage, options: ComposeOptions): P
       return Promise.resolve(Buffer.from(stored.message.mime_base64, "base64"))
     case "campaign":
     case "sequence":
-      return Promise.reject(new Error(`${stored._tag} messages cannot be rendered by this version`))
+      return options.bulk === undefined
+        ? Promise.reject(new Error(`${stored._tag} messages need the bulk rendering to be composed`))
+        : composeReference(stored, options.bulk, options)
   }
+}
+
+type Reference = Extract<StoredMessage, { readonly _tag: "campaign" | "sequence" }>
+
+/**
+ * One contact's campaign or sequence message (the two forms share their content shape): the
+ * stored content's subject, html and text rendered with the contact's variables over the
+ * content's `vars`, `{{ unsubscribe_url }}` pointing at the contact's unsubscribe page, and the
+ * `List-Unsubscribe` + `List-Unsubscribe-Post` headers (RFC 2369, RFC 8058) naming the campaign
+ * or sequence. Unsubscribe headers are the appliance's own: the stored headers cannot replace them.
+ */
+export const composeReference = (stored: Reference, bulk: BulkRendering, options: ComposeOptions): Promise<Buffer> => {
+  const message = stored.message
+  const who = { accountId: bulk.accountId, email: stored.to.email, source: stored._tag === "campaign" ? stored.campaign_id : stored.sequence_id }
+  const where = { baseUrl: bulk.baseUrl, bounceDomain: bulk.bounceDomain }
+  const scope = { ...message.vars, ...stored.variables, unsubscribe_url: unsubscribeUrl(bulk.baseUrl, unsubscribeToken(bulk.tokens, who)) }
+  const source = {
+    subject: message.subject,
+    html: message.content.find((c) => c.type === "text/html")?.value ?? "",
+    body_text: message.content.find((c) => c.type === "text/plain")?.value ?? ""
+  }
+  const rendered = Either.flatMap(prepareContent(bulk.engine, source), (prepared) => renderContent(bulk.engine, prepared, scope))
+  if (Either.isLeft(rendered)) return Promise.reject(new Error(rendered.left.message))
+  const { html, subject, text } = rendered.right
+  return composeMessage(
+    {
+      from: message.from,
+      ...(message.reply_to === undefined ? {} : { reply_to: message.reply_to }),
+      subject,
+      content: [{ type: "text/plain", value: text }, ...(html === null ? [] : [{ type: "text/html" as const, value: html }])],
+      headers: mergeHeaders(message.headers, unsubscribeHeaders(bulk.tokens, where, who))
+    },
+    { to: [stored.to] },
+    stored.channel,
+    options
+  )
 }
 
 export const composeMessage = (

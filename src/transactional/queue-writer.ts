@@ -25,6 +25,16 @@ export interface QueuedMessage {
    */
   readonly stored: StoredMessage
   readonly recipients: ReadonlyArray<Recipient>
+  /**
+   * The `message_contents` row that already holds `stored.message` (`storeSharedContent`): a
+   * campaign writes its content once when sending starts and its batches of messages reference it.
+   */
+  readonly sharedContent?: SharedContent | undefined
+}
+
+export interface SharedContent {
+  readonly id: string
+  readonly bytes: number
 }
 
 export interface QueueContext {
@@ -44,7 +54,7 @@ export interface QueueWrite {
 /** PostgreSQL takes at most 65,535 parameters per statement; rows are written in chunks below it. */
 const MAX_PARAMETERS = 60_000
 /** The most columns of a row of any of the three tables (messages). */
-const COLUMNS = 14
+const COLUMNS = 15
 
 /** The rows of several sends: each distinct shared part once, then the messages that reference it, then the deliveries. */
 const rowsOf = (writes: ReadonlyArray<QueueWrite>) => {
@@ -56,7 +66,7 @@ const rowsOf = (writes: ReadonlyArray<QueueWrite>) => {
     const stored = new Map<object, { readonly id: string; readonly bytes: number }>()
     for (const m of queued) {
       const { own, shared } = storedParts(m.stored)
-      let content = stored.get(shared)
+      let content = m.sharedContent ?? stored.get(shared)
       if (content === undefined) {
         const json = JSON.stringify(shared)
         content = { id: newId("mct"), bytes: Buffer.byteLength(json) }
@@ -77,6 +87,7 @@ const rowsOf = (writes: ReadonlyArray<QueueWrite>) => {
         content_id: content.id,
         origin: m.stored.origin,
         channel: m.stored.channel,
+        campaign_id: m.stored._tag === "campaign" ? m.stored.campaign_id : null,
         // What the MTA reads for an attempt, both parts: its memory budget counts it (src/mta/message-budget.ts).
         content_bytes: Buffer.byteLength(ownJson) + content.bytes,
         created_at: ctx.now
@@ -112,7 +123,9 @@ const writeAll = (writes: ReadonlyArray<QueueWrite>) =>
     const rows = rowsOf(writes)
     if (rows.messages.length === 0) return
     if ((rows.contents.length + rows.messages.length + rows.deliveries.length) * COLUMNS <= MAX_PARAMETERS) {
-      return yield* sql`WITH queued_contents AS (INSERT INTO message_contents ${sql.insert(rows.contents)}),
+      // Messages whose shared part is already stored (a campaign's batches) bring no content row.
+      const contents = rows.contents.length === 0 ? sql`` : sql`queued_contents AS (INSERT INTO message_contents ${sql.insert(rows.contents)}),`
+      return yield* sql`WITH ${contents}
         queued_messages AS (INSERT INTO messages ${sql.insert(rows.messages)})
         INSERT INTO deliveries ${sql.insert(rows.deliveries)}`
     }
@@ -125,6 +138,19 @@ const writeAll = (writes: ReadonlyArray<QueueWrite>) =>
         }
       }
     }))
+  })
+
+/**
+ * Stores the shared part of messages to come (a campaign's content, once when its sending starts)
+ * and answers the reference its messages carry (`QueuedMessage.sharedContent`).
+ */
+export const storeSharedContent = (accountId: string, shared: object, now: Date) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const json = JSON.stringify(shared)
+    const content: SharedContent = { id: newId("mct"), bytes: Buffer.byteLength(json) }
+    yield* sql`INSERT INTO message_contents ${sql.insert({ id: content.id, account_id: accountId, content: json, created_at: now })}`
+    return content
   })
 
 export const writeQueue = (context: QueueContext, messages: ReadonlyArray<QueuedMessage>) => writeAll([{ context, messages }])

@@ -3,11 +3,12 @@
  * deleted (`DELETE /v1/bulk/lists/{id}` → 409 `conflict`; `POST /v1/bulk/lists/delete` reports it
  * under `in_use`). Each owner of something that can name a list adds its check to
  * `LIST_USER_CHECKS` (a query naming the users of a list, e.g. `segment sg_…`): saved segments
- * now, campaigns when they exist.
+ * and campaigns.
  */
 import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { campaignsUsingList } from "../campaigns/users.ts"
 import { segmentsUsingList } from "../segments/Segments.ts"
 
 /** The users of a key's list (a list is named only by resources of its own key). */
@@ -16,7 +17,7 @@ export type ListUserCheck = (keyId: string, listId: string) => Effect.Effect<Rea
 const savedSegments: ListUserCheck = (keyId, listId) =>
   Effect.map(segmentsUsingList(keyId, listId), (ids) => ids.map((id) => `segment ${id}`))
 
-export const LIST_USER_CHECKS: ReadonlyArray<ListUserCheck> = [savedSegments]
+export const LIST_USER_CHECKS: ReadonlyArray<ListUserCheck> = [savedSegments, campaignsUsingList]
 
 /** Every user of the list, described for the answer; empty when it may be deleted. */
 export const listUsers = (keyId: string, listId: string, checks: ReadonlyArray<ListUserCheck> = LIST_USER_CHECKS) =>

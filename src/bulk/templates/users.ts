@@ -2,16 +2,17 @@
  * Who uses a template: deleting one that a campaign not yet completed or a sequence step uses is
  * refused (409 `conflict`). The campaigns and sequences issues own those tables; each adds its
  * check to `TEMPLATE_USER_CHECKS` (a query that names the users of a template, e.g.
- * `campaign cp_… (sending)`). Until then the list is empty and a template has no users.
+ * `campaign cp_… (sending)`).
  */
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { campaignsUsingTemplate } from "../campaigns/users.ts"
 import { sequenceStepsUsingTemplate } from "../sequences/template-users.ts"
 
 export type TemplateUserCheck = (templateId: string) => Effect.Effect<ReadonlyArray<string>, SqlError, SqlClient.SqlClient>
 
-export const TEMPLATE_USER_CHECKS: ReadonlyArray<TemplateUserCheck> = [sequenceStepsUsingTemplate]
+export const TEMPLATE_USER_CHECKS: ReadonlyArray<TemplateUserCheck> = [campaignsUsingTemplate, sequenceStepsUsingTemplate]
 
 /** Every user of the template, described for the 409's message; empty when it may be deleted. */
 export const templateUsers = (templateId: string, checks: ReadonlyArray<TemplateUserCheck> = TEMPLATE_USER_CHECKS) =>

@@ -1,6 +1,6 @@
 /**
  * What opens and clicks leave behind: the owner of `campaign_links`, `campaign_tracking`,
- * `campaign_tracking_hours`, `tracking_recipients` and `tracking_hits` (migration 0026).
+ * `campaign_tracking_hours`, `tracking_recipients` and `tracking_hits` (migration 0024).
  *
  * One open or click is one transaction: the detail row (kept 90 days), the counters (kept for
  * ever), the first-per-contact marker whose primary key (campaign, address) makes `email.opened`

@@ -203,17 +203,22 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
             WHERE lease_owner = ${owner} AND id IN ${sql.in(ids)} AND state IN ('queued', 'deferred')`.pipe(Effect.asVoid)
 
     /**
-     * Holds claimed work whose account's sending is paused: not attempted, its claim taken back,
-     * marked held (so lifting the pause wakes it) and due again at `recheckAt` — or at once when
-     * the pause was lifted since the claim read it (the lift's wake-up skipped the leased row).
+     * Holds claimed work whose account's sending (or whose campaign) is paused: not attempted, its
+     * claim taken back, marked held (so lifting the pause wakes it) and due again at `recheckAt` —
+     * or at once when the pause was lifted since the claim read it (the lift's wake-up skipped the
+     * leased row).
      */
+    /** Whether the held row's campaign (if any) is paused now: a campaign's pause holds like an account's. */
+    const campaignPaused = sql`EXISTS (SELECT 1 FROM messages m JOIN campaigns c ON c.id = m.campaign_id
+      WHERE m.id = d.message_id AND c.status = 'paused')`
+
     const hold = (owners: ReadonlyArray<string>, ids: ReadonlyArray<string>, now: Date, recheckAt: Date) =>
       ids.length === 0
         ? Effect.succeed([] as ReadonlyArray<boolean>)
         : Effect.map(
           sql<{ id: string }>`UPDATE deliveries d SET lease_owner = NULL, claims_since_outcome = greatest(d.claims_since_outcome - 1, 0),
-              held_at = CASE WHEN a.sending_paused_at IS NULL THEN NULL ELSE ${now}::timestamptz END,
-              next_attempt_at = CASE WHEN a.sending_paused_at IS NULL THEN ${now}::timestamptz ELSE ${recheckAt}::timestamptz END
+              held_at = CASE WHEN a.sending_paused_at IS NULL AND NOT ${campaignPaused} THEN NULL ELSE ${now}::timestamptz END,
+              next_attempt_at = CASE WHEN a.sending_paused_at IS NULL AND NOT ${campaignPaused} THEN ${now}::timestamptz ELSE ${recheckAt}::timestamptz END
             FROM accounts a
             WHERE a.id = d.account_id AND d.id IN ${sql.in(ids)} AND d.lease_owner IN ${sql.in(owners)} AND d.state IN ('queued', 'deferred')
             RETURNING d.id`,

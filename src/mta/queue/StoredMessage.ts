@@ -55,20 +55,27 @@ export const RawMessage = Schema.TaggedStruct("raw", {
 })
 export type RawMessage = typeof RawMessage.Type
 
-/** One stored campaign message (a template), shared by every contact it goes to. */
+/**
+ * One stored campaign message (a template), shared by every contact it goes to: `subject` and
+ * the `content` values are the rendering engine's sources (src/bulk/render), rendered per contact
+ * at delivery time (src/transactional/compose.ts); `vars` are the content's default variables.
+ */
 export const CampaignContent = Schema.Struct({
   from: Address,
   reply_to: Schema.optional(Address),
   subject: Schema.String,
   content: Schema.Array(Content),
-  headers: Schema.optional(Headers)
+  headers: Schema.optional(Headers),
+  vars: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 })
+export type CampaignContent = typeof CampaignContent.Type
 
 const ContactFields = {
   channel: Channel,
   contact_id: Schema.String,
   to: Address,
-  variables: Schema.Record({ key: Schema.String, value: Schema.String }),
+  /** The contact's variables: `email`, `name`, `metadata` (an object), over the content's `vars`. */
+  variables: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   message: CampaignContent
 }
 

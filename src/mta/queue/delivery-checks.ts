@@ -10,6 +10,8 @@
  * mail (transactional now, campaign and sequence sends later) returns this column and asks this
  * function, so the rules are the same for every origin.
  *
+ * A campaign's state is one of the facts: its pause holds the delivery, its cancel fails it.
+ *
  * A pause (reputation) holds rather than fails: it is an admin's decision away from being lifted.
  * Held rows are marked (held_at) and looked at again every HOLD_RECHECK_MS, so they still fail at
  * the queue's maximum age; lifting the pause makes them due at once (`wakeHeldDeliveries`).
@@ -33,6 +35,8 @@ export interface DeliveryChecks {
     readonly verified_at: string | null
     readonly verification_lost_at: string | null
   } | null
+  /** The state of the campaign the message belongs to (paused holds, cancelled fails); null for other mail. */
+  readonly campaign_status?: string | null | undefined
 }
 
 /** What the attempt of a claimed delivery does. */
@@ -59,7 +63,8 @@ export const checksColumn = (sql: SqlClient.SqlClient) =>
       ORDER BY s.account_id NULLS LAST LIMIT 1),
     'recipient_domain_blocked', EXISTS (SELECT 1 FROM blocked_domains b WHERE b.domain = lower(d.recipient_domain)),
     'sending_domain', (SELECT json_build_object('domain', m.from_domain, 'verified_at', s.verified_at, 'verification_lost_at', s.verification_lost_at)
-      FROM messages m JOIN domains s ON s.account_id = m.account_id AND s.domain = m.from_domain WHERE m.id = d.message_id)
+      FROM messages m JOIN domains s ON s.account_id = m.account_id AND s.domain = m.from_domain WHERE m.id = d.message_id),
+    'campaign_status', (SELECT c.status FROM messages m JOIN campaigns c ON c.id = m.campaign_id WHERE m.id = d.message_id)
   ) AS checks`
 
 const dateOf = (iso: string | null) => (iso === null ? null : new Date(iso))
@@ -91,7 +96,9 @@ export const decideDelivery = (
     if (state === "grace_expired") return { _tag: "fail", status: "5.7.0", reason: `sending domain ${domain} unverified past its grace` }
     if (state === "unverified") return { _tag: "fail", status: "5.7.0", reason: `sending domain ${domain} unverified` }
   }
+  if (c.campaign_status === "cancelled") return { _tag: "fail", status: "5.0.0", reason: "campaign cancelled" }
   if (c.paused_reason !== null) return { _tag: "hold", reason: `account sending paused (${c.paused_reason})` }
+  if (c.campaign_status === "paused") return { _tag: "hold", reason: "campaign paused" }
   return { _tag: "attempt" }
 }
 

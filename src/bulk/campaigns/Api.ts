@@ -1,0 +1,141 @@
+/**
+ * /v1/bulk/campaigns: campaigns of the calling key (REST conventions of shared/DESIGN.md "Rules
+ * shared by the bulk issues") and their actions: send (now or scheduled), pause, resume, cancel.
+ * The state table (states.ts) is the OpenAPI description of the group.
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../../http/auth.ts"
+import { BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge, RateLimited } from "../../http/errors.ts"
+import { EmailAddress } from "../../lib/email.ts"
+import { storable, StorableString } from "../../lib/text.ts"
+import { CAMPAIGN_STATUSES, PAUSE_REASONS, STATE_TABLE } from "./states.ts"
+
+const Name = storable(Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(200)))
+const Short = storable(Schema.String.pipe(Schema.maxLength(998)))
+const Ids = Schema.Array(Schema.String).pipe(Schema.maxItems(100))
+
+export const Campaign = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  status: Schema.Literal(...CAMPAIGN_STATUSES),
+  pause_reason: Schema.NullOr(Schema.Literal(...PAUSE_REASONS)).annotations({ description: "Why a paused campaign is paused" }),
+  template_id: Schema.NullOr(Schema.String).annotations({ description: "The template whose content is sent (its content is frozen when sending starts)" }),
+  subject: Schema.NullOr(Schema.String),
+  html: Schema.NullOr(Schema.String),
+  body_text: Schema.NullOr(Schema.String),
+  mjml: Schema.NullOr(Schema.String).annotations({ description: "MJML source; when present, html is compiled from it on save" }),
+  preheader: Schema.NullOr(Schema.String),
+  from_email: Schema.NullOr(Schema.String),
+  from_name: Schema.NullOr(Schema.String),
+  reply_to: Schema.NullOr(Schema.String),
+  list_ids: Schema.Array(Schema.String),
+  segment_id: Schema.NullOr(Schema.String).annotations({ description: "With list_ids, narrows them; alone, runs over every contact of the key" }),
+  total_contacts: Schema.NullOr(Schema.Int).annotations({ description: "Recipients frozen when sending started; null before" }),
+  scheduled_at: Schema.NullOr(Schema.String),
+  sent_count: Schema.Int,
+  failed_count: Schema.Int,
+  delivery_rate: Schema.Number.annotations({ description: "sent_count / total_contacts, 4 decimals; 0 without contacts" }),
+  created_at: Schema.String,
+  started_at: Schema.NullOr(Schema.String),
+  completed_at: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "Campaign" })
+
+const contentFields = {
+  template_id: Schema.NullOr(Schema.String),
+  subject: Schema.NullOr(Short),
+  html: Schema.NullOr(StorableString),
+  body_text: Schema.NullOr(StorableString),
+  mjml: Schema.NullOr(StorableString),
+  preheader: Schema.NullOr(Short),
+  from_email: Schema.NullOr(EmailAddress),
+  from_name: Schema.NullOr(Short),
+  reply_to: Schema.NullOr(EmailAddress),
+  list_ids: Ids,
+  segment_id: Schema.NullOr(Schema.String)
+}
+
+const optionalContent = {
+  template_id: Schema.optional(contentFields.template_id),
+  subject: Schema.optional(contentFields.subject),
+  html: Schema.optional(contentFields.html),
+  body_text: Schema.optional(contentFields.body_text),
+  mjml: Schema.optional(contentFields.mjml),
+  preheader: Schema.optional(contentFields.preheader),
+  from_email: Schema.optional(contentFields.from_email),
+  from_name: Schema.optional(contentFields.from_name),
+  reply_to: Schema.optional(contentFields.reply_to),
+  list_ids: Schema.optional(contentFields.list_ids),
+  segment_id: Schema.optional(contentFields.segment_id)
+}
+const CampaignCreate = Schema.Struct({ name: Name, ...optionalContent })
+const CampaignPatch = Schema.Struct({ name: Schema.optional(Name), ...optionalContent })
+
+const ListParams = Schema.Struct({
+  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)), { default: () => 50 }),
+  offset: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), { default: () => 0 })
+})
+const CampaignPage = Schema.Struct({ total: Schema.Int, limit: Schema.Int, offset: Schema.Int, items: Schema.Array(Campaign) })
+
+/** The body is optional: none (read as null), `{}` or `{scheduled_at: null}` send now. */
+const SendRequest = Schema.NullOr(Schema.Struct({
+  scheduled_at: Schema.optional(Schema.NullOr(Schema.String)).annotations({
+    description: "ISO 8601 date-time with a time zone, in the future (60 s of clock skew allowed), at most 90 days ahead; omit to send now"
+  })
+}).annotations({ identifier: "CampaignSendRequest" }))
+const SendResponse = Schema.Struct({
+  id: Schema.String,
+  status: Schema.Literal("sending", "scheduled"),
+  total_contacts: Schema.optional(Schema.Int).annotations({ description: "Only when status is sending" }),
+  scheduled_at: Schema.optional(Schema.String).annotations({ description: "Only when status is scheduled" })
+}).annotations({ identifier: "CampaignSendResponse" })
+
+const ById = Schema.Struct({ id: Schema.String })
+const Deleted = Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) })
+
+export class CampaignsGroup extends HttpApiGroup.make("campaigns")
+  .add(
+    HttpApiEndpoint.post("create", "/v1/bulk/campaigns").setPayload(CampaignCreate).addSuccess(Campaign, { status: 201 })
+      .annotate(OpenApi.Summary, "Create a draft campaign: a template_id or inline content, a sender, and list_ids and/or a segment_id")
+  )
+  .add(HttpApiEndpoint.get("list", "/v1/bulk/campaigns").setUrlParams(ListParams).addSuccess(CampaignPage))
+  .add(HttpApiEndpoint.get("read", "/v1/bulk/campaigns/:id").setPath(ById).addSuccess(Campaign))
+  .add(
+    HttpApiEndpoint.patch("update", "/v1/bulk/campaigns/:id").setPath(ById).setPayload(CampaignPatch).addSuccess(Campaign)
+      .annotate(OpenApi.Summary, "Update some fields of a draft")
+  )
+  .add(
+    HttpApiEndpoint.del("remove", "/v1/bulk/campaigns/:id").setPath(ById).addSuccess(Deleted)
+      .annotate(OpenApi.Summary, "Delete a draft, completed or cancelled campaign")
+  )
+  .add(
+    HttpApiEndpoint.post("send", "/v1/bulk/campaigns/:id/send").setPath(ById).setPayload(SendRequest).addSuccess(SendResponse)
+      .annotate(OpenApi.Summary, "Send now (the recipient set is frozen) or at scheduled_at")
+      .annotate(OpenApi.Description, "Counts against the per-minute rate limit. The send endpoint's refusals apply with its codes: "
+        + "an unverified sender domain (403 domain_not_verified), a suspended or paused account (403), the monthly quota used up (429).\n\n"
+        + STATE_TABLE)
+  )
+  .add(
+    HttpApiEndpoint.post("pause", "/v1/bulk/campaigns/:id/pause").setPath(ById).addSuccess(Campaign)
+      .annotate(OpenApi.Summary, "Pause a sending or scheduled campaign: queued deliveries not yet attempted are held")
+  )
+  .add(
+    HttpApiEndpoint.post("resume", "/v1/bulk/campaigns/:id/resume").setPath(ById).addSuccess(Campaign)
+      .annotate(OpenApi.Summary, "Resume a paused campaign with its frozen recipient set (the send refusals apply)")
+  )
+  .add(
+    HttpApiEndpoint.post("cancel", "/v1/bulk/campaigns/:id/cancel").setPath(ById).addSuccess(Campaign)
+      .annotate(OpenApi.Summary, "Cancel: deliveries not yet attempted are dropped; no campaign.completed")
+  )
+  // Not found (another key's campaign too), conflict (a call the state forbids), bad content or
+  // date, and the send endpoint's refusals: declared once for the group.
+  .addError(NotFound)
+  .addError(Conflict)
+  .addError(BadRequest)
+  .addError(Forbidden)
+  .addError(RateLimited)
+  .addError(PayloadTooLarge)
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Campaigns")
+  .annotate(OpenApi.Description, `Campaigns and their states.\n\n${STATE_TABLE}`)
+{}

@@ -1,0 +1,182 @@
+/**
+ * Campaigns as resources: create, read, list, update (draft only) and delete (draft, completed or
+ * cancelled), owned by the API key that created them (another key's campaign is not found). Every
+ * save checks what the campaign names (the key's template, lists and segment) and its inline
+ * content with the templates' rules (`readyToSave`: MJML compiled once, here; every field parsed by
+ * the rendering engine; 512 KB), so a broken campaign is refused when saved rather than when sent.
+ */
+import { SqlClient } from "@effect/sql"
+import { Clock, Data, Effect } from "effect"
+import { newId } from "../../lib/ids.ts"
+import { RenderEngine } from "../render/RenderEngine.ts"
+import { readyToSave } from "../templates/fields.ts"
+import type { Owner } from "../templates/Templates.ts"
+import { type CampaignFields, type CampaignRow, selectCampaigns, toRecord } from "./record.ts"
+import { allowed, type CampaignCall, type CampaignStatus } from "./states.ts"
+
+export class CampaignNotFound extends Data.TaggedError("CampaignNotFound")<{ readonly id: string }> {}
+/** The call is not allowed in the campaign's state (409 conflict, nothing changed). */
+export class CampaignStateConflict extends Data.TaggedError("CampaignStateConflict")<{
+  readonly id: string
+  readonly call: CampaignCall
+  readonly status: CampaignStatus
+}> {}
+/** A field that names something the key does not have, or content that does not fit together (400). */
+export class CampaignInvalid extends Data.TaggedError("CampaignInvalid")<{ readonly message: string; readonly param: string }> {}
+
+export type CampaignPatch = { readonly [K in keyof CampaignFields]?: CampaignFields[K] | undefined }
+
+const INLINE = ["subject", "html", "body_text", "mjml", "preheader"] as const
+
+const EMPTY: Omit<CampaignFields, "name"> = {
+  template_id: null,
+  subject: null,
+  html: null,
+  body_text: null,
+  mjml: null,
+  preheader: null,
+  from_email: null,
+  from_name: null,
+  reply_to: null,
+  list_ids: [],
+  segment_id: null
+}
+
+export class Campaigns extends Effect.Service<Campaigns>()("herald/Campaigns", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const engine = yield* RenderEngine
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    /** The row with its counts, locked when `forUpdate`, if `owner`'s key owns it. */
+    const find = (owner: Owner, id: string, forUpdate = false) =>
+      Effect.gen(function*() {
+        const rows = forUpdate
+          ? yield* sql<CampaignRow>`SELECT c.*, 0 AS sent_count, 0 AS failed_count FROM campaigns c
+              WHERE c.id = ${id} AND c.key_id = ${owner.keyId} FOR UPDATE`
+          : yield* sql<CampaignRow>`${selectCampaigns(sql)} WHERE c.id = ${id} AND c.key_id = ${owner.keyId}`
+        if (rows[0] === undefined) return yield* new CampaignNotFound({ id })
+        return rows[0]
+      })
+
+    const readRow = (id: string) =>
+      Effect.map(sql<CampaignRow>`${selectCampaigns(sql)} WHERE c.id = ${id}`, (rows) => rows[0]!)
+
+    /** The fields as they will be stored: references checked, inline content compiled and parsed. */
+    const ready = (owner: Owner, fields: CampaignFields) =>
+      Effect.gen(function*() {
+        if (fields.template_id !== null) {
+          const inline = INLINE.find((k) => fields[k] !== null)
+          if (inline !== undefined) {
+            return yield* new CampaignInvalid({ message: "Give template_id or inline content (subject, html, body_text, mjml, preheader), not both", param: inline })
+          }
+          const found = yield* sql`SELECT 1 FROM templates WHERE id = ${fields.template_id} AND key_id = ${owner.keyId}`
+          if (found.length === 0) return yield* new CampaignInvalid({ message: `No template ${fields.template_id}`, param: "template_id" })
+        }
+        if (fields.list_ids.length > 0) {
+          const lists = yield* sql<{ id: string }>`SELECT id FROM lists WHERE key_id = ${owner.keyId} AND id IN ${sql.in(fields.list_ids)}`
+          const known = new Set(lists.map((l) => l.id))
+          const unknown = fields.list_ids.findIndex((id) => !known.has(id))
+          if (unknown !== -1) return yield* new CampaignInvalid({ message: `No list ${fields.list_ids[unknown]}`, param: `list_ids[${unknown}]` })
+        }
+        if (fields.segment_id !== null) {
+          const found = yield* sql`SELECT 1 FROM segments WHERE id = ${fields.segment_id} AND key_id = ${owner.keyId}`
+          if (found.length === 0) return yield* new CampaignInvalid({ message: `No segment ${fields.segment_id}`, param: "segment_id" })
+        }
+        if (fields.template_id !== null) return { ...fields, list_ids: [...new Set(fields.list_ids)] }
+        const compiled = yield* readyToSave(engine, {
+          name: fields.name,
+          subject: fields.subject ?? "",
+          html: fields.html ?? "",
+          body_text: fields.body_text ?? "",
+          mjml: fields.mjml,
+          preheader: fields.preheader,
+          vars: {},
+          from_email: fields.from_email,
+          from_name: fields.from_name,
+          reply_to: fields.reply_to
+        })
+        return { ...fields, html: fields.mjml === null ? fields.html : compiled.html, list_ids: [...new Set(fields.list_ids)] }
+      })
+
+    const create = (owner: Owner, input: CampaignPatch & { readonly name: string }) =>
+      Effect.gen(function*() {
+        const given = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined))
+        const fields = yield* ready(owner, { ...EMPTY, ...given } as CampaignFields)
+        const at = yield* now
+        const id = newId("cp")
+        yield* sql`INSERT INTO campaigns ${sql.insert({
+          id,
+          account_id: owner.accountId,
+          key_id: owner.keyId,
+          ...fields,
+          list_ids: [...fields.list_ids],
+          status: "draft",
+          created_at: at,
+          updated_at: at
+        })}`
+        return toRecord(yield* readRow(id))
+      })
+
+    const read = (owner: Owner, id: string) => Effect.map(find(owner, id), toRecord)
+
+    const list = (owner: Owner, limit: number, offset: number) =>
+      Effect.gen(function*() {
+        const [count] = yield* sql<{ total: number }>`SELECT count(*)::integer AS total FROM campaigns WHERE key_id = ${owner.keyId}`
+        const rows = yield* sql<CampaignRow>`${selectCampaigns(sql)} WHERE c.key_id = ${owner.keyId}
+          ORDER BY c.created_at DESC, c.id LIMIT ${limit} OFFSET ${offset}`
+        return { total: count?.total ?? 0, limit, offset, items: rows.map(toRecord) }
+      })
+
+    const update = (owner: Owner, id: string, patch: CampaignPatch) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const current = yield* find(owner, id, true)
+        if (!allowed("update", current.status)) return yield* new CampaignStateConflict({ id, call: "update", status: current.status })
+        const given = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as CampaignPatch
+        // The html of an mjml campaign is what its mjml compiles to: an html alone would be lost.
+        if (given.html !== undefined && given.mjml === undefined && current.mjml !== null && given.html !== null) {
+          return yield* new CampaignInvalid({ message: "This campaign's html is compiled from its mjml: change the mjml, or send mjml: null with the html", param: "html" })
+        }
+        // Choosing a template clears inline content not given in the same call, and the other way round.
+        const switching = given.template_id !== undefined && given.template_id !== null
+          ? Object.fromEntries(INLINE.map((k) => [k, null]))
+          : INLINE.some((k) => given[k] !== undefined && given[k] !== null) && given.template_id === undefined ? { template_id: null } : {}
+        const base: CampaignFields = {
+          name: current.name,
+          template_id: current.template_id,
+          subject: current.subject,
+          html: current.html,
+          body_text: current.body_text,
+          mjml: current.mjml,
+          preheader: current.preheader,
+          from_email: current.from_email,
+          from_name: current.from_name,
+          reply_to: current.reply_to,
+          list_ids: current.list_ids,
+          segment_id: current.segment_id
+        }
+        const fields = yield* ready(owner, { ...base, ...switching, ...given } as CampaignFields)
+        yield* sql`UPDATE campaigns SET ${sql.update({ ...fields, list_ids: [...fields.list_ids], updated_at: yield* now })}
+          WHERE id = ${id}`
+        return toRecord(yield* readRow(id))
+      }))
+
+    const remove = (owner: Owner, id: string) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const current = yield* find(owner, id, true)
+        if (!allowed("delete", current.status)) return yield* new CampaignStateConflict({ id, call: "delete", status: current.status })
+        yield* sql`DELETE FROM campaigns WHERE id = ${id}`
+        return { id, deleted: true as const }
+      }))
+
+    const withSql = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(effect, SqlClient.SqlClient, sql)
+    return {
+      find,
+      create: (owner: Owner, input: CampaignPatch & { readonly name: string }) => withSql(create(owner, input)),
+      read,
+      list,
+      update: (owner: Owner, id: string, patch: CampaignPatch) => withSql(update(owner, id, patch)),
+      remove
+    } as const
+  })
+}) {}

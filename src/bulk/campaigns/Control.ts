@@ -1,0 +1,162 @@
+/**
+ * The campaign's calls that move it between states (states.ts): send (now or scheduled), pause,
+ * resume, cancel, and the scheduler's start of a due campaign. Each runs in one transaction with
+ * the campaign's row locked: the state is read, the call checked against the table (409 and
+ * nothing changed otherwise), and the new state written with what it brings — the recipient set
+ * frozen (freeze.ts), the queued rows held, woken or dropped (src/mta/queue/campaign-rows.ts).
+ *
+ * `send` and `resume` produce mail, so the send endpoint's rules apply with its codes: the rate
+ * window (send-context.ts, which counts the call), the account's status, the sender domain
+ * (`refuseSender`), and a monthly quota already used up without overage (429).
+ */
+import { SqlClient } from "@effect/sql"
+import { Clock, Data, Effect } from "effect"
+import { setResponseHeaders } from "../../http/request-context.ts"
+import { dropCampaignDeliveries, holdCampaignDeliveries, wakeCampaignDeliveries } from "../../mta/queue/campaign-rows.ts"
+import { QuotaExhausted } from "../../platform/usage/Quota.ts"
+import { rateLimitHeaders } from "../../platform/usage/RateLimiter.ts"
+import type { Limits } from "../../platform/usage/AccountLimits.ts"
+import { refuseSender } from "../../transactional/accept.ts"
+import { SCHEDULE_HORIZON_MS, SCHEDULE_SKEW_MS } from "../../transactional/limits.ts"
+import { SendContext } from "../../transactional/send-context.ts"
+import type { Owner } from "../templates/Templates.ts"
+import { CampaignNotFound, Campaigns, CampaignStateConflict } from "./Campaigns.ts"
+import { checkStartable, contentSource, freeze } from "./freeze.ts"
+import type { CampaignRow } from "./record.ts"
+import { allowed, type CampaignCall } from "./states.ts"
+
+export class CampaignRateLimited extends Data.TaggedError("CampaignRateLimited")<{ readonly limit: number; readonly reset: number }> {}
+export class InvalidSchedule extends Data.TaggedError("InvalidSchedule")<{ readonly message: string }> {}
+
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/
+
+/** scheduled_at as an instant: ISO 8601 with a time zone, not in the past (60 s of skew), at most 90 days ahead. */
+export const parseSchedule = (value: string, now: Date): Date | InvalidSchedule => {
+  const at = Date.parse(value)
+  if (!ISO_DATE_TIME.test(value) || Number.isNaN(at)) {
+    return new InvalidSchedule({ message: "scheduled_at must be an ISO 8601 date-time with a time zone, such as 2026-12-01T09:00:00Z" })
+  }
+  if (at < now.getTime() - SCHEDULE_SKEW_MS) return new InvalidSchedule({ message: "scheduled_at is in the past" })
+  if (at > now.getTime() + SCHEDULE_HORIZON_MS) return new InvalidSchedule({ message: "scheduled_at must be at most 90 days ahead" })
+  return new Date(at)
+}
+
+/** The monthly quota used up before anything of this campaign, and no overage: refused as a send is (429). */
+const quotaLeft = (limits: Limits) =>
+  Effect.gen(function*() {
+    if (limits.overageOffered) return
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ sent: number }>`
+      SELECT sent FROM account_usage WHERE account_id = ${limits.accountId} AND period_start = ${limits.period.start}`
+    const used = rows[0]?.sent ?? 0
+    if (used >= limits.monthlyQuota) return yield* new QuotaExhausted({ used, quota: limits.monthlyQuota })
+  })
+
+/**
+ * Moves a locked campaign to `sending`: the recipient set is frozen now unless it already is (a
+ * campaign paused after its start keeps its set). Answers the campaign's total.
+ */
+export const startSending = (campaign: CampaignRow, now: Date) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    if (campaign.total_contacts !== null) {
+      yield* sql`UPDATE campaigns SET status = 'sending', pause_reason = NULL, updated_at = ${now} WHERE id = ${campaign.id}`
+      yield* wakeCampaignDeliveries(campaign.id, now)
+      return campaign.total_contacts
+    }
+    const source = yield* contentSource(campaign)
+    const fromEmail = yield* checkStartable(campaign, source)
+    const { contentId, total } = yield* freeze(campaign, { ...source, from_email: fromEmail }, now)
+    yield* sql`UPDATE campaigns SET status = 'sending', pause_reason = NULL, total_contacts = ${total}, content_id = ${contentId},
+        from_email = coalesce(from_email, ${fromEmail}), started_at = coalesce(started_at, ${now}), updated_at = ${now}
+      WHERE id = ${campaign.id}`
+    return total
+  })
+
+export class CampaignControl extends Effect.Service<CampaignControl>()("herald/CampaignControl", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const campaigns = yield* Campaigns
+    const sendContext = yield* SendContext
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    const locked = (owner: Owner, id: string, call: CampaignCall) =>
+      Effect.gen(function*() {
+        const row = yield* campaigns.find(owner, id, true)
+        if (!allowed(call, row.status)) return yield* new CampaignStateConflict({ id, call, status: row.status })
+        return row
+      })
+
+    /** The send endpoint's refusals for mail from `fromEmail` now; counts the call in the rate window. */
+    const refusals = (owner: Owner, fromEmail: string | null, at: Date) =>
+      Effect.gen(function*() {
+        // The sender question needs a recipient: a non-simulator one, so the domain must be verified.
+        const sender = fromEmail === null ? undefined : { fromEmail, recipients: [fromEmail.toLowerCase()] }
+        const { limits, rate, sender: facts } = yield* sendContext.read(owner.keyId, owner.accountId, at, sender)
+        yield* setResponseHeaders(rateLimitHeaders(rate))
+        if (!rate.allowed) return yield* new CampaignRateLimited({ limit: limits.ratePerMin, reset: rate.reset })
+        if (fromEmail !== null && facts !== undefined) yield* refuseSender(fromEmail, [fromEmail], limits, facts.domainState)
+        yield* quotaLeft(limits)
+      })
+
+    /** The sender a campaign would send from (its own, else its template's), null when it has none yet. */
+    const senderOf = (row: CampaignRow) => Effect.map(Effect.either(contentSource(row)), (s) => s._tag === "Right" ? s.right.from_email : row.from_email)
+
+    const send = (owner: Owner, id: string, scheduledAt: string | null | undefined) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const when = scheduledAt === undefined || scheduledAt === null ? null : parseSchedule(scheduledAt, at)
+        if (when instanceof InvalidSchedule) return yield* when
+        const call: CampaignCall = when === null ? "send" : "schedule"
+        // Checked before the refusals, so a refused transition leaves the rate window alone as well.
+        const first = yield* locked(owner, id, call).pipe(sql.withTransaction)
+        yield* refusals(owner, yield* senderOf(first), at)
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const row = yield* locked(owner, id, call)
+          if (when !== null) {
+            const source = yield* contentSource(row)
+            yield* checkStartable(row, source)
+            yield* sql`UPDATE campaigns SET status = 'scheduled', scheduled_at = ${when}, updated_at = ${at} WHERE id = ${id}`
+            return { id, status: "scheduled" as const, scheduled_at: when.toISOString() }
+          }
+          const total = yield* startSending(row, at)
+          return { id, status: "sending" as const, total_contacts: total }
+        }))
+      })
+
+    const pause = (owner: Owner, id: string) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* locked(owner, id, "pause")
+        const at = yield* now
+        yield* sql`UPDATE campaigns SET status = 'paused', pause_reason = 'manual', updated_at = ${at} WHERE id = ${id}`
+        yield* holdCampaignDeliveries(id, at)
+      })).pipe(Effect.zipRight(campaigns.read(owner, id)))
+
+    const resume = (owner: Owner, id: string) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const first = yield* locked(owner, id, "resume").pipe(sql.withTransaction)
+        yield* refusals(owner, yield* senderOf(first), at)
+        yield* sql.withTransaction(Effect.flatMap(locked(owner, id, "resume"), (row) => startSending(row, at)))
+        return yield* campaigns.read(owner, id)
+      })
+
+    const cancel = (owner: Owner, id: string) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* locked(owner, id, "cancel")
+        const at = yield* now
+        yield* sql`UPDATE campaigns SET status = 'cancelled', pause_reason = NULL, updated_at = ${at} WHERE id = ${id}`
+        yield* dropCampaignDeliveries(id, at)
+      })).pipe(Effect.zipRight(campaigns.read(owner, id)))
+
+    const withSql = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(effect, SqlClient.SqlClient, sql)
+    return {
+      send: (owner: Owner, id: string, scheduledAt: string | null | undefined) => withSql(send(owner, id, scheduledAt)),
+      pause: (owner: Owner, id: string) => withSql(pause(owner, id)),
+      resume: (owner: Owner, id: string) => withSql(resume(owner, id)),
+      cancel: (owner: Owner, id: string) => withSql(cancel(owner, id))
+    } as const
+  })
+}) {}
+
+export { CampaignNotFound }

@@ -1,0 +1,201 @@
+/**
+ * The campaigns actor (every replica runs one), three chores per tick, each safe to run on many
+ * replicas at once and to be killed at any row:
+ *
+ * - start: a scheduled campaign whose time has come is claimed (`FOR UPDATE SKIP LOCKED` on its
+ *   row, re-checked `status = 'scheduled' AND scheduled_at <= now`), frozen and set `sending` in
+ *   one transaction: exactly once, across restarts and replicas.
+ * - fan-out: a `sending` campaign with recipients not yet queued gets its next batch written into
+ *   the MTA's queue (one message and one delivery per contact, channel `bulk`, the content shared
+ *   once) in the transaction that advances its cursor (`queued_count`): a crash loses the whole
+ *   batch or none of it, so the next run resumes with neither a duplicate nor a gap. Each queued
+ *   recipient is charged to the monthly quota in that transaction; a quota used up without
+ *   overage, a suspended or paused account, or a sender domain no longer verified pauses the
+ *   campaign with its `pause_reason` instead (DESIGN "Quota, suspension and verification after
+ *   the start"), its remaining contacts unqueued.
+ * - completion: a fully queued `sending` campaign whose deliveries are all final turns
+ *   `completed` and emits `campaign.completed`, in one transaction guarded by `status =
+ *   'sending'`: once, whoever gets there first.
+ *
+ * Time comes from Effect's Clock, so tests drive the schedule with TestClock.
+ */
+import { SqlClient } from "@effect/sql"
+import { Clock, Duration, Effect, Layer } from "effect"
+import { QueueSignal } from "../../db/QueueSignal.ts"
+import { CampaignCompleted } from "../../events/schema.ts"
+import { emitEvent } from "../../events/outbox.ts"
+import { actorLayer, actorLoop } from "../../lib/actor.ts"
+import { domainOf } from "../../lib/email.ts"
+import { newId } from "../../lib/ids.ts"
+import { quotaCountOf } from "../../lib/simulator.ts"
+import type { CampaignContent, StoredMessage } from "../../mta/queue/StoredMessage.ts"
+import { Domains } from "../../platform/domains/Domains.ts"
+import { AccountLimits } from "../../platform/usage/AccountLimits.ts"
+import { reserveQuota } from "../../platform/usage/Quota.ts"
+import { type QueuedMessage, writeQueue } from "../../transactional/queue-writer.ts"
+import { startSending } from "./Control.ts"
+import { type CampaignRow, countsOf, deliveryRate } from "./record.ts"
+import type { PauseReason } from "./states.ts"
+
+/** Recipients written per transaction. */
+export const FANOUT_BATCH = 500
+/** Campaigns looked at per chore and tick. */
+const CAMPAIGNS_PER_TICK = 20
+const TICK = Duration.seconds(1)
+
+interface Recipient {
+  readonly position: number
+  readonly contact_id: string
+  readonly email: string
+  readonly name: string | null
+  readonly metadata: Record<string, unknown>
+}
+
+export const makeCampaignChores = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const limitsOf = (yield* AccountLimits).of
+  const domains = yield* Domains
+  const signal = yield* QueueSignal
+
+  const pauseFor = (id: string, reason: PauseReason, now: Date) =>
+    sql`UPDATE campaigns SET status = 'paused', pause_reason = ${reason}, updated_at = ${now} WHERE id = ${id}`.pipe(Effect.as(0))
+
+  /** Starts due scheduled campaigns; answers how many started. */
+  const startDue = (now: Date) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const due = yield* sql<CampaignRow>`SELECT c.*, 0 AS sent_count, 0 AS failed_count FROM campaigns c
+        WHERE c.status = 'scheduled' AND c.scheduled_at <= ${now}
+        ORDER BY c.scheduled_at LIMIT ${CAMPAIGNS_PER_TICK} FOR UPDATE SKIP LOCKED`
+      for (const campaign of due) {
+        // A campaign that cannot start any more (its template or segment deleted meanwhile) is paused, not retried for ever.
+        yield* startSending(campaign, now).pipe(
+          Effect.catchTag("CampaignIncomplete", (e) =>
+            Effect.zipRight(Effect.logWarning(`campaign ${campaign.id} cannot start: ${e.message}`), pauseFor(campaign.id, "manual", now)))
+        )
+      }
+      return due.length
+    }))
+
+  /** Why the campaign's account or sender may not send now, if so. */
+  const blocker = (campaign: CampaignRow, now: Date) =>
+    Effect.gen(function*() {
+      const limits = yield* limitsOf(campaign.account_id, now)
+      if (limits.status === "suspended") return { reason: "account_suspended" as const, limits }
+      if (limits.pausedReason !== null) return { reason: "sending_paused" as const, limits }
+      const { state } = yield* domains.sendingState(campaign.account_id, domainOf(campaign.from_email ?? ""), now)
+      return { reason: state === "ok" ? null : "domain_unverified" as const, limits }
+    })
+
+  /** Writes the next batch of one campaign; answers how many recipients it queued. */
+  const fanOutOne = (id: string, now: Date) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const rows = yield* sql<CampaignRow>`SELECT c.*, 0 AS sent_count, 0 AS failed_count FROM campaigns c
+        WHERE c.id = ${id} AND c.status = 'sending' AND c.queued_count < c.total_contacts FOR UPDATE SKIP LOCKED`
+      const campaign = rows[0]
+      if (campaign === undefined || campaign.content_id === null) return 0
+      const { limits, reason } = yield* blocker(campaign, now)
+      if (reason !== null) return yield* pauseFor(id, reason, now)
+      let batch = yield* sql<Recipient>`SELECT position, contact_id, email, name, metadata FROM campaign_recipients
+        WHERE campaign_id = ${id} AND position > ${campaign.queued_count} ORDER BY position LIMIT ${FANOUT_BATCH}`
+      let charged = quotaCountOf(batch.map((r) => r.email))
+      if (charged > 0) {
+        const decision = yield* Effect.either(reserveQuota(limits, campaign.key_id, charged))
+        if (decision._tag === "Left") {
+          if (decision.left._tag === "SqlError") return yield* decision.left
+          if (decision.left._tag === "QuotaExhausted") return yield* pauseFor(id, "quota_exhausted", now)
+          // Room for part of the batch: queue what fits, then the next batch finds the quota used up.
+          const room = decision.left.quota - decision.left.used
+          let counted = 0
+          batch = batch.filter((r) => quotaCountOf([r.email]) === 0 || ++counted <= room)
+          charged = Math.min(counted, room)
+          yield* reserveQuota(limits, campaign.key_id, charged)
+        }
+      }
+      const [content] = yield* sql<{ content: CampaignContent; bytes: number }>`
+        SELECT content, octet_length(content::text) AS bytes FROM message_contents WHERE id = ${campaign.content_id}`
+      const shared = { id: campaign.content_id, bytes: content!.bytes }
+      const messages = batch.map((r): QueuedMessage => {
+        const stored: StoredMessage = {
+          _tag: "campaign",
+          origin: "campaign",
+          channel: "bulk",
+          campaign_id: id,
+          contact_id: r.contact_id,
+          to: r.name === null || r.name === "" ? { email: r.email } : { email: r.email, name: r.name },
+          variables: { email: r.email, ...(r.name === null ? {} : { name: r.name }), metadata: r.metadata },
+          message: content!.content
+        }
+        return { messageId: newId("msg"), personalizationIndex: r.position, subject: content!.content.subject, stored, recipients: [{ email: r.email, kind: "to" }], sharedContent: shared }
+      })
+      if (messages.length > 0) {
+        yield* writeQueue({ accountId: campaign.account_id, keyId: campaign.key_id, requestId: id, fromEmail: campaign.from_email!, now }, messages)
+      }
+      const last = batch.at(-1)?.position ?? campaign.queued_count
+      yield* sql`UPDATE campaigns SET queued_count = ${last}, updated_at = ${now} WHERE id = ${id}`
+      return messages.length
+    }))
+
+  const fanOut = (now: Date) =>
+    Effect.gen(function*() {
+      const active = yield* sql<{ id: string }>`SELECT id FROM campaigns
+        WHERE status = 'sending' AND queued_count < total_contacts ORDER BY started_at LIMIT ${CAMPAIGNS_PER_TICK}`
+      let queued = 0
+      for (const { id } of active) queued += yield* fanOutOne(id, now)
+      if (queued > 0) yield* signal.wake("herald_queue")
+      return queued
+    })
+
+  /** Completes the fully queued campaigns whose every delivery is final; answers how many. */
+  const complete = (now: Date) =>
+    Effect.gen(function*() {
+      const candidates = yield* sql<{ id: string }>`SELECT c.id FROM campaigns c
+        WHERE c.status = 'sending' AND c.queued_count >= c.total_contacts
+          AND NOT EXISTS (SELECT 1 FROM messages m JOIN deliveries d ON d.message_id = m.id
+            WHERE m.campaign_id = c.id AND d.state IN ('queued', 'deferred'))
+        LIMIT ${CAMPAIGNS_PER_TICK}`
+      let completed = 0
+      for (const { id } of candidates) {
+        completed += yield* sql.withTransaction(Effect.gen(function*() {
+          const done = yield* sql<CampaignRow>`UPDATE campaigns SET status = 'completed', completed_at = ${now}, updated_at = ${now}
+            WHERE id = ${id} AND status = 'sending' AND queued_count >= total_contacts RETURNING *`
+          const campaign = done[0]
+          if (campaign === undefined) return 0
+          const [counts] = yield* sql<{ sent: number; failed: number; open: number }>`${countsOf(sql, id)}`
+          // A delivery turned open again between the look and the lock (it cannot, but never complete early).
+          if ((counts?.open ?? 0) > 0) return yield* Effect.die(new Error(`campaign ${id} still has open deliveries`))
+          const sent = counts?.sent ?? 0
+          yield* emitEvent({
+            accountId: campaign.account_id,
+            keyId: campaign.key_id,
+            at: now,
+            event: CampaignCompleted.make({
+              campaign_id: id,
+              name: campaign.name,
+              sent_count: sent,
+              failed_count: counts?.failed ?? 0,
+              delivery_rate: deliveryRate(sent, campaign.total_contacts)
+            })
+          })
+          return 1
+        }))
+      }
+      if (completed > 0) yield* signal.wake("herald_events")
+      return completed
+    })
+
+  return { startDue, fanOut, complete } as const
+})
+
+export const CampaignsActorLive = actorLayer(
+  "campaigns",
+  Effect.flatMap(makeCampaignChores, (chores) =>
+    actorLoop("campaigns", Effect.gen(function*() {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const started = yield* chores.startDue(now)
+      const queued = yield* chores.fanOut(now)
+      yield* chores.complete(now)
+      // More may be waiting: go again at once.
+      return started > 0 || queued > 0 ? Duration.zero : TICK
+    })))
+)
+

@@ -1,0 +1,97 @@
+import { HttpApiBuilder } from "@effect/platform"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import { HeraldApi } from "../../http/api.ts"
+import { CurrentKey } from "../../http/auth.ts"
+import {
+  BadRequestError,
+  conflict,
+  type ConflictError,
+  type ForbiddenError,
+  notFound,
+  type NotFoundError,
+  payloadTooLarge,
+  type PayloadTooLargeError,
+  RateLimitedError,
+  validationFailed
+} from "../../http/errors.ts"
+import type { AccountMissing } from "../../platform/usage/AccountLimits.ts"
+import type { QuotaExhausted } from "../../platform/usage/Quota.ts"
+import type { AccountSuspended, SenderDomainNotAuthorized, SendingPaused } from "../../transactional/accept.ts"
+import { senderRefusals } from "../../transactional/send/Http.ts"
+import type { RenderFailed } from "../render/errors.ts"
+import { MAX_TEMPLATE_BYTES, type TemplateTooLarge } from "../templates/fields.ts"
+import { type CampaignInvalid, type CampaignNotFound, Campaigns, type CampaignStateConflict } from "./Campaigns.ts"
+import { type CampaignRateLimited, CampaignControl, type InvalidSchedule } from "./Control.ts"
+import type { CampaignIncomplete } from "./freeze.ts"
+
+type Failure =
+  | CampaignNotFound
+  | CampaignStateConflict
+  | CampaignInvalid
+  | CampaignIncomplete
+  | InvalidSchedule
+  | CampaignRateLimited
+  | TemplateTooLarge
+  | RenderFailed
+  | AccountSuspended
+  | SendingPaused
+  | SenderDomainNotAuthorized
+  | QuotaExhausted
+  | AccountMissing
+  | SqlError
+
+/** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
+const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError | ForbiddenError> => {
+  switch (e._tag) {
+    case "CampaignNotFound":
+      return Effect.fail(notFound(`No campaign ${e.id}`))
+    case "CampaignStateConflict":
+      return Effect.fail(conflict(`The campaign ${e.id} is ${e.status}: ${e.call} is not allowed in that state`))
+    case "CampaignInvalid":
+    case "CampaignIncomplete":
+      return Effect.fail(validationFailed(e.message, e.param))
+    case "InvalidSchedule":
+      return Effect.fail(validationFailed(e.message, "scheduled_at"))
+    case "CampaignRateLimited":
+      return Effect.fail(new RateLimitedError({
+        type: "rate_limit_error",
+        code: "rate_limit_exceeded",
+        message: `Too many requests: ${e.limit} sends per minute (campaign sends included); the window resets at ${e.reset}`
+      }))
+    case "TemplateTooLarge":
+      return Effect.fail(payloadTooLarge(`A campaign's content may hold at most ${MAX_TEMPLATE_BYTES} bytes (512 KB); this holds ${e.bytes}`))
+    case "RenderFailed":
+      return Effect.fail(new BadRequestError({ type: "invalid_request_error", code: "render_failed", message: e.message, param: e.param }))
+    case "AccountSuspended":
+      return senderRefusals.AccountSuspended()
+    case "SendingPaused":
+      return senderRefusals.SendingPaused(e)
+    case "SenderDomainNotAuthorized":
+      return senderRefusals.SenderDomainNotAuthorized(e)
+    case "QuotaExhausted":
+      return senderRefusals.QuotaExhausted(e)
+    case "AccountMissing":
+    case "SqlError":
+      return Effect.die(e)
+  }
+}
+
+export const CampaignsHttpLive = HttpApiBuilder.group(HeraldApi, "campaigns", (handlers) =>
+  Effect.gen(function*() {
+    const campaigns = yield* Campaigns
+    const control = yield* CampaignControl
+    return handlers
+      .handle("create", ({ payload }) => Effect.flatMap(CurrentKey, (me) => campaigns.create(me, payload)).pipe(Effect.catchAll(answer)))
+      .handle("list", ({ urlParams }) =>
+        Effect.flatMap(CurrentKey, (me) => campaigns.list(me, urlParams.limit, urlParams.offset)).pipe(Effect.orDie))
+      .handle("read", ({ path }) => Effect.flatMap(CurrentKey, (me) => campaigns.read(me, path.id)).pipe(Effect.catchAll(answer)))
+      .handle("update", ({ path, payload }) =>
+        Effect.flatMap(CurrentKey, (me) => campaigns.update(me, path.id, payload)).pipe(Effect.catchAll(answer)))
+      .handle("remove", ({ path }) => Effect.flatMap(CurrentKey, (me) => campaigns.remove(me, path.id)).pipe(Effect.catchAll(answer)))
+      .handle("send", ({ path, payload }) =>
+        Effect.flatMap(CurrentKey, (me) => control.send(me, path.id, payload?.scheduled_at)).pipe(Effect.catchAll(answer)))
+      .handle("pause", ({ path }) => Effect.flatMap(CurrentKey, (me) => control.pause(me, path.id)).pipe(Effect.catchAll(answer)))
+      .handle("resume", ({ path }) => Effect.flatMap(CurrentKey, (me) => control.resume(me, path.id)).pipe(Effect.catchAll(answer)))
+      .handle("cancel", ({ path }) => Effect.flatMap(CurrentKey, (me) => control.cancel(me, path.id)).pipe(Effect.catchAll(answer)))
+  }))

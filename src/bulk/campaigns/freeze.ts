@@ -1,0 +1,126 @@
+/**
+ * What is fixed when a campaign's sending starts (DESIGN "One rendering engine"; issue 20
+ * "Fan-out"): its content, stored once as the shared part of all its messages (`message_contents`),
+ * and its recipients, one row per address in `campaign_recipients`, numbered for the fan-out's
+ * cursor. Runs inside the transaction that moves the campaign to `sending`, its row locked.
+ *
+ * Recipients (DESIGN "Sendable"): contacts of the campaign's key that are `active`, whose address
+ * is on no suppression list (the account's or the platform's), and — with `list_ids` — members of
+ * one of the lists, confirmed where that list requires confirmation; a segment narrows them (its
+ * rules compiled by src/bulk/segments/rules.ts), and a segment alone runs over every contact of
+ * the key. Each address once: a key's contacts are unique by address (contacts_key_email).
+ */
+import { SqlClient } from "@effect/sql"
+import type { Fragment } from "@effect/sql/Statement"
+import { Data, Effect } from "effect"
+import type { CampaignContent } from "../../mta/queue/StoredMessage.ts"
+import { storeSharedContent } from "../../transactional/queue-writer.ts"
+import { compileRules, type SegmentRules } from "../segments/rules.ts"
+import { textFromHtml, withPreheader } from "../render/text.ts"
+import type { CampaignRow } from "./record.ts"
+
+/** The campaign cannot start as it is: what is missing, and the field to fix (400 validation_failed). */
+export class CampaignIncomplete extends Data.TaggedError("CampaignIncomplete")<{ readonly message: string; readonly param: string }> {}
+
+interface Source {
+  readonly subject: string
+  readonly html: string
+  readonly body_text: string
+  readonly preheader: string | null
+  readonly vars: Readonly<Record<string, unknown>>
+  readonly from_email: string | null
+  readonly from_name: string | null
+  readonly reply_to: string | null
+}
+
+/** The campaign's content now: its template's (read as it is at this moment) or its own. */
+export const contentSource = (campaign: CampaignRow) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    if (campaign.template_id === null) {
+      const own: Source = {
+        subject: campaign.subject ?? "",
+        html: campaign.html ?? "",
+        body_text: campaign.body_text ?? "",
+        preheader: campaign.preheader,
+        vars: {},
+        from_email: campaign.from_email,
+        from_name: campaign.from_name,
+        reply_to: campaign.reply_to
+      }
+      return own
+    }
+    const rows = yield* sql<Source>`SELECT subject, html, body_text, preheader, vars, from_email, from_name, reply_to
+      FROM templates WHERE id = ${campaign.template_id} AND key_id = ${campaign.key_id}`
+    const template = rows[0]
+    if (template === undefined) return yield* new CampaignIncomplete({ message: `The template ${campaign.template_id} no longer exists`, param: "template_id" })
+    // The campaign's sender fields win over the template's.
+    return {
+      ...template,
+      from_email: campaign.from_email ?? template.from_email,
+      from_name: campaign.from_email !== null ? campaign.from_name : campaign.from_name ?? template.from_name,
+      reply_to: campaign.reply_to ?? template.reply_to
+    }
+  })
+
+/** What a campaign must have to start; the sender address it sends from. */
+export const checkStartable = (campaign: CampaignRow, source: Source) =>
+  Effect.gen(function*() {
+    if (source.from_email === null) {
+      return yield* new CampaignIncomplete({ message: "No sender: set from_email on the campaign or its template", param: "from_email" })
+    }
+    if (source.subject.trim() === "") return yield* new CampaignIncomplete({ message: "The campaign has no subject", param: "subject" })
+    if (source.html === "" && source.body_text === "") {
+      return yield* new CampaignIncomplete({ message: "The campaign has no content: give html, body_text or mjml", param: "html" })
+    }
+    if (campaign.list_ids.length === 0 && campaign.segment_id === null) {
+      return yield* new CampaignIncomplete({ message: "A campaign needs list_ids or a segment_id", param: "list_ids" })
+    }
+    return source.from_email
+  })
+
+/**
+ * The stored campaign message: the engine's sources, the preheader placed into the html and the
+ * text part generated from the html source when there is none (as prepareContent would), so the
+ * delivery renders exactly what a preview of the campaign shows.
+ */
+export const frozenContent = (source: Source & { readonly from_email: string }): CampaignContent => ({
+  from: source.from_name === null || source.from_name === "" ? { email: source.from_email } : { email: source.from_email, name: source.from_name },
+  ...(source.reply_to === null ? {} : { reply_to: { email: source.reply_to } }),
+  subject: source.subject,
+  content: [
+    { type: "text/plain", value: source.body_text !== "" || source.html === "" ? source.body_text : textFromHtml(source.html) },
+    ...(source.html === "" ? [] : [{ type: "text/html" as const, value: withPreheader(source.html, source.preheader) }])
+  ],
+  vars: source.vars
+})
+
+/** Freezes the recipients and the content; answers how many recipients there are. */
+export const freeze = (campaign: CampaignRow, source: Source & { readonly from_email: string }, now: Date) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    let narrowed: Fragment = sql`TRUE`
+    if (campaign.segment_id !== null) {
+      const rows = yield* sql<{ rules: SegmentRules }>`SELECT rules FROM segments WHERE id = ${campaign.segment_id} AND key_id = ${campaign.key_id}`
+      if (rows[0] === undefined) return yield* new CampaignIncomplete({ message: `The segment ${campaign.segment_id} no longer exists`, param: "segment_id" })
+      narrowed = compileRules(sql, { keyId: campaign.key_id, now }, rows[0].rules)
+    }
+    const onLists = campaign.list_ids.length === 0 ? sql`TRUE` : sql`EXISTS (
+      SELECT 1 FROM list_memberships m JOIN lists l ON l.id = m.list_id
+      WHERE m.contact_id = c.id AND m.list_id = ANY(${[...campaign.list_ids]}::text[]) AND l.key_id = c.key_id
+        AND (NOT l.require_confirmation OR m.status = 'confirmed'))`
+    const [counted] = yield* sql<{ total: number }>`
+      WITH frozen AS (
+        INSERT INTO campaign_recipients (campaign_id, position, contact_id, email, name, metadata)
+        SELECT ${campaign.id}, row_number() OVER (ORDER BY c.created_at, c.id), c.id, c.email, c.name, c.metadata
+        FROM contacts c
+        WHERE c.key_id = ${campaign.key_id} AND c.status = 'active'
+          AND NOT EXISTS (SELECT 1 FROM suppressions s
+            WHERE s.email = lower(c.email) AND (s.account_id = c.account_id OR s.account_id IS NULL))
+          AND ${onLists} AND ${narrowed}
+        RETURNING 1
+      )
+      SELECT count(*)::integer AS total FROM frozen`
+    const shared = yield* storeSharedContent(campaign.account_id, frozenContent(source), now)
+    return { total: counted?.total ?? 0, contentId: shared.id }
+  })

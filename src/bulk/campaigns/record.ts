@@ -1,0 +1,82 @@
+/**
+ * A campaign row as the API shows it, with its counts read from its deliveries (the messages that
+ * name it): `sent_count` the deliveries the far side accepted and still stand, `failed_count`
+ * those that failed for good or bounced (a DSN after `sent` moves one from the first to the
+ * second by itself), never the deliveries a cancel dropped before any attempt.
+ */
+import type { SqlClient } from "@effect/sql"
+import type { CampaignStatus, PauseReason } from "./states.ts"
+
+export interface CampaignFields {
+  readonly name: string
+  readonly template_id: string | null
+  readonly subject: string | null
+  readonly html: string | null
+  readonly body_text: string | null
+  readonly mjml: string | null
+  readonly preheader: string | null
+  readonly from_email: string | null
+  readonly from_name: string | null
+  readonly reply_to: string | null
+  readonly list_ids: ReadonlyArray<string>
+  readonly segment_id: string | null
+}
+
+export interface CampaignRow extends CampaignFields {
+  readonly id: string
+  readonly account_id: string
+  readonly key_id: string
+  readonly status: CampaignStatus
+  readonly pause_reason: PauseReason | null
+  readonly total_contacts: number | null
+  readonly scheduled_at: Date | null
+  readonly content_id: string | null
+  readonly queued_count: number
+  readonly created_at: Date
+  readonly started_at: Date | null
+  readonly completed_at: Date | null
+  readonly sent_count: number
+  readonly failed_count: number
+}
+
+/** `SELECT` of campaigns `c` with their counts: add `WHERE …` after it. */
+export const selectCampaigns = (sql: SqlClient.SqlClient) =>
+  sql`SELECT c.*, coalesce(k.sent, 0)::integer AS sent_count, coalesce(k.failed, 0)::integer AS failed_count
+    FROM campaigns c LEFT JOIN LATERAL (${countsOf(sql, sql`c.id`)}) k ON c.started_at IS NOT NULL`
+
+/** The counts of one campaign's deliveries (`sent`, `failed`, `open`: not yet final). */
+export const countsOf = (sql: SqlClient.SqlClient, campaignId: unknown) =>
+  sql`SELECT count(*) FILTER (WHERE d.state = 'sent')::integer AS sent,
+      count(*) FILTER (WHERE d.state = 'bounced' OR (d.state = 'failed' AND d.attempts > 0))::integer AS failed,
+      count(*) FILTER (WHERE d.state IN ('queued', 'deferred'))::integer AS open
+    FROM messages m JOIN deliveries d ON d.message_id = m.id WHERE m.campaign_id = ${campaignId}`
+
+/** sent / total as a fraction with 4 decimals; 0 without contacts. */
+export const deliveryRate = (sent: number, total: number | null): number =>
+  total === null || total === 0 ? 0 : Math.round((sent / total) * 10_000) / 10_000
+
+export const toRecord = (row: CampaignRow) => ({
+  id: row.id,
+  name: row.name,
+  status: row.status,
+  pause_reason: row.pause_reason,
+  template_id: row.template_id,
+  subject: row.subject,
+  html: row.html,
+  body_text: row.body_text,
+  mjml: row.mjml,
+  preheader: row.preheader,
+  from_email: row.from_email,
+  from_name: row.from_name,
+  reply_to: row.reply_to,
+  list_ids: row.list_ids,
+  segment_id: row.segment_id,
+  total_contacts: row.total_contacts,
+  scheduled_at: row.scheduled_at?.toISOString() ?? null,
+  sent_count: row.sent_count,
+  failed_count: row.failed_count,
+  delivery_rate: deliveryRate(row.sent_count, row.total_contacts),
+  created_at: row.created_at.toISOString(),
+  started_at: row.started_at?.toISOString() ?? null,
+  completed_at: row.completed_at?.toISOString() ?? null
+})

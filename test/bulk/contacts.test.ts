@@ -141,6 +141,26 @@ describe("import", () => {
     expect(unclosed.status).toBe(400)
   })
 
+  it("writes an import of several batches (each built while the previous one runs) once, counted once, on its list", async () => {
+    const key = await siblingKey(rig.app, sender)
+    const list = await api("POST", "/v1/bulk/lists", { name: "Batches" }, key.token)
+    expect(list.status).toBe(201)
+    const csvImport = (from: number, to: number, query: string) => {
+      const lines = ["email,name,plan"]
+      for (let i = from; i < to; i++) lines.push(`batch${i}@example.org,B ${i},p${i % 3}`)
+      return rig.app.request("POST", `/v1/bulk/contacts/import${query}`, { token: key.token, rawBody: lines.join("\n"), headers: { "content-type": "text/csv" } })
+    }
+    expect((await csvImport(0, 2500, "")).json).toEqual({ created: 2500, updated: 0, skipped: 0, invalid: 0, errors: [] })
+    const second = await csvImport(1500, 6000, `?update_existing=true&list_ids=${list.json.id}`)
+    expect(second.json).toEqual({ created: 3500, updated: 1000, skipped: 0, invalid: 0, errors: [] })
+    expect((await csvImport(0, 5000, "")).json).toEqual({ created: 0, updated: 0, skipped: 5000, invalid: 0, errors: [] })
+    expect(await countContacts(key.keyId)).toBe(6000)
+    const [members] = await db<{ n: number }>("SELECT count(*)::int AS n FROM list_memberships WHERE list_id = $1", [list.json.id])
+    expect(members!.n).toBe(4500)
+    const [updated] = await db<{ n: number }>("SELECT count(*)::int AS n FROM contacts WHERE key_id = $1 AND metadata ->> 'plan' IS NOT NULL AND updated_at > created_at", [key.keyId])
+    expect(updated!.n).toBe(1000)
+  })
+
   it("refuses an import over the gate with 422 and inserts nothing; below the gate leaves invalid rows out", async () => {
     const fresh = await newSender(rig.app, rig.dns, { packageId: "growth" })
     // 10 unique addresses (the gate's minimum here), 3 invalid: 30 % > 20 %.

@@ -136,9 +136,8 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
           const [counts] = yield* sql<{ created: number; written: number }>`
             WITH written AS (
               INSERT INTO contacts (id, account_id, key_id, email, name, tags, metadata, created_at, updated_at)
-              SELECT r.id, ${owner.accountId}, ${owner.keyId}, r.email, r.name,
-                ARRAY(SELECT jsonb_array_elements_text(r.tags)), r.metadata, ${at}, ${at}
-              FROM jsonb_to_recordset(${json}::jsonb) AS r(id text, email text, name text, tags jsonb, metadata jsonb)
+              SELECT r.id, ${owner.accountId}, ${owner.keyId}, r.email, r.name, r.tags, r.metadata, ${at}, ${at}
+              FROM jsonb_to_recordset(${json}::jsonb) AS r(id text, email text, name text, tags text[], metadata jsonb)
               ON CONFLICT (key_id, lower(email)) DO UPDATE SET
                 name = coalesce(EXCLUDED.name, contacts.name),
                 tags = contacts.tags || ARRAY(SELECT t FROM unnest(EXCLUDED.tags) AS t WHERE t <> ALL (contacts.tags)),

@@ -161,6 +161,24 @@ describe("import", () => {
     expect(updated!.n).toBe(1000)
   })
 
+  it("leaves out CSV rows whose metadata PostgreSQL cannot store (NUL in a value or a column name), not text that names it", async () => {
+    const key = await siblingKey(rig.app, sender)
+    const csv = [
+      "email,note,flag\u0000",
+      "nul@example.org,a\u0000b,",
+      "key@example.org,,yes",
+      "literal@example.org,\\u0000 typed out,"
+    ].join("\n")
+    const res = await rig.app.request("POST", "/v1/bulk/contacts/import", { token: key.token, rawBody: csv, headers: { "content-type": "text/csv" } })
+    const reason = "name or metadata holds NUL or unpaired surrogate characters"
+    expect(res.json).toEqual({
+      created: 1, updated: 0, skipped: 0, invalid: 2,
+      errors: [{ row: 1, email: "nul@example.org", reason }, { row: 2, email: "key@example.org", reason }]
+    })
+    const literal = (await api("GET", "/v1/bulk/contacts/literal%40example.org", undefined, key.token)).json
+    expect(literal.metadata).toEqual({ note: "\\u0000 typed out" })
+  })
+
   it("refuses an import over the gate with 422 and inserts nothing; below the gate leaves invalid rows out", async () => {
     const fresh = await newSender(rig.app, rig.dns, { packageId: "growth" })
     // 10 unique addresses (the gate's minimum here), 3 invalid: 30 % > 20 %.

@@ -71,9 +71,24 @@ export class CsvRejected extends Data.TaggedError("CsvRejected")<{ readonly tooL
 const MAX_ERRORS = 100
 const BATCH = 2000
 
+/**
+ * Every string of a metadata value, keys included, can be stored (lib/text.ts): jsonb refuses NUL
+ * and unpaired surrogates. Walked rather than serialised: it runs once per imported row.
+ */
+const isStorableValue = (value: unknown): boolean => {
+  if (typeof value === "string") return isStorableText(value)
+  if (Array.isArray(value)) return value.every(isStorableValue)
+  if (typeof value === "object" && value !== null) {
+    for (const key in value) {
+      if (!isStorableText(key) || !isStorableValue((value as Record<string, unknown>)[key])) return false
+    }
+  }
+  return true
+}
+
 /** The rows of one import, gathered by address as they arrive (one copy: the parsed rows). */
 export class ImportRows {
-  readonly valid = new Map<string, { email: string; name: string | null; tags: Array<string>; metadata: Record<string, unknown> }>()
+  readonly valid = new Map<string, { email: string; name: string | null; tags: Array<string>; metadata: Readonly<Record<string, unknown>> }>()
   readonly invalidAddresses = new Set<string>()
   readonly errors: Array<ImportError> = []
   invalidRows = 0
@@ -83,7 +98,7 @@ export class ImportRows {
     const row = ++this.received
     const email = input.email.trim()
     const address = email.toLowerCase()
-    const unstorable = !isStorableText(input.name ?? "") || JSON.stringify(input.metadata ?? {}).includes("\\u0000")
+    const unstorable = !isStorableText(input.name ?? "") || !isStorableValue(input.metadata ?? {})
     if (!isEmailAddress(email) || unstorable) {
       this.invalidRows++
       this.invalidAddresses.add(address)
@@ -96,11 +111,12 @@ export class ImportRows {
     const seen = this.valid.get(address)
     const tags = cleanTags(input.tags ?? [])
     if (seen === undefined) {
-      this.valid.set(address, { email, name: input.name ?? null, tags, metadata: { ...input.metadata } })
+      // The row's metadata is kept as given (not copied): a later row of the address merges into a copy.
+      this.valid.set(address, { email, name: input.name ?? null, tags, metadata: input.metadata ?? {} })
     } else {
       if (input.name !== undefined && input.name !== null) seen.name = input.name
       seen.tags = cleanTags([...seen.tags, ...tags])
-      Object.assign(seen.metadata, input.metadata)
+      seen.metadata = { ...seen.metadata, ...input.metadata }
     }
   }
 
@@ -164,7 +180,7 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
           id: newId("ct"),
           email: r.email,
           name: r.name,
-          tags: cleanTags([...r.tags, ...extraTags]),
+          tags: extraTags.length === 0 ? r.tags : cleanTags([...r.tags, ...extraTags]),
           metadata: r.metadata
         })))
         if (running !== undefined) yield* Fiber.join(running)
@@ -182,28 +198,30 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
     return result
   })
 
-/** Metadata keys are the CSV's other column names as written; email, name and tags are recognised in any case. */
-const csvRow = (header: ReadonlyArray<string>, record: ReadonlyArray<string>): ImportRow => {
+/**
+ * What each CSV column holds, read once from the header row: email, name and tags are recognised
+ * in any case; every other named column is a metadata key as written.
+ */
+const csvColumns = (header: ReadonlyArray<string>) =>
+  header.map((column) => {
+    const key = column.trim()
+    const lower = key.toLowerCase()
+    return lower === "email" || lower === "name" || lower === "tags" ? lower : key === "" ? null : { metadata: key }
+  })
+
+const csvRow = (columns: ReturnType<typeof csvColumns>, record: ReadonlyArray<string>): ImportRow => {
   let email = ""
   let name: string | null = null
   let tags: Array<string> = []
   const metadata: Record<string, unknown> = {}
-  header.forEach((column, i) => {
+  for (let i = 0; i < columns.length; i++) {
+    const column = columns[i]
     const value = record[i] ?? ""
-    switch (column.trim().toLowerCase()) {
-      case "email":
-        email = value
-        break
-      case "name":
-        name = value.trim() === "" ? null : value.trim()
-        break
-      case "tags":
-        tags = value.split(";")
-        break
-      default:
-        if (value !== "" && column.trim() !== "") metadata[column.trim()] = value
-    }
-  })
+    if (column === "email") email = value
+    else if (column === "name") name = value.trim() === "" ? null : value.trim()
+    else if (column === "tags") tags = value.split(";")
+    else if (column != null && value !== "") metadata[column.metadata] = value
+  }
   return { email, name, tags, metadata }
 }
 
@@ -214,7 +232,7 @@ const csvRow = (header: ReadonlyArray<string>, record: ReadonlyArray<string>): I
 export const readCsv = (source: Readable, maxBytes: number, rows: ImportRows) =>
   Effect.async<void, CsvRejected>((resume) => {
     const parser = parse({ bom: true, skip_empty_lines: true, relax_column_count: true })
-    let header: ReadonlyArray<string> | null = null
+    let columns: ReturnType<typeof csvColumns> | null = null
     let size = 0
     let done = false
     const finish = (result: Effect.Effect<void, CsvRejected>) => {
@@ -226,19 +244,19 @@ export const readCsv = (source: Readable, maxBytes: number, rows: ImportRows) =>
     parser.on("readable", () => {
       let record: Array<string> | null
       while (!done && (record = parser.read()) !== null) {
-        if (header === null) {
-          header = record
-          if (!record.some((c) => c.trim().toLowerCase() === "email")) {
+        if (columns === null) {
+          columns = csvColumns(record)
+          if (!columns.includes("email")) {
             finish(Effect.fail(new CsvRejected({ tooLarge: false, message: "The CSV header row has no email column" })))
           }
         } else {
-          rows.add(csvRow(header, record))
+          rows.add(csvRow(columns, record))
         }
       }
     })
     parser.on("error", (error) => finish(Effect.fail(new CsvRejected({ tooLarge: false, message: `Invalid CSV: ${error.message}` }))))
     parser.on("end", () => {
-      if (header === null) finish(Effect.fail(new CsvRejected({ tooLarge: false, message: "The CSV body is empty: a header row with an email column is required" })))
+      if (columns === null) finish(Effect.fail(new CsvRejected({ tooLarge: false, message: "The CSV body is empty: a header row with an email column is required" })))
       else finish(Effect.void)
     })
     source.on("data", (chunk: Buffer) => {

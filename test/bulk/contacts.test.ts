@@ -141,6 +141,44 @@ describe("import", () => {
     expect(unclosed.status).toBe(400)
   })
 
+  it("writes an import of several batches (each built while the previous one runs) once, counted once, on its list", async () => {
+    const key = await siblingKey(rig.app, sender)
+    const list = await api("POST", "/v1/bulk/lists", { name: "Batches" }, key.token)
+    expect(list.status).toBe(201)
+    const csvImport = (from: number, to: number, query: string) => {
+      const lines = ["email,name,plan"]
+      for (let i = from; i < to; i++) lines.push(`batch${i}@example.org,B ${i},p${i % 3}`)
+      return rig.app.request("POST", `/v1/bulk/contacts/import${query}`, { token: key.token, rawBody: lines.join("\n"), headers: { "content-type": "text/csv" } })
+    }
+    expect((await csvImport(0, 2500, "")).json).toEqual({ created: 2500, updated: 0, skipped: 0, invalid: 0, errors: [] })
+    const second = await csvImport(1500, 6000, `?update_existing=true&list_ids=${list.json.id}`)
+    expect(second.json).toEqual({ created: 3500, updated: 1000, skipped: 0, invalid: 0, errors: [] })
+    expect((await csvImport(0, 5000, "")).json).toEqual({ created: 0, updated: 0, skipped: 5000, invalid: 0, errors: [] })
+    expect(await countContacts(key.keyId)).toBe(6000)
+    const [members] = await db<{ n: number }>("SELECT count(*)::int AS n FROM list_memberships WHERE list_id = $1", [list.json.id])
+    expect(members!.n).toBe(4500)
+    const [updated] = await db<{ n: number }>("SELECT count(*)::int AS n FROM contacts WHERE key_id = $1 AND metadata ->> 'plan' IS NOT NULL AND updated_at > created_at", [key.keyId])
+    expect(updated!.n).toBe(1000)
+  })
+
+  it("leaves out CSV rows whose metadata PostgreSQL cannot store (NUL in a value or a column name), not text that names it", async () => {
+    const key = await siblingKey(rig.app, sender)
+    const csv = [
+      "email,note,flag\u0000",
+      "nul@example.org,a\u0000b,",
+      "key@example.org,,yes",
+      "literal@example.org,\\u0000 typed out,"
+    ].join("\n")
+    const res = await rig.app.request("POST", "/v1/bulk/contacts/import", { token: key.token, rawBody: csv, headers: { "content-type": "text/csv" } })
+    const reason = "name or metadata holds NUL or unpaired surrogate characters"
+    expect(res.json).toEqual({
+      created: 1, updated: 0, skipped: 0, invalid: 2,
+      errors: [{ row: 1, email: "nul@example.org", reason }, { row: 2, email: "key@example.org", reason }]
+    })
+    const literal = (await api("GET", "/v1/bulk/contacts/literal%40example.org", undefined, key.token)).json
+    expect(literal.metadata).toEqual({ note: "\\u0000 typed out" })
+  })
+
   it("refuses an import over the gate with 422 and inserts nothing; below the gate leaves invalid rows out", async () => {
     const fresh = await newSender(rig.app, rig.dns, { packageId: "growth" })
     // 10 unique addresses (the gate's minimum here), 3 invalid: 30 % > 20 %.

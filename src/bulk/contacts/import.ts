@@ -13,7 +13,7 @@
 import type { Readable } from "node:stream"
 import { SqlClient } from "@effect/sql"
 import { parse } from "csv-parse"
-import { Clock, Data, Effect } from "effect"
+import { Clock, Data, Effect, Fiber } from "effect"
 import { QueueSignal } from "../../db/QueueSignal.ts"
 import { newId } from "../../lib/ids.ts"
 import { isEmailAddress } from "../../lib/email.ts"
@@ -71,11 +71,26 @@ export class UnknownLists extends Data.TaggedError("UnknownLists")<{ readonly id
 export class CsvRejected extends Data.TaggedError("CsvRejected")<{ readonly tooLarge: boolean; readonly message: string }> {}
 
 const MAX_ERRORS = 100
-const BATCH = 1000
+const BATCH = 2000
+
+/**
+ * Every string of a metadata value, keys included, can be stored (lib/text.ts): jsonb refuses NUL
+ * and unpaired surrogates. Walked rather than serialised: it runs once per imported row.
+ */
+const isStorableValue = (value: unknown): boolean => {
+  if (typeof value === "string") return isStorableText(value)
+  if (Array.isArray(value)) return value.every(isStorableValue)
+  if (typeof value === "object" && value !== null) {
+    for (const key in value) {
+      if (!isStorableText(key) || !isStorableValue((value as Record<string, unknown>)[key])) return false
+    }
+  }
+  return true
+}
 
 /** The rows of one import, gathered by address as they arrive (one copy: the parsed rows). */
 export class ImportRows {
-  readonly valid = new Map<string, { email: string; name: string | null; tags: Array<string>; metadata: Record<string, unknown> }>()
+  readonly valid = new Map<string, { email: string; name: string | null; tags: Array<string>; metadata: Readonly<Record<string, unknown>> }>()
   readonly invalidAddresses = new Set<string>()
   readonly errors: Array<ImportError> = []
   invalidRows = 0
@@ -85,7 +100,7 @@ export class ImportRows {
     const row = ++this.received
     const email = input.email.trim()
     const address = email.toLowerCase()
-    const unstorable = !isStorableText(input.name ?? "") || JSON.stringify(input.metadata ?? {}).includes("\\u0000")
+    const unstorable = !isStorableText(input.name ?? "") || !isStorableValue(input.metadata ?? {})
     if (!isEmailAddress(email) || unstorable) {
       this.invalidRows++
       this.invalidAddresses.add(address)
@@ -98,11 +113,12 @@ export class ImportRows {
     const seen = this.valid.get(address)
     const tags = cleanTags(input.tags ?? [])
     if (seen === undefined) {
-      this.valid.set(address, { email, name: input.name ?? null, tags, metadata: { ...input.metadata } })
+      // The row's metadata is kept as given (not copied): a later row of the address merges into a copy.
+      this.valid.set(address, { email, name: input.name ?? null, tags, metadata: input.metadata ?? {} })
     } else {
       if (input.name !== undefined && input.name !== null) seen.name = input.name
       seen.tags = cleanTags([...seen.tags, ...tags])
-      Object.assign(seen.metadata, input.metadata)
+      seen.metadata = { ...seen.metadata, ...input.metadata }
     }
   }
 
@@ -133,33 +149,47 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
       const lists = yield* listsOfKey(owner, listIds)
       const missing = listIds.filter((id) => !lists.some((l) => l.id === id))
       if (missing.length > 0) return yield* new UnknownLists({ ids: missing })
+      /** One batch's INSERT, answering how many rows it created and how many it updated. */
+      const writeBatch = (batch: ReadonlyArray<ImportRow>, json: string) =>
+        Effect.gen(function*() {
+          const [counts] = yield* sql<{ created: number; written: number }>`
+            WITH written AS (
+              INSERT INTO contacts (id, account_id, key_id, email, name, tags, metadata, created_at, updated_at)
+              SELECT r.id, ${owner.accountId}, ${owner.keyId}, r.email, r.name, r.tags, r.metadata, ${at}, ${at}
+              FROM jsonb_to_recordset(${json}::jsonb) AS r(id text, email text, name text, tags text[], metadata jsonb)
+              ON CONFLICT (key_id, lower(email)) DO UPDATE SET
+                name = coalesce(EXCLUDED.name, contacts.name),
+                tags = contacts.tags || ARRAY(SELECT t FROM unnest(EXCLUDED.tags) AS t WHERE t <> ALL (contacts.tags)),
+                metadata = contacts.metadata || EXCLUDED.metadata,
+                updated_at = EXCLUDED.updated_at
+              WHERE ${options.updateExisting}::boolean
+              RETURNING (xmax = 0) AS created
+            )
+            SELECT count(*) FILTER (WHERE created)::integer AS created, count(*)::integer AS written FROM written`
+          created += counts?.created ?? 0
+          updated += (counts?.written ?? 0) - (counts?.created ?? 0)
+          if (lists.length > 0) {
+            const members = yield* sql<{ id: string }>`SELECT id FROM contacts
+              WHERE key_id = ${owner.keyId} AND lower(email) = ANY(${batch.map((r) => r.email.toLowerCase())})`
+            queued = addQueued(queued, yield* addMemberships(owner, lists, members.map((m) => m.id), { confirmed: options.confirmed, at }))
+          }
+        })
+      // The next batch is built (ids, tags, its JSON text) while the previous one's statement runs:
+      // the appliance's share of the work overlaps the database's instead of adding to it.
+      let running: Fiber.RuntimeFiber<void, Effect.Effect.Error<ReturnType<typeof writeBatch>>> | undefined
       for (let start = 0; start < all.length; start += BATCH) {
-        const batch = all.slice(start, start + BATCH).map((r) => ({
+        const batch = all.slice(start, start + BATCH)
+        const json = JSON.stringify(batch.map((r) => ({
           id: newId("ct"),
           email: r.email,
           name: r.name,
-          tags: cleanTags([...r.tags, ...extraTags]),
+          tags: extraTags.length === 0 ? r.tags : cleanTags([...r.tags, ...extraTags]),
           metadata: r.metadata
-        }))
-        const written = yield* sql<{ created: boolean }>`
-          INSERT INTO contacts (id, account_id, key_id, email, name, tags, metadata, created_at, updated_at)
-          SELECT r.id, ${owner.accountId}, ${owner.keyId}, r.email, r.name,
-            ARRAY(SELECT jsonb_array_elements_text(r.tags)), r.metadata, ${at}, ${at}
-          FROM jsonb_to_recordset(${JSON.stringify(batch)}::jsonb) AS r(id text, email text, name text, tags jsonb, metadata jsonb)
-          ON CONFLICT (key_id, lower(email)) DO UPDATE SET
-            name = coalesce(EXCLUDED.name, contacts.name),
-            tags = contacts.tags || ARRAY(SELECT t FROM unnest(EXCLUDED.tags) AS t WHERE t <> ALL (contacts.tags)),
-            metadata = contacts.metadata || EXCLUDED.metadata,
-            updated_at = EXCLUDED.updated_at
-          WHERE ${options.updateExisting}::boolean
-          RETURNING (xmax = 0) AS created`
-        for (const w of written) w.created ? created++ : updated++
-        if (lists.length > 0) {
-          const members = yield* sql<{ id: string }>`SELECT id FROM contacts
-            WHERE key_id = ${owner.keyId} AND lower(email) = ANY(${batch.map((r) => r.email.toLowerCase())})`
-          queued = addQueued(queued, yield* addMemberships(owner, lists, members.map((m) => m.id), { confirmed: options.confirmed, at }))
-        }
+        })))
+        if (running !== undefined) yield* Fiber.join(running)
+        running = yield* Effect.fork(writeBatch(batch, json))
       }
+      if (running !== undefined) yield* Fiber.join(running)
       // Last, so the account's usage row is locked only until the commit, not through the batches.
       yield* Effect.flatMap(ConfirmationMail, (mail) => mail.charge(owner, queued.quotaCount, at))
     }))
@@ -175,28 +205,30 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
     return result
   })
 
-/** Metadata keys are the CSV's other column names as written; email, name and tags are recognised in any case. */
-const csvRow = (header: ReadonlyArray<string>, record: ReadonlyArray<string>): ImportRow => {
+/**
+ * What each CSV column holds, read once from the header row: email, name and tags are recognised
+ * in any case; every other named column is a metadata key as written.
+ */
+const csvColumns = (header: ReadonlyArray<string>) =>
+  header.map((column) => {
+    const key = column.trim()
+    const lower = key.toLowerCase()
+    return lower === "email" || lower === "name" || lower === "tags" ? lower : key === "" ? null : { metadata: key }
+  })
+
+const csvRow = (columns: ReturnType<typeof csvColumns>, record: ReadonlyArray<string>): ImportRow => {
   let email = ""
   let name: string | null = null
   let tags: Array<string> = []
   const metadata: Record<string, unknown> = {}
-  header.forEach((column, i) => {
+  for (let i = 0; i < columns.length; i++) {
+    const column = columns[i]
     const value = record[i] ?? ""
-    switch (column.trim().toLowerCase()) {
-      case "email":
-        email = value
-        break
-      case "name":
-        name = value.trim() === "" ? null : value.trim()
-        break
-      case "tags":
-        tags = value.split(";")
-        break
-      default:
-        if (value !== "" && column.trim() !== "") metadata[column.trim()] = value
-    }
-  })
+    if (column === "email") email = value
+    else if (column === "name") name = value.trim() === "" ? null : value.trim()
+    else if (column === "tags") tags = value.split(";")
+    else if (column != null && value !== "") metadata[column.metadata] = value
+  }
   return { email, name, tags, metadata }
 }
 
@@ -207,7 +239,7 @@ const csvRow = (header: ReadonlyArray<string>, record: ReadonlyArray<string>): I
 export const readCsv = (source: Readable, maxBytes: number, rows: ImportRows) =>
   Effect.async<void, CsvRejected>((resume) => {
     const parser = parse({ bom: true, skip_empty_lines: true, relax_column_count: true })
-    let header: ReadonlyArray<string> | null = null
+    let columns: ReturnType<typeof csvColumns> | null = null
     let size = 0
     let done = false
     const finish = (result: Effect.Effect<void, CsvRejected>) => {
@@ -219,19 +251,19 @@ export const readCsv = (source: Readable, maxBytes: number, rows: ImportRows) =>
     parser.on("readable", () => {
       let record: Array<string> | null
       while (!done && (record = parser.read()) !== null) {
-        if (header === null) {
-          header = record
-          if (!record.some((c) => c.trim().toLowerCase() === "email")) {
+        if (columns === null) {
+          columns = csvColumns(record)
+          if (!columns.includes("email")) {
             finish(Effect.fail(new CsvRejected({ tooLarge: false, message: "The CSV header row has no email column" })))
           }
         } else {
-          rows.add(csvRow(header, record))
+          rows.add(csvRow(columns, record))
         }
       }
     })
     parser.on("error", (error) => finish(Effect.fail(new CsvRejected({ tooLarge: false, message: `Invalid CSV: ${error.message}` }))))
     parser.on("end", () => {
-      if (header === null) finish(Effect.fail(new CsvRejected({ tooLarge: false, message: "The CSV body is empty: a header row with an email column is required" })))
+      if (columns === null) finish(Effect.fail(new CsvRejected({ tooLarge: false, message: "The CSV body is empty: a header row with an email column is required" })))
       else finish(Effect.void)
     })
     source.on("data", (chunk: Buffer) => {

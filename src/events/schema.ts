@@ -73,7 +73,7 @@ export const CampaignCompleted = event("campaign.completed", "Every delivery of 
   name: Schema.String,
   sent_count: Schema.Int,
   failed_count: Schema.Int,
-  delivery_rate: Schema.Number.annotations({ description: "sent_count / (sent_count + failed_count)" })
+  delivery_rate: Schema.Number.annotations({ description: "sent_count / total_contacts as a fraction, rounded to 4 decimals; 0 when the campaign had no contacts" })
 })
 export const SequenceSubscribed = event("sequence.subscribed", "Contact subscribed to a sequence", {
   email: Email,

@@ -162,11 +162,18 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
       return h.decoded
     }
     /** The signed message; a composing error (thrown or rejected) is the message's own and fails with Uncomposable. */
-    const signedOf = (h: Held, stored: StoredMessage, m: MessageForDelivery, key: SigningKey, accountId: string): Effect.Effect<Buffer, Uncomposable> =>
+    const signedOf = (h: Held, stored: StoredMessage, m: MessageForDelivery, key: SigningKey, d: ClaimedDelivery): Effect.Effect<Buffer, Uncomposable> =>
       Effect.suspend(() => {
         if (h.signed === undefined || h.signed.key !== key) {
           const composed = Promise.resolve()
-            .then(() => composeStored(stored, { messageId: m.id, sendingDomain: m.from_domain, date: m.created_at, bulk: bulkFor(accountId) }))
+            .then(() => composeStored(stored, {
+              messageId: m.id,
+              sendingDomain: m.from_domain,
+              date: m.created_at,
+              bulk: bulkFor(d.account_id),
+              // A campaign message's tracking tokens name its (only) delivery; other messages ignore it.
+              deliveryId: d.id
+            }))
             .then(
               (raw) => signMessage(raw, key),
               (error: unknown) => new Uncomposable({ reason: `the message could not be composed: ${error instanceof Error ? error.message : String(error)}` })
@@ -286,7 +293,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
           const at = yield* now()
           return yield* complete(owner, d, m, retryOrFail(d, null, "4.4.4", `no address for the MX hosts of ${d.recipient_domain}`, at), at)
         }
-        const signed = yield* Effect.either(signedOf(h, decoded.right, m, key, d.account_id))
+        const signed = yield* Effect.either(signedOf(h, decoded.right, m, key, d))
         if (Either.isLeft(signed)) return yield* fail(m, "5.6.0", signed.left.reason)
         const raw = signed.right
         const slotted = yield* destinations.run(d.recipient_domain, route.hosts, d.channel, (shaping) =>

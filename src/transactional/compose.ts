@@ -21,6 +21,8 @@ import type { makeTokens } from "../bulk/public/tokens.ts"
 import { unsubscribeHeaders, unsubscribeToken, unsubscribeUrl } from "../bulk/public/unsubscribe-link.ts"
 import { prepareContent, renderContent } from "../bulk/render/content.ts"
 import type { RenderEngineShape } from "../bulk/render/engine.ts"
+import { fillTracking } from "../bulk/tracking/rewrite.ts"
+import { recipientTokens } from "../bulk/tracking/tokens.ts"
 
 export interface ComposeOptions {
   readonly messageId: string
@@ -28,6 +30,11 @@ export interface ComposeOptions {
   readonly date: Date
   /** What rendering a campaign or sequence reference needs (the MTA passes it; without it they are refused). */
   readonly bulk?: BulkRendering | undefined
+  /**
+   * The delivery the message is composed for: a campaign's tracking tokens name it. A campaign
+   * message has one recipient, so one delivery (its retries are the same delivery).
+   */
+  readonly deliveryId?: string | undefined
 }
 
 /** The rendering engine, the unsubscribe tokens and where their links point, for one account's bulk message. */
@@ -156,6 +163,11 @@ type Reference = Extract<StoredMessage, { readonly _tag: "campaign" | "sequence"
  * content's `vars`, `{{ unsubscribe_url }}` pointing at the contact's unsubscribe page, and the
  * `List-Unsubscribe` + `List-Unsubscribe-Post` headers (RFC 2369, RFC 8058) naming the campaign
  * or sequence. Unsubscribe headers are the appliance's own: the stored headers cannot replace them.
+ *
+ * A campaign's own delivery (origin `campaign`: never a sequence step or a test-send) gets its
+ * recipient's tracking tokens in place of the placeholders the frozen HTML holds (DESIGN
+ * "Tracking"), by substitution over the rendered HTML, after the engine: a contact's variables can
+ * never produce or move a token.
  */
 export const composeReference = (stored: Reference, bulk: BulkRendering, options: ComposeOptions): Promise<Buffer> => {
   const message = stored.message
@@ -169,7 +181,12 @@ export const composeReference = (stored: Reference, bulk: BulkRendering, options
   }
   const rendered = Either.flatMap(prepareContent(bulk.engine, source), (prepared) => renderContent(bulk.engine, prepared, scope))
   if (Either.isLeft(rendered)) return Promise.reject(new Error(rendered.left.message))
-  const { html, subject, text } = rendered.right
+  const { subject, text } = rendered.right
+  let html = rendered.right.html
+  if (stored._tag === "campaign" && stored.origin === "campaign" && html !== null) {
+    if (options.deliveryId === undefined) return Promise.reject(new Error("a campaign message needs its delivery id to be composed"))
+    html = fillTracking(html, recipientTokens(bulk.tokens, { deliveryId: options.deliveryId, campaignId: stored.campaign_id }))
+  }
   return composeMessage(
     {
       from: message.from,

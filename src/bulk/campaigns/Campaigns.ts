@@ -10,6 +10,7 @@ import { Clock, Data, Effect } from "effect"
 import { newId } from "../../lib/ids.ts"
 import { RenderEngine } from "../render/RenderEngine.ts"
 import { readyToSave } from "../templates/fields.ts"
+import { deleteCampaignTracking } from "../tracking/store.ts"
 import type { Owner } from "../templates/Templates.ts"
 import { type CampaignFields, type CampaignRow, selectCampaigns, toRecord } from "./record.ts"
 import { allowed, type CampaignCall, type CampaignStatus } from "./states.ts"
@@ -166,6 +167,8 @@ export class Campaigns extends Effect.Service<Campaigns>()("herald/Campaigns", {
         const current = yield* find(owner, id, true)
         if (!allowed("delete", current.status)) return yield* new CampaignStateConflict({ id, call: "delete", status: current.status })
         yield* sql`DELETE FROM campaigns WHERE id = ${id}`
+        // Its opens, clicks and links go with it (issue 20: a finished campaign's analytics go with it).
+        yield* deleteCampaignTracking(id)
         return { id, deleted: true as const }
       }))
 
@@ -176,7 +179,7 @@ export class Campaigns extends Effect.Service<Campaigns>()("herald/Campaigns", {
       read,
       list,
       update: (owner: Owner, id: string, patch: CampaignPatch) => withSql(update(owner, id, patch)),
-      remove
+      remove: (owner: Owner, id: string) => withSql(remove(owner, id))
     } as const
   })
 }) {}

@@ -11,6 +11,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect } from "effect"
+import { AppConfig } from "../../config/app-config.ts"
 import { setResponseHeaders } from "../../http/request-context.ts"
 import { dropCampaignDeliveries, holdCampaignDeliveries, wakeCampaignDeliveries } from "../../mta/queue/campaign-rows.ts"
 import { QuotaExhausted } from "../../platform/usage/Quota.ts"
@@ -20,6 +21,7 @@ import { refuseSender } from "../../transactional/accept.ts"
 import { SCHEDULE_HORIZON_MS, SCHEDULE_SKEW_MS } from "../../transactional/limits.ts"
 import { SendContext } from "../../transactional/send-context.ts"
 import type { Owner } from "../templates/Templates.ts"
+import type { TrackingUrls } from "../tracking/rewrite.ts"
 import { CampaignNotFound, Campaigns, CampaignStateConflict } from "./Campaigns.ts"
 import { checkStartable, contentSource, freeze } from "./freeze.ts"
 import type { CampaignRow } from "./record.ts"
@@ -56,7 +58,7 @@ const quotaLeft = (limits: Limits) =>
  * Moves a locked campaign to `sending`: the recipient set is frozen now unless it already is (a
  * campaign paused after its start keeps its set). Answers the campaign's total.
  */
-export const startSending = (campaign: CampaignRow, now: Date) =>
+export const startSending = (campaign: CampaignRow, now: Date, urls: TrackingUrls) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     if (campaign.total_contacts !== null) {
@@ -66,7 +68,7 @@ export const startSending = (campaign: CampaignRow, now: Date) =>
     }
     const source = yield* contentSource(campaign)
     const fromEmail = yield* checkStartable(campaign, source)
-    const { contentId, total } = yield* freeze(campaign, { ...source, from_email: fromEmail }, now)
+    const { contentId, total } = yield* freeze(campaign, { ...source, from_email: fromEmail }, now, urls)
     yield* sql`UPDATE campaigns SET status = 'sending', pause_reason = NULL, total_contacts = ${total}, content_id = ${contentId},
         from_email = coalesce(from_email, ${fromEmail}), started_at = coalesce(started_at, ${now}), updated_at = ${now}
       WHERE id = ${campaign.id}`
@@ -77,6 +79,8 @@ export class CampaignControl extends Effect.Service<CampaignControl>()("herald/C
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const campaigns = yield* Campaigns
+    const config = yield* AppConfig
+    const urls: TrackingUrls = { trackUrl: config.trackUrl, baseUrl: config.baseUrl }
     const sendContext = yield* SendContext
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -119,7 +123,7 @@ export class CampaignControl extends Effect.Service<CampaignControl>()("herald/C
             yield* sql`UPDATE campaigns SET status = 'scheduled', scheduled_at = ${when}, updated_at = ${at} WHERE id = ${id}`
             return { id, status: "scheduled" as const, scheduled_at: when.toISOString() }
           }
-          const total = yield* startSending(row, at)
+          const total = yield* startSending(row, at, urls)
           return { id, status: "sending" as const, total_contacts: total }
         }))
       })
@@ -137,7 +141,7 @@ export class CampaignControl extends Effect.Service<CampaignControl>()("herald/C
         const at = yield* now
         const first = yield* locked(owner, id, "resume").pipe(sql.withTransaction)
         yield* refusals(owner, yield* senderOf(first), at)
-        yield* sql.withTransaction(Effect.flatMap(locked(owner, id, "resume"), (row) => startSending(row, at)))
+        yield* sql.withTransaction(Effect.flatMap(locked(owner, id, "resume"), (row) => startSending(row, at, urls)))
         return yield* campaigns.read(owner, id)
       })
 

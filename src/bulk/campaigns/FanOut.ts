@@ -21,6 +21,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Layer } from "effect"
+import { AppConfig } from "../../config/app-config.ts"
 import { QueueSignal } from "../../db/QueueSignal.ts"
 import { CampaignCompleted } from "../../events/schema.ts"
 import { emitEvent } from "../../events/outbox.ts"
@@ -56,6 +57,8 @@ export const makeCampaignChores = Effect.gen(function*() {
   const limitsOf = (yield* AccountLimits).of
   const domains = yield* Domains
   const signal = yield* QueueSignal
+  const config = yield* AppConfig
+  const urls = { trackUrl: config.trackUrl, baseUrl: config.baseUrl }
 
   const pauseFor = (id: string, reason: PauseReason, now: Date) =>
     sql`UPDATE campaigns SET status = 'paused', pause_reason = ${reason}, updated_at = ${now} WHERE id = ${id}`.pipe(Effect.as(0))
@@ -68,7 +71,7 @@ export const makeCampaignChores = Effect.gen(function*() {
         ORDER BY c.scheduled_at LIMIT ${CAMPAIGNS_PER_TICK} FOR UPDATE SKIP LOCKED`
       for (const campaign of due) {
         // A campaign that cannot start any more (its template or segment deleted meanwhile) is paused, not retried for ever.
-        yield* startSending(campaign, now).pipe(
+        yield* startSending(campaign, now, urls).pipe(
           Effect.catchTag("CampaignIncomplete", (e) =>
             Effect.zipRight(Effect.logWarning(`campaign ${campaign.id} cannot start: ${e.message}`), pauseFor(campaign.id, "manual", now)))
         )

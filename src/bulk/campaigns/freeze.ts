@@ -9,6 +9,10 @@
  * one of the lists, confirmed where that list requires confirmation; a segment narrows them (its
  * rules compiled by src/bulk/segments/rules.ts), and a segment alone runs over every contact of
  * the key. Each address once: a key's contacts are unique by address (contacts_key_email).
+ *
+ * Tracking (issue 20 "Tracking"): the stored HTML is rewritten for tracking here, once per
+ * campaign (src/bulk/tracking/rewrite.ts), and its tracked links recorded for the click endpoint;
+ * each delivery fills in its recipient's tokens when it is composed (src/transactional/compose.ts).
  */
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
@@ -16,6 +20,8 @@ import { Data, Effect } from "effect"
 import type { CampaignContent } from "../../mta/queue/StoredMessage.ts"
 import { storeSharedContent } from "../../transactional/queue-writer.ts"
 import { compileRules, type SegmentRules } from "../segments/rules.ts"
+import { rewriteForTracking, type TrackingUrls } from "../tracking/rewrite.ts"
+import { recordCampaignLinks } from "../tracking/store.ts"
 import { textFromHtml, withPreheader } from "../render/text.ts"
 import type { CampaignRow } from "./record.ts"
 
@@ -95,8 +101,23 @@ export const frozenContent = (source: Source & { readonly from_email: string }):
   vars: source.vars
 })
 
-/** Freezes the recipients and the content; answers how many recipients there are. */
-export const freeze = (campaign: CampaignRow, source: Source & { readonly from_email: string }, now: Date) =>
+/**
+ * `frozenContent` with its HTML part rewritten for tracking (pixel and click placeholders), and the
+ * tracked links by index. A campaign without HTML is not tracked: there is nowhere to put a pixel.
+ */
+export const trackedContent = (content: CampaignContent, urls: TrackingUrls): { readonly content: CampaignContent; readonly links: ReadonlyArray<string> } => {
+  let links: ReadonlyArray<string> = []
+  const parts = content.content.map((part) => {
+    if (part.type !== "text/html") return part
+    const tracked = rewriteForTracking(part.value, urls)
+    links = tracked.links
+    return { ...part, value: tracked.html }
+  })
+  return { content: { ...content, content: parts }, links }
+}
+
+/** Freezes the recipients and the content (rewritten for tracking); answers how many recipients there are. */
+export const freeze = (campaign: CampaignRow, source: Source & { readonly from_email: string }, now: Date, urls: TrackingUrls) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     let narrowed: Fragment = sql`TRUE`
@@ -121,6 +142,8 @@ export const freeze = (campaign: CampaignRow, source: Source & { readonly from_e
         RETURNING 1
       )
       SELECT count(*)::integer AS total FROM frozen`
-    const shared = yield* storeSharedContent(campaign.account_id, frozenContent(source), now)
+    const { content, links } = trackedContent(frozenContent(source), urls)
+    yield* recordCampaignLinks(campaign.id, links)
+    const shared = yield* storeSharedContent(campaign.account_id, content, now)
     return { total: counted?.total ?? 0, contentId: shared.id }
   })

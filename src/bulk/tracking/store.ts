@@ -36,7 +36,7 @@ const campaignDelivery = (target: OpenTarget) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql<DeliveryRow>`SELECT d.recipient, m.account_id, m.key_id, m.id AS message_id
       FROM deliveries d JOIN messages m ON m.id = d.message_id
-      WHERE d.id = ${target.deliveryId} AND m.origin = 'campaign' AND m.content->>'campaign_id' = ${target.campaignId}`
+      WHERE d.id = ${target.deliveryId} AND m.origin = 'campaign' AND m.campaign_id = ${target.campaignId}`
   ).pipe(Effect.map((rows) => Option.fromNullable(rows[0])))
 
 const hourOf = (at: Date) => new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS)

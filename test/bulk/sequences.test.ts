@@ -94,6 +94,22 @@ describe("sequences and steps", () => {
   })
 })
 
+describe("the sequence's default sender", () => {
+  it("is not removed while a step takes its sender from it (the step could never be sent)", async () => {
+    const id = await newSequence()
+    const step = await addStep(id, { subject: "A", html: "<p>a</p>" })
+    const refused = await api("PATCH", `/v1/bulk/sequences/${id}`, { from_email: null })
+    expect(refused.status, refused.text).toBe(400)
+    expect(refused.json.error).toMatchObject({ code: "validation_failed", param: "from_email" })
+    expect((await api("GET", `/v1/bulk/sequences/${id}`)).json.from_email).toBe(sender.from)
+    // Once the step has its own sender, the default may go.
+    expect((await api("PATCH", `/v1/bulk/sequences/${id}/steps/${step.id}`, { from_email: sender.from })).status).toBe(200)
+    const removed = await api("PATCH", `/v1/bulk/sequences/${id}`, { from_email: null, name: "Renamed" })
+    expect(removed.status, removed.text).toBe(200)
+    expect(removed.json).toMatchObject({ from_email: null, name: "Renamed" })
+  })
+})
+
 describe("reorder", () => {
   it("checks the body first (400 param order), then refuses with a paused subscriber (409), then renumbers", async () => {
     const id = await newSequence()

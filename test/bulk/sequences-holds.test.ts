@@ -149,16 +149,23 @@ describe("resuming and editing", () => {
     expect(after).toEqual({ next_due_at: new Date(resumedAt + 3_600_000), last_step_id: 1 })
   })
 
-  it("sends a step as it is when it falls due, not as it was at enrolment", async () => {
+  it("sends a step (and its template) as they are when it falls due, not as they were at enrolment", async () => {
     const sender = await newSender(rig.app, rig.dns, { packageId: "growth" })
     const { id, t0 } = await enrolled(sender, ["e1@example.org"])
+    const template = await api(sender, "POST", "/v1/bulk/templates", { name: "T", subject: "Template before", html: "<p>before</p>" })
+    expect(template.status).toBe(201)
+    // A second step, a minute after the first, takes everything from the template.
+    expect((await api(sender, "POST", `/v1/bulk/sequences/${id}/steps`, { template_id: template.json.id, offset_seconds: 60 })).status).toBe(201)
     const [step] = (await api(sender, "GET", `/v1/bulk/sequences/${id}/steps`)).json
     expect((await api(sender, "PATCH", `/v1/bulk/sequences/${id}/steps/${step.id}`, { subject: "Edited after enrolment", html: "<p>new</p>" })).status)
       .toBe(200)
+    expect((await api(sender, "PATCH", `/v1/bulk/templates/${template.json.id}`, { subject: "Template after", html: "<p>after</p>" })).status).toBe(200)
     await passAt(t0 + MINUTE)
-    expect((await queued(id)).map((m) => m.subject)).toEqual(["Edited after enrolment"])
-    const [content] = await db<{ content: any }>(
-      "SELECT c.content FROM messages m JOIN message_contents c ON c.id = m.content_id WHERE m.content->>'sequence_id' = $1", [id])
-    expect(content!.content.content).toContainEqual({ type: "text/html", value: "<p>new</p>" })
+    await passAt(t0 + 2 * MINUTE)
+    expect((await queued(id)).map((m) => m.subject)).toEqual(["Edited after enrolment", "Template after"])
+    const contents = await db<{ step: number; content: any }>(
+      `SELECT (m.content->>'step')::int AS step, c.content FROM messages m JOIN message_contents c ON c.id = m.content_id
+       WHERE m.content->>'sequence_id' = $1 ORDER BY 1`, [id])
+    expect(contents.map((r) => r.content.content.find((part: any) => part.type === "text/html").value)).toEqual(["<p>new</p>", "<p>after</p>"])
   })
 })

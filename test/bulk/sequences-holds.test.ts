@@ -136,17 +136,24 @@ describe("resuming and editing", () => {
     for (const sub of [early, late]) expect((await api(sender, "POST", `/v1/bulk/sequences/${id}/subscriptions/${sub.id}/pause`)).status).toBe(200)
     // r1's first step fell due an hour ago while it was paused; r2's is still a minute away.
     await db("UPDATE sequence_subscriptions SET next_due_at = next_due_at - interval '61 minutes', last_due_at = last_due_at - interval '61 minutes' WHERE id = $1", [early.id])
+    // Held (inactive) while resumed, so that a step appended meanwhile reschedules the subscription before its step goes.
+    await api(sender, "PATCH", `/v1/bulk/sequences/${id}`, { status: "inactive" })
     const resumedEarly = await api(sender, "POST", `/v1/bulk/sequences/${id}/subscriptions/${early.id}/resume`)
     expect(resumedEarly.json.state).toBe("active")
     expect(resumedEarly.json.next_due_at).toBe(resumedEarly.json.updated_at)
     const resumedLate = await api(sender, "POST", `/v1/bulk/sequences/${id}/subscriptions/${late.id}/resume`)
     expect(new Date(resumedLate.json.next_due_at).getTime()).toBe(t0 + MINUTE)
-
-    // Sent at (or after) the moment of resuming; the next step counts its hour from there, not from the old due time.
     const resumedAt = new Date(resumedEarly.json.updated_at).getTime()
+    expect((await api(sender, "POST", `/v1/bulk/sequences/${id}/steps`, { subject: "Step 3", html: "<p>3</p>", offset_seconds: 60 })).status).toBe(201)
+    const dueOf = async (subscriptionId: string) =>
+      (await db<{ next_due_at: Date; last_step_id: number | null }>("SELECT next_due_at, last_step_id FROM sequence_subscriptions WHERE id = $1", [subscriptionId]))[0]
+    expect(await dueOf(early.id)).toEqual({ next_due_at: new Date(resumedAt), last_step_id: null })
+    await api(sender, "PATCH", `/v1/bulk/sequences/${id}`, { status: "active" })
+
+    // Sent at the moment of resuming; the next step counts its hour from there, not from the old due time.
     await passAt(resumedAt)
-    const [after] = await db<{ next_due_at: Date; last_step_id: number }>("SELECT next_due_at, last_step_id FROM sequence_subscriptions WHERE id = $1", [early.id])
-    expect(after).toEqual({ next_due_at: new Date(resumedAt + 3_600_000), last_step_id: 1 })
+    expect(await dueOf(early.id)).toEqual({ next_due_at: new Date(resumedAt + 3_600_000), last_step_id: 1 })
+    expect(await dueOf(late.id)).toEqual({ next_due_at: new Date(t0 + MINUTE), last_step_id: null })
   })
 
   it("sends a step (and its template) as they are when it falls due, not as they were at enrolment", async () => {

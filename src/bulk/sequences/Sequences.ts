@@ -165,10 +165,17 @@ export class Sequences extends Effect.Service<Sequences>()("herald/Sequences", {
     const pause = (owner: Owner, id: string, subscriptionId: string) =>
       Effect.map(transition(owner, id, subscriptionId, "be paused", ["active"], () => sql`state = 'paused'`), subscriptionView)
 
+    /**
+     * Due at the later of the due time and now. A step that fell due while paused moves the
+     * subscription's timeline (`last_due_at` with it) by as long as it was overdue, so a later
+     * rescheduling (a step appended, an offset changed: records.ts `reschedule`) keeps counting
+     * from the moment of resuming rather than from the old due time.
+     */
     const resume = (owner: Owner, id: string, subscriptionId: string) =>
       Effect.map(
         transition(owner, id, subscriptionId, "be resumed", ["paused"], (at) =>
           sql`state = 'active', held_until = NULL, hold_reason = NULL,
+            last_due_at = CASE WHEN next_due_at < ${at}::timestamptz THEN last_due_at + (${at}::timestamptz - next_due_at) ELSE last_due_at END,
             next_due_at = CASE WHEN next_due_at IS NULL THEN NULL ELSE greatest(next_due_at, ${at}::timestamptz) END`),
         subscriptionView
       )

@@ -107,6 +107,12 @@ describe("the sequence's default sender", () => {
     const removed = await api("PATCH", `/v1/bulk/sequences/${id}`, { from_email: null, name: "Renamed" })
     expect(removed.status, removed.text).toBe(200)
     expect(removed.json).toMatchObject({ from_email: null, name: "Renamed" })
+    // A step whose template names the sender does not need the default either.
+    const template = await api("POST", "/v1/bulk/templates", { name: "With sender", subject: "T", html: "<p>t</p>", from_email: sender.from })
+    expect(template.status, template.text).toBe(201)
+    const other = await newSequence()
+    await addStep(other, { template_id: template.json.id })
+    expect((await api("PATCH", `/v1/bulk/sequences/${other}`, { from_email: null })).status).toBe(200)
   })
 })
 

@@ -109,7 +109,10 @@ export class Sequences extends Effect.Service<Sequences>()("herald/Sequences", {
         const steps = yield* sql<{ id: number; template_id: string | null }>`SELECT id, template_id FROM sequence_steps
           WHERE sequence_id = ${id} AND from_email IS NULL ORDER BY position`
         for (const step of steps) {
-          const template = step.template_id === null ? Option.none() : yield* Effect.option(templates.read(owner, step.template_id))
+          const template = step.template_id === null ? Option.none() : yield* templates.read(owner, step.template_id).pipe(
+            Effect.map(Option.some),
+            Effect.catchTag("TemplateNotFound", () => Effect.succeed(Option.none()))
+          )
           if (Option.isNone(template) || template.value.from_email === null) {
             return yield* new SequenceInvalid({
               param: "from_email",

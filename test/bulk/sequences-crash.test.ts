@@ -1,8 +1,9 @@
 /**
- * Exactly once with real processes: two appliance processes on one database run the step
- * scheduler at once; one of them is SIGKILLed while the schedulers are queueing a backlog of due
- * steps (its batch in flight rolls back) and then started again, and more contacts are enrolled
- * through it. Every subscription gets each step queued exactly once — one
+ * Exactly once with real processes: two appliance processes on one database. The first one,
+ * alone at work (the second frozen with SIGSTOP), is SIGKILLed in the middle of a scheduler batch
+ * (a transaction holding subscriptions: it rolls back) while a backlog of due steps is queued; it
+ * is started again and takes up the backlog; then the second one is thawed and both work at once,
+ * with more contacts enrolled. Every subscription gets each step queued exactly once — one
  * `sequence_step_sends` row, one message and one delivery per subscription and step — and none is
  * missing. The MTA is off, so the queue rows stay to be counted.
  */
@@ -31,6 +32,7 @@ describe("the step scheduler across a kill -9 and two appliances", () => {
     const env = { HERALD_DNS_SERVERS: dns.address }
     const bootstrapKey = newToken()
     const started: Array<ApplianceProcess> = []
+    let stopped: ApplianceProcess | undefined
     const spawn = async () => {
       const p = await spawnAppliance({ databaseUrl, env, bootstrapKey })
       started.push(p)
@@ -53,19 +55,40 @@ describe("the step scheduler across a kill -9 and two appliances", () => {
         expect((await api(app, "POST", `/v1/bulk/lists/${list.json.id}/contacts`, { contacts: emails })).status).toBe(200)
         expect((await api(app, "POST", `/v1/bulk/sequences/${seq.json.id}/enroll`, { list_id: list.json.id })).json.enrolled).toBe(count)
       }
-      await enrol(b, 0, FIRST)
+      // The second appliance is frozen (SIGSTOP) so that the first one alone works through the backlog.
+      b.child.kill("SIGSTOP")
+      stopped = b
+      const enrolledAt = new Date()
+      await enrol(a, 0, FIRST)
 
       const sent = async () => (await db<{ n: number }>("SELECT count(*)::int AS n FROM sequence_step_sends"))[0]!.n
-      // Kill the first appliance once the schedulers have committed their first batches: it is in the middle of the backlog.
-      for (let waited = 0; (await sent()) < 100; waited += 10) {
+      // A scheduler batch of the first appliance in flight: a transaction that has recorded steps and not
+      // committed yet (only the scheduler writes sequence_step_sends; the frozen one began none since the enrolment).
+      const inFlight = async () =>
+        (await db<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
+           WHERE a.datname = current_database() AND a.xact_start > $1
+             AND l.relation = 'sequence_step_sends'::regclass AND l.mode = 'RowExclusiveLock'`,
+          [enrolledAt]
+        ))[0]!.n > 0
+      // Killed after its first batches committed, in the middle of the next one.
+      for (let waited = 0; (await sent()) < 100 || !(await inFlight()); waited += 5) {
         expect(waited).toBeLessThan(30_000)
-        await sleep(10)
+        await sleep(5)
       }
       a.child.kill("SIGKILL")
       await a.exited
-      expect(await sent()).toBeLessThan(FIRST * STEPS)
-      // Started again on the same database, beside the one that kept running, and given more to do.
+      const atKill = await sent()
+      expect(atKill).toBeLessThan(FIRST * STEPS)
+      // Started again: the restarted appliance alone takes up where the killed one stopped.
       const again = await spawn()
+      for (let waited = 0; (await sent()) === atKill; waited += 50) {
+        expect(waited, "the restarted appliance queued nothing").toBeLessThan(30_000)
+        await sleep(50)
+      }
+      // Then both appliances at once, with more to do.
+      b.child.kill("SIGCONT")
+      stopped = undefined
       await enrol(again, FIRST, MORE)
 
       for (let waited = 0; ; waited += 200) {
@@ -90,6 +113,7 @@ describe("the step scheduler across a kill -9 and two appliances", () => {
       const [total] = await db<{ n: number }>("SELECT count(*)::int AS n FROM messages")
       expect(total!.n).toBe((FIRST + MORE) * STEPS)
     } finally {
+      stopped?.child.kill("SIGCONT")
       await Promise.all(started.map((p) => p.stop()))
     }
   }, 120_000)

@@ -88,6 +88,27 @@ describe("step scheduler", () => {
     expect((await queuedSteps(id)).map((m) => m.step)).toEqual([1])
   })
 
+  it("completes a subscription once its last step has a final state, stamped no earlier than that outcome", async () => {
+    const { id, t0 } = await enrolled(["delivered+c@simulator.herald.invalid"])
+    for (const at of [t0 + HOUR, t0 + 3 * HOUR, t0 + 4 * HOUR]) await passAt(at)
+    expect((await queuedSteps(id)).map((m) => m.step)).toEqual([1, 2, 3])
+    const completedEvents = () =>
+      db<{ payload: any; created_at: Date }>("SELECT payload, created_at FROM events WHERE event = 'sequence.completed' AND payload->>'campaign_id' = $1", [id])
+    // The last step's delivery is still queued (the MTA is off here): not completed.
+    await passAt(t0 + 4 * HOUR + 1000)
+    expect(await completedEvents()).toEqual([])
+    // Its outcome written (as the MTA writes it) at a moment after the pass's clock reading.
+    const outcomeAt = new Date(t0 + 4 * HOUR + 10 * 60_000)
+    await db(`UPDATE deliveries SET state = 'sent', completed_at = $2 WHERE message_id IN (SELECT m.id FROM messages m
+      WHERE m.content->>'sequence_id' = $1 AND m.content->>'step' = '3')`, [id, outcomeAt])
+    await passAt(t0 + 4 * HOUR + 2000)
+    await passAt(t0 + 4 * HOUR + 3000)
+    const events = await completedEvents()
+    expect(events).toEqual([{ payload: { email: "delivered+c@simulator.herald.invalid", campaign_id: id }, created_at: outcomeAt }])
+    const [sub] = await db<{ state: string }>("SELECT state FROM sequence_subscriptions WHERE sequence_id = $1", [id])
+    expect(sub!.state).toBe("completed")
+  })
+
   it("queues each step once with two schedulers on one database", async () => {
     const emails = Array.from({ length: 120 }, (_, i) => `delivered+r${i}@simulator.herald.invalid`)
     const { id, t0 } = await enrolled(emails)

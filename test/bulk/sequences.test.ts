@@ -94,6 +94,28 @@ describe("sequences and steps", () => {
   })
 })
 
+describe("the sequence's default sender", () => {
+  it("is not removed while a step takes its sender from it (the step could never be sent)", async () => {
+    const id = await newSequence()
+    const step = await addStep(id, { subject: "A", html: "<p>a</p>" })
+    const refused = await api("PATCH", `/v1/bulk/sequences/${id}`, { from_email: null })
+    expect(refused.status, refused.text).toBe(400)
+    expect(refused.json.error).toMatchObject({ code: "validation_failed", param: "from_email" })
+    expect((await api("GET", `/v1/bulk/sequences/${id}`)).json.from_email).toBe(sender.from)
+    // Once the step has its own sender, the default may go.
+    expect((await api("PATCH", `/v1/bulk/sequences/${id}/steps/${step.id}`, { from_email: sender.from })).status).toBe(200)
+    const removed = await api("PATCH", `/v1/bulk/sequences/${id}`, { from_email: null, name: "Renamed" })
+    expect(removed.status, removed.text).toBe(200)
+    expect(removed.json).toMatchObject({ from_email: null, name: "Renamed" })
+    // A step whose template names the sender does not need the default either.
+    const template = await api("POST", "/v1/bulk/templates", { name: "With sender", subject: "T", html: "<p>t</p>", from_email: sender.from })
+    expect(template.status, template.text).toBe(201)
+    const other = await newSequence()
+    await addStep(other, { template_id: template.json.id })
+    expect((await api("PATCH", `/v1/bulk/sequences/${other}`, { from_email: null })).status).toBe(200)
+  })
+})
+
 describe("reorder", () => {
   it("checks the body first (400 param order), then refuses with a paused subscriber (409), then renumbers", async () => {
     const id = await newSequence()
@@ -164,16 +186,55 @@ describe("enrolment", () => {
     expect(await eventsOf("sequence.subscribed", id)).toHaveLength(3)
   })
 
-  it("refuses a missing list_id, an inactive sequence, a sequence without steps and an unknown list", async () => {
+  it("refuses a missing list_id, an inactive sequence, a sequence without steps (400 with param) and an unknown sequence or list (404)", async () => {
     const id = await newSequence()
     const list = await newList(["x@example.org"])
-    expect((await api("POST", `/v1/bulk/sequences/${id}/enroll`, { list_id: list })).json.error).toMatchObject({ code: "validation_failed", param: "steps" })
-    await addStep(id, { subject: "A", html: "<p>a</p>" })
-    expect((await api("POST", `/v1/bulk/sequences/${id}/enroll`, {})).json.error).toMatchObject({ code: "validation_failed", param: "list_id" })
-    expect((await api("POST", `/v1/bulk/sequences/${id}/enroll`, { list_id: "ls_nope" })).status).toBe(404)
-    expect((await api("POST", "/v1/bulk/sequences/sq_nope/enroll", { list_id: list })).status).toBe(404)
+    const invalid = async (route: string, body: unknown, param: string) => {
+      const res = await api("POST", route, body)
+      expect(res.status, res.text).toBe(400)
+      expect(res.json.error).toMatchObject({ type: "invalid_request_error", code: "validation_failed", param })
+    }
+    const notFound = async (route: string, body: unknown, token = sender.token) => {
+      const res = await api("POST", route, body, token)
+      expect(res.status, res.text).toBe(404)
+      expect(res.json.error.code).toBe("not_found")
+    }
+    await invalid(`/v1/bulk/sequences/${id}/enroll`, { list_id: list }, "steps")
+    await addStep(id, { subject: "A", html: "<p>a</p>", offset_seconds: 86_400 })
+    await invalid(`/v1/bulk/sequences/${id}/enroll`, {}, "list_id")
+    await invalid(`/v1/bulk/sequences/${id}/enroll`, { list_id: 5 }, "list_id")
+    await notFound(`/v1/bulk/sequences/${id}/enroll`, { list_id: "ls_nope" })
+    await notFound("/v1/bulk/sequences/sq_nope/enroll", { list_id: list })
+    // Another key's sequence or list is not found either (DESIGN "Owner").
+    const otherKey = await siblingKey(rig.app, sender)
+    await notFound(`/v1/bulk/sequences/${id}/enroll`, { list_id: list }, otherKey.token)
+    const otherList = await api("POST", "/v1/bulk/lists", { name: "Theirs" }, otherKey.token)
+    await notFound(`/v1/bulk/sequences/${id}/enroll`, { list_id: otherList.json.id })
     await api("PATCH", `/v1/bulk/sequences/${id}`, { status: "inactive" })
-    expect((await api("POST", `/v1/bulk/sequences/${id}/enroll`, { list_id: list })).json.error).toMatchObject({ code: "validation_failed", param: "status" })
+    await invalid(`/v1/bulk/sequences/${id}/enroll`, { list_id: list }, "status")
+    // Nothing was enrolled by any refused call.
+    expect(await subscriptionsOf(id)).toEqual([])
+    expect(await eventsOf("sequence.subscribed", id)).toEqual([])
+  })
+
+  it("enrols only the sendable: a pending member of a list that requires confirmation waits, a platform suppression counts as suppressed", async () => {
+    const id = await newSequence()
+    await addStep(id, { subject: "A", html: "<p>a</p>", offset_seconds: 86_400 })
+    const list = await newList(["early@optin.example"])
+    const confirming = await api("PUT", `/v1/bulk/lists/${list}/confirmation`, { require_confirmation: true, confirm_from_email: sender.from })
+    expect(confirming.status, confirming.text).toBe(200)
+    // Members added from now on pend until they confirm; the early one stays confirmed.
+    expect((await api("POST", `/v1/bulk/lists/${list}/contacts`, { contacts: ["late@optin.example", "later@optin.example"] })).status).toBe(200)
+    await withServices(rig.app, insertSuppression({ accountId: null, email: "early@optin.example", reason: "manual", source: "test", at: new Date(), onExisting: "keep" }).pipe(Effect.asVoid))
+    const res = await api("POST", `/v1/bulk/sequences/${id}/enroll`, { list_id: list })
+    expect(res.json).toEqual({ enrolled: 0, already_in: 0, skipped_terminal: 0, suppressed: 1, total: 3, truncated: false })
+    // The list's own count agrees: nobody is sendable on it.
+    expect((await api("GET", `/v1/bulk/lists/${list}`)).json).toMatchObject({ sendable_count: 0, pending_count: 2 })
+    const opened = await api("PUT", `/v1/bulk/lists/${list}/confirmation`, { require_confirmation: false })
+    expect(opened.status, opened.text).toBe(200)
+    expect((await api("POST", `/v1/bulk/sequences/${id}/enroll`, { list_id: list })).json).toEqual({
+      enrolled: 2, already_in: 0, skipped_terminal: 0, suppressed: 1, total: 3, truncated: false
+    })
   })
 })
 

@@ -2,8 +2,7 @@
  * Bulk lists (issue 19 "Lists"), owned by the API key that created them (another key's list is
  * not found), their members, the confirmation settings, and the delete of several lists at once.
  * Counts: `contact_count` every member, `pending_count` the members still to confirm,
- * `sendable_count` the confirmed members whose contact is `active` and whose address is on no
- * suppression list, account or platform (DESIGN "Sendable").
+ * `sendable_count` the members sendable on the list (DESIGN "Sendable", ./sendable.ts).
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect, Either } from "effect"
@@ -17,6 +16,7 @@ import { contactColumns, type ContactRecord, type ContactRow, type Owner, toCont
 import { RenderEngine } from "../render/RenderEngine.ts"
 import { ConfirmationMail, defaultConfirmIntro, defaultConfirmSubject } from "./confirmation-mail.ts"
 import { addMemberships } from "./memberships.ts"
+import { sendableMember } from "./sendable.ts"
 import { listUsers } from "./users.ts"
 
 export interface ListRecord {
@@ -95,9 +95,7 @@ export class Lists extends Effect.Service<Lists>()("herald/Lists", {
       (SELECT count(*)::integer FROM list_memberships m WHERE m.list_id = l.id) AS contact_count,
       (SELECT count(*)::integer FROM list_memberships m WHERE m.list_id = l.id AND m.status = 'pending') AS pending_count,
       (SELECT count(*)::integer FROM list_memberships m JOIN contacts c ON c.id = m.contact_id
-        WHERE m.list_id = l.id AND m.status = 'confirmed' AND c.status = 'active'
-          AND NOT EXISTS (SELECT 1 FROM suppressions s
-            WHERE s.email = lower(c.email) AND (s.account_id = l.account_id OR s.account_id IS NULL))) AS sendable_count`
+        WHERE m.list_id = l.id AND ${sendableMember(sql, { requireConfirmation: sql`l.require_confirmation` })}) AS sendable_count`
 
     const find = (owner: Owner, id: string) =>
       Effect.gen(function*() {

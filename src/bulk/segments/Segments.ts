@@ -7,6 +7,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect } from "effect"
 import { newId } from "../../lib/ids.ts"
+import { confirmedMembership, sendableContact } from "../lists/sendable.ts"
 import { compileRules, listReferences, type SegmentRules } from "./rules.ts"
 
 export interface Owner {
@@ -84,8 +85,7 @@ export class Segments extends Effect.Service<Segments>()("herald/Segments", {
 
     /**
      * One statement: the matching contacts of the key (narrowed to `list_id`'s members), how many
-     * of them are sendable (DESIGN "Sendable": active, on no suppression list of the account or
-     * the platform, and confirmed on a list that requires confirmation), and a sample.
+     * of them are sendable on the target (DESIGN "Sendable", lists/sendable.ts), and a sample.
      */
     const preview = (owner: Owner, request: PreviewRequest) =>
       Effect.gen(function*() {
@@ -98,15 +98,12 @@ export class Segments extends Effect.Service<Segments>()("herald/Segments", {
           ? sql`TRUE`
           : sql`EXISTS (SELECT 1 FROM list_memberships t WHERE t.contact_id = c.id AND t.list_id = ${target})`
         const confirmedOnTarget = target !== undefined && lists.get(target) === true
-          ? sql`EXISTS (SELECT 1 FROM list_memberships t WHERE t.contact_id = c.id AND t.list_id = ${target} AND t.status = 'confirmed')`
+          ? sql`EXISTS (SELECT 1 FROM list_memberships t WHERE t.contact_id = c.id AND t.list_id = ${target} AND ${confirmedMembership(sql, true, "t")})`
           : sql`TRUE`
         const [row] = yield* sql<{ total: number; sendable: number; sample: Array<{ email: string; name: string | null; status: string }> }>`
           WITH matched AS (
             SELECT c.id, c.email, c.name, c.status, c.created_at,
-              (c.status = 'active'
-                AND NOT EXISTS (SELECT 1 FROM suppressions s
-                  WHERE s.email = lower(c.email) AND (s.account_id = c.account_id OR s.account_id IS NULL))
-                AND ${confirmedOnTarget}) AS sendable
+              (${sendableContact(sql)} AND ${confirmedOnTarget}) AS sendable
             FROM contacts c
             WHERE c.key_id = ${owner.keyId} AND ${inTarget} AND ${condition}
           )

@@ -1,7 +1,6 @@
 /**
- * POST /v1/bulk/sequences/{id}/enroll: every sendable contact of a list (DESIGN "Sendable":
- * status `active`, on no suppression list of the account or the platform, and a `confirmed`
- * member of a list that requires confirmation) gets a subscription, due at enrolment plus the
+ * POST /v1/bulk/sequences/{id}/enroll: every sendable contact of a list (DESIGN "Sendable", the
+ * one definition in lists/sendable.ts) gets a subscription, due at enrolment plus the
  * first step's offset, with one `sequence.subscribed` each in the same transaction.
  *
  * Counts, each contact once, in this order: a contact with an active or paused subscription is
@@ -14,9 +13,10 @@
  * orders them (the second counts what the first enrolled as `already_in`), and the unique
  * (sequence_id, contact_id) with ON CONFLICT DO NOTHING would still enrol each contact once.
  *
- * Reads `contacts`, `list_memberships` and `suppressions` as the audience's read model (as
- * segments and the lists' sendable_count do). Counts against the per-minute rate limit as the
- * other calls that produce mail do (DESIGN), through the send path's own window read.
+ * Reads `contacts`, `list_memberships` and `suppressions` as the audience's read model, through
+ * the same conditions as segments and the lists' sendable_count. Counts against the per-minute
+ * rate limit as the other calls that produce mail do (DESIGN), through the send path's own window
+ * read.
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect } from "effect"
@@ -28,6 +28,7 @@ import { newId } from "../../lib/ids.ts"
 import { rateLimitHeaders } from "../../platform/usage/RateLimiter.ts"
 import { SendContext } from "../../transactional/send-context.ts"
 import { listsOfKey } from "../lists/memberships.ts"
+import { confirmedMembership, suppressedContact } from "../lists/sendable.ts"
 import { findSequence, type Owner, SequenceInvalid } from "./records.ts"
 
 export class EnrollListNotFound extends Data.TaggedError("EnrollListNotFound")<{ readonly id: string }> {}
@@ -72,8 +73,7 @@ export class Enroll extends Effect.Service<Enroll>()("herald/SequenceEnroll", {
 
           const classified = sql`
             SELECT c.id, c.email, sub.state AS sub_state,
-              EXISTS (SELECT 1 FROM suppressions s WHERE s.email = lower(c.email) AND (s.account_id = c.account_id OR s.account_id IS NULL)) AS suppressed,
-              (m.status = 'confirmed' OR NOT ${list.require_confirmation}) AS confirmed
+              ${suppressedContact(sql)} AS suppressed, ${confirmedMembership(sql, list.require_confirmation)} AS confirmed
             FROM list_memberships m JOIN contacts c ON c.id = m.contact_id
               LEFT JOIN sequence_subscriptions sub ON sub.sequence_id = ${sequenceId} AND sub.contact_id = c.id
             WHERE m.list_id = ${listId} AND c.status = 'active' AND c.key_id = ${owner.keyId}`

@@ -5,15 +5,17 @@
  * a 409. A resumed subscription is due at the later of its due time and the moment of resuming.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { emitEvent } from "../../events/outbox.ts"
 import { SequenceCancelled } from "../../events/schema.ts"
 import { newId } from "../../lib/ids.ts"
+import { Templates } from "../templates/Templates.ts"
 import {
   findSequence,
   type Owner,
   refuseWhileRunning,
   SequenceConflict,
+  SequenceInvalid,
   SequenceNotFound,
   type SequenceRow,
   type SequenceStatus,
@@ -58,6 +60,7 @@ const SUBSCRIPTION_COLUMNS = "id, sequence_id, contact_id, email, state, reason,
 export class Sequences extends Effect.Service<Sequences>()("herald/Sequences", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const templates = yield* Templates
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     /** The key's sequences among `where`, with their step count and subscriptions by state. */
@@ -97,13 +100,36 @@ export class Sequences extends Effect.Service<Sequences>()("herald/Sequences", {
         return { total: count?.total ?? 0, limit, offset, items: rows.map(view) }
       })
 
+    /**
+     * A sequence's default sender may not be removed while a step takes its sender from it (no
+     * own `from_email`, none from its template): that step could never be sent.
+     */
+    const refuseStepsLeftWithoutSender = (owner: Owner, id: string) =>
+      Effect.gen(function*() {
+        const steps = yield* sql<{ id: number; template_id: string | null }>`SELECT id, template_id FROM sequence_steps
+          WHERE sequence_id = ${id} AND from_email IS NULL ORDER BY position`
+        for (const step of steps) {
+          const template = step.template_id === null ? Option.none() : yield* templates.read(owner, step.template_id).pipe(
+            Effect.map(Option.some),
+            Effect.catchTag("TemplateNotFound", () => Effect.succeed(Option.none()))
+          )
+          if (Option.isNone(template) || template.value.from_email === null) {
+            return yield* new SequenceInvalid({
+              param: "from_email",
+              message: `Step ${step.id} takes its sender from the sequence: give the step (or its template) a from_email before removing this one`
+            })
+          }
+        }
+      })
+
     const update = (owner: Owner, id: string, patch: SequencePatch) =>
       Effect.gen(function*() {
-        yield* findSequence(owner, id)
+        yield* findSequence(owner, id, true)
+        if (patch.from_email === null) yield* refuseStepsLeftWithoutSender(owner, id)
         const given = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined))
         yield* sql`UPDATE sequences SET ${sql.update({ ...given, updated_at: yield* now })} WHERE id = ${id}`
         return yield* readOne(owner, id)
-      })
+      }).pipe(sql.withTransaction)
 
     const remove = (owner: Owner, id: string) =>
       sql.withTransaction(Effect.gen(function*() {
@@ -142,10 +168,17 @@ export class Sequences extends Effect.Service<Sequences>()("herald/Sequences", {
     const pause = (owner: Owner, id: string, subscriptionId: string) =>
       Effect.map(transition(owner, id, subscriptionId, "be paused", ["active"], () => sql`state = 'paused'`), subscriptionView)
 
+    /**
+     * Due at the later of the due time and now. A step that fell due while paused moves the
+     * subscription's timeline (`last_due_at` with it) by as long as it was overdue, so a later
+     * rescheduling (a step appended, an offset changed: records.ts `reschedule`) keeps counting
+     * from the moment of resuming rather than from the old due time.
+     */
     const resume = (owner: Owner, id: string, subscriptionId: string) =>
       Effect.map(
         transition(owner, id, subscriptionId, "be resumed", ["paused"], (at) =>
           sql`state = 'active', held_until = NULL, hold_reason = NULL,
+            last_due_at = CASE WHEN next_due_at < ${at}::timestamptz THEN last_due_at + (${at}::timestamptz - next_due_at) ELSE last_due_at END,
             next_due_at = CASE WHEN next_due_at IS NULL THEN NULL ELSE greatest(next_due_at, ${at}::timestamptz) END`),
         subscriptionView
       )

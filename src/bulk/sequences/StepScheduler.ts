@@ -217,22 +217,28 @@ export class StepScheduler extends Effect.Service<StepScheduler>()("herald/StepS
         return claimed
       })
 
-    /** Completes subscriptions whose last step reached a final state, with `sequence.completed`. */
+    /**
+     * Completes subscriptions whose last step reached a final state, with `sequence.completed`,
+     * stamped no earlier than that step's last outcome (the pass's `now` may have been read before
+     * the MTA wrote it), so the outbox hands the events to the webhooks in the order they happened.
+     */
     const finish = (now: Date, batch = 500) =>
       sql.withTransaction(Effect.gen(function*() {
-        const done = yield* sql<{ account_id: string; key_id: string; sequence_id: string; email: string }>`
-          UPDATE sequence_subscriptions SET state = 'completed', finished_at = ${now}, updated_at = ${now}
-          WHERE id IN (
-            SELECT s.id FROM sequence_subscriptions s
+        const done = yield* sql<{ account_id: string; key_id: string; sequence_id: string; email: string; at: Date }>`
+          WITH done AS (
+            SELECT s.id, greatest(${now}::timestamptz, (SELECT max(d.completed_at) FROM deliveries d WHERE d.message_id = x.message_id)) AS at
+            FROM sequence_subscriptions s
             JOIN sequence_step_sends x ON x.subscription_id = s.id AND x.step_id = s.last_step_id
             WHERE s.state = 'active' AND s.next_due_at IS NULL
               AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.message_id = x.message_id AND d.state IN ('queued', 'deferred'))
             LIMIT ${batch}
             FOR UPDATE OF s SKIP LOCKED)
-          AND state = 'active' AND next_due_at IS NULL
-          RETURNING account_id, key_id, sequence_id, email`
+          UPDATE sequence_subscriptions u SET state = 'completed', finished_at = done.at, updated_at = done.at
+          FROM done
+          WHERE u.id = done.id AND u.state = 'active' AND u.next_due_at IS NULL
+          RETURNING u.account_id, u.key_id, u.sequence_id, u.email, done.at`
         for (const row of done) {
-          yield* emitEvent({ accountId: row.account_id, keyId: row.key_id, event: SequenceCompleted.make({ email: row.email, campaign_id: row.sequence_id }), at: now })
+          yield* emitEvent({ accountId: row.account_id, keyId: row.key_id, event: SequenceCompleted.make({ email: row.email, campaign_id: row.sequence_id }), at: row.at })
         }
         return done.length
       }))

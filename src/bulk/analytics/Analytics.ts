@@ -127,7 +127,7 @@ export class Analytics extends Effect.Service<Analytics>()("herald/Analytics", {
             r.first_opened_at, r.first_clicked_at
           FROM messages m JOIN deliveries d ON d.message_id = m.id
           LEFT JOIN tracking_recipients r ON r.campaign_id = m.campaign_id AND r.email = lower(d.recipient)
-          WHERE m.campaign_id = ${id} ORDER BY lower(d.recipient), d.id`.stream.pipe(
+          WHERE m.campaign_id = ${id} ORDER BY lower(d.recipient) COLLATE "C", d.id`.stream.pipe(
           Stream.map((row) => ({
             email: row.email,
             status: row.state === "sent" ? "delivered" : row.state,

@@ -20,6 +20,7 @@ import { withServices } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
 import { type DeliveryRig, startDeliveryRig } from "../support/mta.ts"
+import { arf, feedbackLoop, headersOf } from "../support/reports.ts"
 import { sendRaw } from "../support/smtp-client.ts"
 import { newSender, type Sender, siblingKey } from "../support/sending.ts"
 
@@ -276,5 +277,24 @@ describe("the timeline's buckets", () => {
       { at: "2026-03-06T10:00:00.000Z", delivered: 0, opens: 4, clicks: 0 }
     ])
     expect(timelineOf(start, [])).toEqual([])
+  })
+})
+
+describe("a feedback loop's report about a campaign's delivery", () => {
+  it("counts as the campaign's complaint, once however often it comes", async () => {
+    const received = rig.sink.received.find((m) => m.rcptTo[0] === FORMULA)!
+    const loop = feedbackLoop(rig.dns, "yahoo.com")
+    const fbl = "fbl@bounces.mta.herald.test"
+    for (let i = 0; i < 2; i++) {
+      const report = await loop.sign(arf(fbl, FORMULA, headersOf(received.raw), loop.from))
+      expect((await sendRaw(rig.app.smtpPort, { from: loop.from, to: [fbl] }, report)).code).toBe(250)
+    }
+    const a = await eventually(async () => {
+      const now = await analytics()
+      return now.complaints === 2 ? now : undefined
+    }, "the complaint counted", 20_000)
+    await new Promise((r) => setTimeout(r, 1_000))
+    expect(await analytics()).toMatchObject({ complaints: 2, delivered: 6, rates: { complaint: 0.3333 } })
+    expect(a.rates.complaint).toBe(0.3333)
   })
 })

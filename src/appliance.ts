@@ -16,6 +16,7 @@ import { Domains } from "./platform/domains/Domains.ts"
 import { RecheckJobLive } from "./platform/domains/RecheckJob.ts"
 import { dnsConfigWarnings } from "./platform/domains/startup-warnings.ts"
 import { AccountLimits } from "./platform/usage/AccountLimits.ts"
+import { Analytics } from "./bulk/analytics/Analytics.ts"
 import { Campaigns } from "./bulk/campaigns/Campaigns.ts"
 import { CampaignControl } from "./bulk/campaigns/Control.ts"
 import { CampaignsActorLive } from "./bulk/campaigns/FanOut.ts"
@@ -105,6 +106,7 @@ const BulkServicesLive = Layer.mergeAll(
   Lists.Default,
   Segments.Default,
   CampaignControl.Default,
+  Analytics.Default,
   Sequences.Default,
   Steps.Default,
   Enroll.Default,

@@ -38,7 +38,8 @@ export const migrationFiles = [
   "0022_segments.sql",
   "0023_campaigns.sql",
   "0024_tracking.sql",
-  "0025_sequences.sql"
+  "0025_sequences.sql",
+  "0027_campaign_analytics.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

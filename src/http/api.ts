@@ -7,6 +7,7 @@
  * (400), an unknown route (404), an oversized body (413), and an internal failure (500).
  */
 import { HttpApi } from "@effect/platform"
+import { AnalyticsGroup } from "../bulk/analytics/Api.ts"
 import { CampaignsGroup } from "../bulk/campaigns/Api.ts"
 import { ContactsGroup } from "../bulk/contacts/Api.ts"
 import { ListsGroup } from "../bulk/lists/Api.ts"
@@ -42,6 +43,7 @@ export class BulkArea extends HttpApi.make("bulk")
   .add(ListsGroup)
   .add(SegmentsGroup)
   .add(CampaignsGroup)
+  .add(AnalyticsGroup)
   .add(SequencesGroup)
 {}
 

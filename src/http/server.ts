@@ -4,6 +4,7 @@ import { HttpApiBuilder, HttpRouter, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { AppConfig } from "../config/app-config.ts"
+import { AnalyticsHttpLive } from "../bulk/analytics/Http.ts"
 import { CampaignsHttpLive } from "../bulk/campaigns/Http.ts"
 import { ContactsHttpLive } from "../bulk/contacts/Http.ts"
 import { ListsHttpLive } from "../bulk/lists/Http.ts"
@@ -60,6 +61,7 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     ListsHttpLive,
     SegmentsHttpLive,
     CampaignsHttpLive,
+    AnalyticsHttpLive,
     SequencesHttpLive
   ]),
   Layer.provide(AdminAuthenticationLive),

@@ -22,9 +22,13 @@
  * (EmailComplained, written through the outbox as applyComplaint writes it). Written with the sent
  * outcome, it cannot be lost between the two, and it is stamped a millisecond after the sent event
  * so that the outbox (ordered by time) hands them to the webhooks in the order they happen.
+ * A campaign's simulated complaint is also written as the address's `complained` fact naming the
+ * campaign (history only: no contact status moves), so the campaign's analytics count it as they
+ * count a real one, and a sender trying campaigns on the simulator sees every column move.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { recordFact } from "../bulk/contacts/engagement.ts"
 import { emitEvent } from "../events/outbox.ts"
 import { EmailComplained } from "../events/schema.ts"
 import { SIMULATOR_DOMAIN, SIMULATOR_ISP, simulatorScenario } from "../lib/simulator.ts"
@@ -87,5 +91,15 @@ export const completeWithComplaint = (queue: DeliveryQueue, c: Completion) =>
         event: EmailComplained.make({ email: c.d.recipient, isp: SIMULATOR_ISP, subject: c.m.subject }),
         at: new Date(c.now.getTime() + 1)
       })
+      if (c.m.origin === "campaign" && c.m.origin_ref !== null) {
+        yield* recordFact("complained", {
+          accountId: c.d.account_id,
+          email: c.d.recipient,
+          at: new Date(c.now.getTime() + 1),
+          messageId: c.m.id,
+          campaignId: c.m.origin_ref,
+          detail: `simulated complaint (${SIMULATOR_ISP})`
+        })
+      }
       return true
     })))

@@ -17,16 +17,22 @@ export interface AddressFact {
   readonly at: Date
   readonly messageId?: string | null | undefined
   readonly detail?: string | null | undefined
-  /** Opens and clicks only: the campaign's key (only that key's contacts show them) and the campaign. */
+  /** Opens and clicks only: the campaign's key (only that key's contacts show them). */
   readonly keyId?: string | null | undefined
+  /**
+   * The campaign the fact is about: an open's or a click's, and a complaint's or an unsubscribe's
+   * when it came from a campaign's message (the campaign's analytics count those).
+   */
   readonly campaignId?: string | null | undefined
+  /** The sequence whose step's message an unsubscribe came from. */
+  readonly sequenceId?: string | null | undefined
 }
 
 export const recordFact = (type: EngagementType, fact: AddressFact) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`INSERT INTO contact_engagement (account_id, key_id, email, type, at, campaign_id, message_id, detail)
+    sql`INSERT INTO contact_engagement (account_id, key_id, email, type, at, campaign_id, sequence_id, message_id, detail)
       VALUES (${fact.accountId}, ${fact.keyId ?? null}, ${fact.email.toLowerCase()}, ${type}, ${fact.at}, ${fact.campaignId ?? null},
-        ${fact.messageId ?? null}, ${fact.detail ?? null})`
+        ${fact.sequenceId ?? null}, ${fact.messageId ?? null}, ${fact.detail ?? null})`
   ).pipe(Effect.asVoid)
 
 /**

@@ -6,6 +6,9 @@
  * the address in the account (whatever its key) becomes `unsubscribed`, `contact.unsubscribed` is
  * emitted once per contact that changed, to that contact's key, and the engagement history gets
  * one `unsubscribed` entry when anything changed. Repeating it changes nothing and emits nothing.
+ * That entry names the campaign or sequence whose message carried the link (the unsubscribe
+ * token's `source`), which the campaign's analytics count: once per contact and campaign, since a
+ * repeat changes nothing.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -20,7 +23,13 @@ export interface Unsubscribe {
   /** Where it came from, kept as the suppression's source (`api key key_…`, `one-click`, …). */
   readonly source: string
   readonly at: Date
+  /** The campaign (`cp_…`) or sequence (`sq_…`) whose message the unsubscribe came from, if any. */
+  readonly sentBy?: string | undefined
 }
+
+/** The campaign or sequence an unsubscribe names, as the engagement fact's columns. */
+const sentByColumns = (sentBy: string | undefined) =>
+  sentBy?.startsWith("cp_") ? { campaignId: sentBy } : sentBy?.startsWith("sq_") ? { sequenceId: sentBy } : {}
 
 /** Applies the unsubscribe; answers the ids of the contacts it moved. */
 export const unsubscribeAddress = (u: Unsubscribe) =>
@@ -42,7 +51,7 @@ export const unsubscribeAddress = (u: Unsubscribe) =>
         yield* emitEvent({ accountId: u.accountId, keyId: contact.key_id, event: ContactUnsubscribed.make({ email: contact.email }), at: u.at })
       }
       if (suppressed.length > 0 || moved.length > 0) {
-        yield* recordFact("unsubscribed", { accountId: u.accountId, email: u.email, at: u.at, detail: u.source })
+        yield* recordFact("unsubscribed", { accountId: u.accountId, email: u.email, at: u.at, detail: u.source, ...sentByColumns(u.sentBy) })
       }
       return moved.map((c) => c.id)
     })))

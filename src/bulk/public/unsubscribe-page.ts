@@ -99,6 +99,7 @@ export const UnsubscribePageLive = HttpApiBuilder.Router.use((router) =>
           accountId: who.accountId,
           email: who.email,
           source: fromPage ? UNSUBSCRIBE_SOURCES.page : UNSUBSCRIBE_SOURCES.oneClick,
+          sentBy: who.source,
           at: new Date(yield* Clock.currentTimeMillis)
         }).pipe(Effect.provide(services))
         return fromPage ? donePage(who) : HttpServerResponse.empty({ status: 200 })

@@ -58,7 +58,14 @@ export const applyComplaint = (report: ComplaintReport, deliveries: ReadonlyArra
       if (isComplaintFeedback(report.feedback_type)) {
         const detail = `${report.feedback_type} report from ${report.isp}`
         yield* suppressAutomatically(d.account_id, d.recipient, "complaint", detail, ctx.now)
-        yield* recordComplaint({ accountId: d.account_id, email: d.recipient, at: ctx.now, messageId: d.message_id, detail })
+        yield* recordComplaint({
+          accountId: d.account_id,
+          email: d.recipient,
+          at: ctx.now,
+          messageId: d.message_id,
+          campaignId: d.campaign_id,
+          detail
+        })
         yield* emitEvent({
           accountId: d.account_id,
           keyId: d.key_id,

@@ -24,6 +24,8 @@ export interface DeliveryRef {
   readonly recipient: string
   readonly state: string
   readonly subject: string
+  /** The campaign whose message it is, if any (its analytics count the complaints about it). */
+  readonly campaign_id: string | null
 }
 
 /** What a message's deliveries are found by. */
@@ -71,7 +73,7 @@ export const lookupDeliveries = (keys: ReadonlyArray<DeliveryKeys>) =>
       verpIds.length === 0 && messageIds.length === 0
         ? Effect.succeed([] as ReadonlyArray<DeliveryRef>)
         : sql<DeliveryRef>`
-          SELECT d.id, d.message_id, d.account_id, d.key_id, d.recipient, d.state, m.subject
+          SELECT d.id, d.message_id, d.account_id, d.key_id, d.recipient, d.state, m.subject, m.campaign_id
           FROM deliveries d JOIN messages m ON m.id = d.message_id
           WHERE d.id = ANY(${verpIds}) OR d.message_id = ANY(${messageIds})`
     const distinct = (ids: ReadonlyArray<string | null>) => [...new Set(ids.filter((id): id is string => id !== null))]

@@ -21,7 +21,13 @@ export const applyUnsubscribeRequest = (candidates: ReadonlyArray<string>, now: 
     for (const candidate of candidates) {
       const who = openUnsubscribeToken(tokens, candidate, now.getTime())
       if (Option.isNone(who)) continue
-      yield* unsubscribeAddress({ accountId: who.value.accountId, email: who.value.email, source: MAILTO_SOURCE, at: now })
+      yield* unsubscribeAddress({
+        accountId: who.value.accountId,
+        email: who.value.email,
+        source: MAILTO_SOURCE,
+        at: now,
+        sentBy: who.value.source
+      })
       return true
     }
     return false

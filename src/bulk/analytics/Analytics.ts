@@ -1,0 +1,168 @@
+/**
+ * Campaign analytics (issue 20 "Analytics"), a read model over what the owners keep:
+ *
+ * - sends and bounces: the campaign's deliveries (`messages.campaign_id`); `delivered` is a
+ *   delivery the far side accepted and that has not bounced since (state `sent`: a late DSN turns
+ *   it `bounced`), so the two never overlap;
+ * - opens and clicks: the tracking store's counters, per-link counts and hourly buckets, kept for
+ *   ever (src/bulk/tracking/store.ts), and its per-recipient first open and click, whose times are
+ *   detail pruned after 90 days — the counts stay, the CSV's first_* columns go empty;
+ * - complaints and unsubscribes: the address facts that name the campaign (`contact_engagement`
+ *   with `campaign_id`, kept for ever), each address once per campaign.
+ *
+ * The rates endpoint sums the same sources over every campaign of the key by event time: the
+ * acceptance (delivered), the bounce, the first human open and first click of each contact, the
+ * complaint and the unsubscribe.
+ */
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Clock, Data, Effect, Stream } from "effect"
+import type { Owner } from "../templates/Templates.ts"
+import { type HourCounts, ratesOf, timelineOf } from "./figures.ts"
+import { DETAIL_WINDOW_DAYS } from "../tracking/store.ts"
+
+export class AnalyticsCampaignNotFound extends Data.TaggedError("AnalyticsCampaignNotFound")<{ readonly id: string }> {}
+
+/** The periods of GET /v1/bulk/analytics/rates and their length. */
+export const RATE_PERIODS = { "24h": 1, "7d": 7, "30d": 30 } as const
+export type RatePeriod = keyof typeof RATE_PERIODS
+
+/** How many links top_links shows. */
+export const TOP_LINKS = 10
+
+/** One row of the per-recipient CSV. */
+export interface RecipientDetail {
+  readonly email: string
+  readonly status: string
+  readonly sent_at: string | null
+  readonly first_opened_at: string | null
+  readonly first_clicked_at: string | null
+}
+
+const DAY_MS = 86_400_000
+const iso = (d: Date | null) => (d === null ? null : d.toISOString())
+const int = (v: unknown) => Number(v ?? 0)
+
+export class Analytics extends Effect.Service<Analytics>()("herald/Analytics", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const campaignOf = (owner: Owner, id: string) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<{ id: string; started_at: Date | null }>`SELECT id, started_at FROM campaigns
+          WHERE id = ${id} AND key_id = ${owner.keyId}`
+        if (rows[0] === undefined) return yield* new AnalyticsCampaignNotFound({ id })
+        return rows[0]
+      })
+
+    /** Complaints and unsubscribes of the campaigns `campaigns` selects, each address once per campaign. */
+    const factCounts = (campaigns: unknown, window: unknown = sql`true`) =>
+      Effect.map(
+        sql<{ complaints: string; unsubs: string }>`SELECT
+            count(DISTINCT (campaign_id, email)) FILTER (WHERE type = 'complained') AS complaints,
+            count(DISTINCT (campaign_id, email)) FILTER (WHERE type = 'unsubscribed') AS unsubs
+          FROM contact_engagement WHERE campaign_id IN (${campaigns}) AND type IN ('complained', 'unsubscribed') AND ${window}`,
+        (rows) => ({ complaints: int(rows[0]?.complaints), unsubs: int(rows[0]?.unsubs) })
+      )
+
+    const analytics = (owner: Owner, id: string) =>
+      Effect.gen(function*() {
+        const campaign = yield* campaignOf(owner, id)
+        const [outcomes] = yield* sql<{ delivered: string; bounces: string }>`SELECT
+            count(*) FILTER (WHERE d.state = 'sent') AS delivered, count(*) FILTER (WHERE d.state = 'bounced') AS bounces
+          FROM messages m JOIN deliveries d ON d.message_id = m.id WHERE m.campaign_id = ${id}`
+        const [tracking] = yield* sql<Record<"opens_total" | "opens_unique" | "clicks_total" | "clicks_unique", string>>`
+          SELECT opens_total, opens_unique, clicks_total, clicks_unique FROM campaign_tracking WHERE campaign_id = ${id}`
+        const facts = yield* factCounts(sql`SELECT ${id}::text`)
+        const links = yield* sql<{ url: string; clicks_unique: string; clicks_total: string }>`
+          SELECT url, clicks_unique, clicks_total FROM campaign_links WHERE campaign_id = ${id} AND clicks_total > 0
+          ORDER BY clicks_unique DESC, clicks_total DESC, link_index LIMIT ${TOP_LINKS}`
+        const hours = campaign.started_at === null ? [] : yield* sql<{ hour: Date; delivered: string; opens: string; clicks: string }>`
+          SELECT hour, sum(delivered) AS delivered, sum(opens) AS opens, sum(clicks) AS clicks FROM (
+            SELECT date_trunc('hour', d.completed_at) AS hour, count(*) AS delivered, 0 AS opens, 0 AS clicks
+              FROM messages m JOIN deliveries d ON d.message_id = m.id
+              WHERE m.campaign_id = ${id} AND d.state = 'sent' AND d.completed_at IS NOT NULL GROUP BY 1
+            UNION ALL
+            SELECT hour, 0, opens, clicks FROM campaign_tracking_hours WHERE campaign_id = ${id}
+          ) h GROUP BY hour ORDER BY hour`
+        const counts = {
+          delivered: int(outcomes?.delivered),
+          opens_unique: int(tracking?.opens_unique),
+          clicks_unique: int(tracking?.clicks_unique),
+          bounces: int(outcomes?.bounces),
+          complaints: facts.complaints,
+          unsubs: facts.unsubs
+        }
+        return {
+          campaign_id: id,
+          delivered: counts.delivered,
+          opens_unique: counts.opens_unique,
+          opens_total: int(tracking?.opens_total),
+          clicks_unique: counts.clicks_unique,
+          clicks_total: int(tracking?.clicks_total),
+          bounces: counts.bounces,
+          complaints: counts.complaints,
+          unsubs: counts.unsubs,
+          rates: ratesOf(counts),
+          top_links: links.map((l) => ({ url: l.url, clicks_unique: int(l.clicks_unique), clicks_total: int(l.clicks_total) })),
+          timeline: campaign.started_at === null ? [] : timelineOf(
+            campaign.started_at,
+            hours.map((h): HourCounts => ({ hour: h.hour, delivered: int(h.delivered), opens: int(h.opens), clicks: int(h.clicks) }))
+          ),
+          detail_window_days: DETAIL_WINDOW_DAYS
+        }
+      })
+
+    /**
+     * The campaign's recipients (one delivery each), by address, read through a cursor (the CSV
+     * export, as the audit log's): `sent_at` when the far side accepted it (kept also when a DSN
+     * came later), the first human open and first click while their detail is kept.
+     */
+    const recipients = (owner: Owner, id: string) =>
+      Effect.map(campaignOf(owner, id), (): Stream.Stream<RecipientDetail, SqlError> =>
+        sql<{ email: string; state: string; sent_at: Date | null; first_opened_at: Date | null; first_clicked_at: Date | null }>`
+          SELECT d.recipient AS email, d.state,
+            coalesce((SELECT min(a.at) FROM delivery_attempts a WHERE a.delivery_id = d.id AND a.outcome = 'sent'),
+              CASE WHEN d.state = 'sent' THEN d.completed_at END) AS sent_at,
+            r.first_opened_at, r.first_clicked_at
+          FROM messages m JOIN deliveries d ON d.message_id = m.id
+          LEFT JOIN tracking_recipients r ON r.campaign_id = m.campaign_id AND r.email = lower(d.recipient)
+          WHERE m.campaign_id = ${id} ORDER BY lower(d.recipient) COLLATE "C", d.id`.stream.pipe(
+          Stream.map((row) => ({
+            email: row.email,
+            status: row.state === "sent" ? "delivered" : row.state,
+            sent_at: iso(row.sent_at),
+            first_opened_at: iso(row.first_opened_at),
+            first_clicked_at: iso(row.first_clicked_at)
+          }))
+        ))
+
+    /** Every campaign of the key over the last `period`, by event time. */
+    const rates = (owner: Owner, period: RatePeriod) =>
+      Effect.gen(function*() {
+        const to = new Date(yield* Clock.currentTimeMillis)
+        const from = new Date(to.getTime() - RATE_PERIODS[period] * DAY_MS)
+        const mine = sql`SELECT id FROM campaigns WHERE key_id = ${owner.keyId}`
+        const [outcomes] = yield* sql<{ delivered: string; bounces: string }>`SELECT
+            count(*) FILTER (WHERE d.state = 'sent' AND d.completed_at > ${from} AND d.completed_at <= ${to}) AS delivered,
+            count(*) FILTER (WHERE d.state = 'bounced' AND d.updated_at > ${from} AND d.updated_at <= ${to}) AS bounces
+          FROM messages m JOIN deliveries d ON d.message_id = m.id WHERE m.campaign_id IN (${mine})`
+        const [firsts] = yield* sql<{ opens: string; clicks: string }>`SELECT
+            count(*) FILTER (WHERE first_opened_at > ${from} AND first_opened_at <= ${to}) AS opens,
+            count(*) FILTER (WHERE first_clicked_at > ${from} AND first_clicked_at <= ${to}) AS clicks
+          FROM tracking_recipients WHERE campaign_id IN (${mine})`
+        const facts = yield* factCounts(mine, sql`at > ${from} AND at <= ${to}`)
+        const counts = {
+          delivered: int(outcomes?.delivered),
+          opens_unique: int(firsts?.opens),
+          clicks_unique: int(firsts?.clicks),
+          bounces: int(outcomes?.bounces),
+          complaints: facts.complaints,
+          unsubs: facts.unsubs
+        }
+        return { period, from: from.toISOString(), to: to.toISOString(), ...counts, rates: ratesOf(counts) }
+      })
+
+    return { analytics, recipients, rates } as const
+  })
+}) {}

@@ -2,19 +2,14 @@
  * Channels and lanes, shown by order, not by time: 5,000 bulk messages queued for one destination
  * (a loopback SMTP sink, shaped to 2 connections), then one transactional send to the same
  * destination through the API. The transactional message reaches the sink before more than
- * (connection slots + 10) further bulk messages do. Until the campaigns issue exists, the bulk
- * rows are written through the queue writer with channel `bulk`.
+ * (connection slots + 10) further bulk messages do. The backlog is a real campaign of 5,000
+ * contacts (its fan-out writes the bulk rows).
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Effect } from "effect"
 import { simpleParser } from "mailparser"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { newId } from "../../src/lib/ids.ts"
-import { structuredMessages } from "../../src/mta/queue/StoredMessage.ts"
-import { writeQueue } from "../../src/transactional/queue-writer.ts"
-import { servicesOn } from "../support/appliance.ts"
 import { type DeliveryRig, startDeliveryRig } from "../support/mta.ts"
 import { newSender, type Sender, sendBody } from "../support/sending.ts"
 
@@ -36,24 +31,24 @@ beforeAll(async () => {
 })
 afterAll(() => rig.stop())
 
-/** 5,000 bulk messages, one recipient each, sharing one stored body: written as the campaigns issue will. */
-const queueBulk = () => {
-  const request = {
-    from: { email: sender.from },
-    subject: "Newsletter",
-    content: [{ type: "text/plain" as const, value: "Bulk body" }],
-    personalizations: Array.from({ length: BULK }, (_, i) => ({ to: [{ email: `bulk${i}@lane.example` }] }))
+const api = (method: string, route: string, body?: unknown) => rig.app.request(method, route, { token: sender.token, ...(body === undefined ? {} : { body }) })
+
+/** A campaign to 5,000 contacts of one list, sent: its fan-out queues one bulk message per contact. */
+const queueBulk = async () => {
+  const list = await api("POST", "/v1/bulk/lists", { name: "newsletter" })
+  const emails = Array.from({ length: BULK }, (_, i) => `bulk${i}@lane.example`)
+  for (let i = 0; i < BULK; i += 1000) {
+    expect((await api("POST", `/v1/bulk/lists/${list.json.id}/contacts`, { contacts: emails.slice(i, i + 1000) })).status).toBe(200)
   }
-  const stored = structuredMessages(request)
-  const messages = request.personalizations.map((p, i) => ({
-    messageId: newId("msg"),
-    personalizationIndex: i,
-    subject: request.subject,
-    stored: { ...stored(i), channel: "bulk" as const },
-    recipients: [{ email: p.to[0]!.email, kind: "to" as const }]
-  }))
-  const context = { accountId: sender.accountId, keyId: sender.keyId, requestId: "req_bulk", fromEmail: sender.from, now: new Date() }
-  return Effect.runPromise(Effect.scoped(writeQueue(context, messages).pipe(Effect.provide(servicesOn(rig.app.databaseUrl)))))
+  const campaign = await api("POST", "/v1/bulk/campaigns", {
+    name: "Newsletter",
+    from_email: sender.from,
+    subject: "Newsletter",
+    body_text: "Bulk body",
+    list_ids: [list.json.id]
+  })
+  expect(campaign.status).toBe(201)
+  expect((await api("POST", `/v1/bulk/campaigns/${campaign.json.id}/send`)).status).toBe(200)
 }
 
 describe("lanes", () => {

@@ -18,7 +18,7 @@ import {
 import type { AccountMissing } from "../../platform/usage/AccountLimits.ts"
 import type { QuotaExhausted } from "../../platform/usage/Quota.ts"
 import type { AccountSuspended, SenderDomainNotAuthorized, SendingPaused } from "../../transactional/accept.ts"
-import { senderRefusals } from "../../transactional/send/Http.ts"
+import { isMailRefusal, mailRefusal, rateLimited } from "../../http/mail-refusals.ts"
 import type { RenderFailed } from "../render/errors.ts"
 import { MAX_TEMPLATE_BYTES, type TemplateTooLarge } from "../templates/fields.ts"
 import { type CampaignInvalid, type CampaignNotFound, Campaigns, type CampaignStateConflict } from "./Campaigns.ts"
@@ -43,6 +43,7 @@ type Failure =
 
 /** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
 const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError | ForbiddenError> => {
+  if (isMailRefusal(e)) return mailRefusal(e, "This campaign")
   switch (e._tag) {
     case "CampaignNotFound":
       return Effect.fail(notFound(`No campaign ${e.id}`))
@@ -54,23 +55,11 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
     case "InvalidSchedule":
       return Effect.fail(validationFailed(e.message, "scheduled_at"))
     case "CampaignRateLimited":
-      return Effect.fail(new RateLimitedError({
-        type: "rate_limit_error",
-        code: "rate_limit_exceeded",
-        message: `Too many requests: ${e.limit} sends per minute (campaign sends included); the window resets at ${e.reset}`
-      }))
+      return rateLimited(e.limit, e.reset, "sends, test-sends, campaign sends and enrolments together")
     case "TemplateTooLarge":
       return Effect.fail(payloadTooLarge(`A campaign's content may hold at most ${MAX_TEMPLATE_BYTES} bytes (512 KB); this holds ${e.bytes}`))
     case "RenderFailed":
       return Effect.fail(new BadRequestError({ type: "invalid_request_error", code: "render_failed", message: e.message, param: e.param }))
-    case "AccountSuspended":
-      return senderRefusals.AccountSuspended()
-    case "SendingPaused":
-      return senderRefusals.SendingPaused(e)
-    case "SenderDomainNotAuthorized":
-      return senderRefusals.SenderDomainNotAuthorized(e)
-    case "QuotaExhausted":
-      return senderRefusals.QuotaExhausted(e)
     case "AccountMissing":
     case "SqlError":
       return Effect.die(e)

@@ -16,7 +16,7 @@ import {
 import type { AccountMissing } from "../../platform/usage/AccountLimits.ts"
 import type { OverageNotOffered, QuotaExhausted } from "../../platform/usage/Quota.ts"
 import type { AccountSuspended, SenderDomainNotAuthorized, SendingPaused } from "../../transactional/accept.ts"
-import { senderRefusals } from "../../transactional/send/Http.ts"
+import { isMailRefusal, mailRefusal } from "../../http/mail-refusals.ts"
 import type { RenderFailed } from "../render/errors.ts"
 import type { BadConfirmation, BadMember, ListInUse, ListNotFound, MemberNotFound } from "./Lists.ts"
 import { Lists } from "./Lists.ts"
@@ -36,21 +36,8 @@ const renderFailed = (e: RenderFailed) =>
 
 /** The confirmation mail's refusals as the API's envelope, as the send and the test-send answer them. */
 export const confirmationRefusal = (e: ConfirmationRefusal): Effect.Effect<never, BadRequestError | ForbiddenError | RateLimitedError> => {
+  if (isMailRefusal(e)) return mailRefusal(e, "The confirmation mail")
   switch (e._tag) {
-    case "AccountSuspended":
-      return senderRefusals.AccountSuspended()
-    case "SendingPaused":
-      return senderRefusals.SendingPaused(e)
-    case "SenderDomainNotAuthorized":
-      return senderRefusals.SenderDomainNotAuthorized(e)
-    case "QuotaExhausted":
-      return senderRefusals.QuotaExhausted(e)
-    case "OverageNotOffered":
-      return Effect.fail(new BadRequestError({
-        type: "invalid_request_error",
-        code: "overage_not_offered",
-        message: `The confirmation mail needs ${e.requested} emails but only ${e.quota - e.used} of the monthly quota (${e.used}/${e.quota} used) remain, and the plan offers no overage`
-      }))
     case "RenderFailed":
       return renderFailed(e)
     case "AccountMissing":

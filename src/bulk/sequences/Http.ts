@@ -2,6 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { HeraldApi } from "../../http/api.ts"
+import { rateLimited } from "../../http/mail-refusals.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import {
   BadRequestError,
@@ -56,11 +57,7 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
     case "RenderFailed":
       return Effect.fail(new BadRequestError({ type: "invalid_request_error", code: "render_failed", message: e.message, param: e.param }))
     case "EnrollRateLimited":
-      return Effect.fail(new RateLimitedError({
-        type: "rate_limit_error",
-        code: "rate_limit_exceeded",
-        message: `Too many requests: ${e.limit} per minute (sends, test-sends and enrolments); the window resets at ${e.reset}`
-      }))
+      return rateLimited(e.limit, e.reset, "sends, test-sends, campaign sends and enrolments together")
     case "SqlError":
       return Effect.die(e)
   }

@@ -18,7 +18,7 @@ import { requestId } from "../../http/request-context.ts"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { OverageNotOffered, QuotaExhausted } from "../../platform/usage/Quota.ts"
 import type { AccountSuspended, SenderDomainNotAuthorized, SendingPaused } from "../../transactional/accept.ts"
-import { senderRefusals } from "../../transactional/send/Http.ts"
+import { isMailRefusal, mailRefusal, rateLimited } from "../../http/mail-refusals.ts"
 import { contactScope, prepareContent, renderContent } from "../render/content.ts"
 import type { RenderFailed } from "../render/errors.ts"
 import { RenderEngine } from "../render/RenderEngine.ts"
@@ -48,6 +48,7 @@ type Failure =
 
 /** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
 const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError | ForbiddenError> => {
+  if (isMailRefusal(e)) return mailRefusal(e, "This test-send")
   switch (e._tag) {
     case "TemplateNotFound":
       return Effect.fail(notFound(`No template ${e.id}`))
@@ -72,21 +73,7 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
         "to_email"
       ))
     case "TestRateLimited":
-      return Effect.fail(new RateLimitedError({
-        type: "rate_limit_error",
-        code: "rate_limit_exceeded",
-        message: `Too many requests: ${e.limit} sends per minute (test-sends included); the window resets at ${e.reset}`
-      }))
-    case "OverageNotOffered":
-      return Effect.fail(badRequest("overage_not_offered", `The monthly quota is used up (${e.used}/${e.quota}) and the plan offers no overage`))
-    case "AccountSuspended":
-      return senderRefusals.AccountSuspended()
-    case "SendingPaused":
-      return senderRefusals.SendingPaused(e)
-    case "SenderDomainNotAuthorized":
-      return senderRefusals.SenderDomainNotAuthorized(e)
-    case "QuotaExhausted":
-      return senderRefusals.QuotaExhausted(e)
+      return rateLimited(e.limit, e.reset, "sends, test-sends, campaign sends and enrolments together")
     case "SqlError":
       return Effect.die(e)
   }

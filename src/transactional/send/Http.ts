@@ -24,6 +24,7 @@ import {
   RateLimitedError,
   SendRequestError
 } from "../../http/errors.ts"
+import { overageMessage, senderRefusals } from "../../http/mail-refusals.ts"
 import { requestId, setResponseHeaders } from "../../http/request-context.ts"
 import { rateLimitHeaders } from "../../platform/usage/RateLimiter.ts"
 import { Accept, recipientAddresses, type SenderDomainNotAuthorized, type SendingPaused } from "../accept.ts"
@@ -44,31 +45,6 @@ const jsonText = (text: string, status: number) => HttpServerResponse.text(text,
 
 const invalid = (code: string, message: string, param?: string) =>
   new SendRequestError({ type: "invalid_request_error", code, message, param })
-
-/** DESIGN "Errors": an unauthorized sender domain is invalid_request_error / domain_not_verified, 403. */
-const domainNotVerified = (message: string) =>
-  new ForbiddenError({ type: "invalid_request_error", code: "domain_not_verified", message })
-
-/** The refusals of an account's sender and quota, as every mail-producing endpoint answers them. */
-export const senderRefusals = {
-  AccountSuspended: () => Effect.fail(forbidden("This account is suspended", "account_suspended")),
-  SendingPaused: (e: SendingPaused) =>
-    Effect.fail(forbidden(`Sending is paused for this account: ${e.reason}. An administrator can lift it.`, "sending_paused")),
-  SenderDomainNotAuthorized: (e: SenderDomainNotAuthorized) =>
-    Effect.fail(domainNotVerified(
-      e.state === "not_registered"
-        ? `The sender domain ${e.domain} is not registered for this account`
-        : e.state === "unverified"
-        ? `The sender domain ${e.domain} is not verified yet`
-        : `The sender domain ${e.domain} lost its verification record and its grace period has ended`
-    )),
-  QuotaExhausted: (e: QuotaExhausted) =>
-    Effect.fail(new RateLimitedError({
-      type: "rate_limit_error",
-      code: "monthly_quota_exceeded",
-      message: `Monthly quota used up: ${e.used}/${e.quota} emails this period`
-    }))
-}
 
 export const SendHttpLive = HttpApiBuilder.group(HeraldApi, "send", (handlers) =>
   Effect.gen(function*() {
@@ -177,7 +153,7 @@ export const SendHttpLive = HttpApiBuilder.group(HeraldApi, "send", (handlers) =
           OverageNotOffered: (e) =>
             Effect.fail(invalid(
               "overage_not_offered",
-              `This send needs ${e.requested} emails but only ${e.quota - e.used} of the monthly quota (${e.used}/${e.quota} used) remain, and the plan offers no overage`
+              overageMessage(e, "This send")
             )),
           AccountMissing: Effect.die,
           SqlError: Effect.die

@@ -23,21 +23,13 @@ import { compileRules, type SegmentRules } from "../segments/rules.ts"
 import { rewriteForTracking, type TrackingUrls } from "../tracking/rewrite.ts"
 import { recordCampaignLinks } from "../tracking/store.ts"
 import { textFromHtml, withPreheader } from "../render/text.ts"
+import type { MessageContent } from "../templates/fields.ts"
 import type { CampaignRow } from "./record.ts"
 
 /** The campaign cannot start as it is: what is missing, and the field to fix (400 validation_failed). */
 export class CampaignIncomplete extends Data.TaggedError("CampaignIncomplete")<{ readonly message: string; readonly param: string }> {}
 
-interface Source {
-  readonly subject: string
-  readonly html: string
-  readonly body_text: string
-  readonly preheader: string | null
-  readonly vars: Readonly<Record<string, unknown>>
-  readonly from_email: string | null
-  readonly from_name: string | null
-  readonly reply_to: string | null
-}
+type Source = MessageContent
 
 /** The campaign's content now: its template's (read as it is at this moment) or its own. */
 export const contentSource = (campaign: CampaignRow) =>

@@ -9,7 +9,7 @@ import { Data, Effect, Either } from "effect"
 import { prepareContent } from "../render/content.ts"
 import type { RenderEngineShape } from "../render/engine.ts"
 import { compileMjml } from "../render/mjml.ts"
-import { MAX_TEMPLATE_BYTES } from "../templates/fields.ts"
+import { MAX_TEMPLATE_BYTES, type MessageContent } from "../templates/fields.ts"
 
 /** A step's own content fields, as stored (null: taken from the template). */
 export interface StepFields {
@@ -26,16 +26,7 @@ export interface StepFields {
 }
 
 /** The part of a template a step may take. */
-export interface TemplateContent {
-  readonly subject: string
-  readonly html: string
-  readonly body_text: string
-  readonly preheader: string | null
-  readonly vars: Readonly<Record<string, unknown>>
-  readonly from_email: string | null
-  readonly from_name: string | null
-  readonly reply_to: string | null
-}
+export type TemplateContent = MessageContent
 
 export interface SenderDefaults {
   readonly from_email: string | null
@@ -43,16 +34,7 @@ export interface SenderDefaults {
   readonly reply_to: string | null
 }
 
-export interface EffectiveContent {
-  readonly subject: string
-  readonly html: string
-  readonly body_text: string
-  readonly preheader: string | null
-  readonly vars: Readonly<Record<string, unknown>>
-  readonly from_email: string | null
-  readonly from_name: string | null
-  readonly reply_to: string | null
-}
+export type EffectiveContent = MessageContent
 
 /** A step that would send nothing usable: `param` names the field to give. */
 export class StepIncomplete extends Data.TaggedError("StepIncomplete")<{ readonly param: string; readonly message: string }> {}

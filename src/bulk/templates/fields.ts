@@ -10,17 +10,24 @@ import { compileMjml } from "../render/mjml.ts"
 
 export const MAX_TEMPLATE_BYTES = 512 * 1024
 
-export interface TemplateFields {
-  readonly name: string
+/**
+ * What a bulk message is made of, wherever it comes from: a template, a campaign's own fields or a
+ * step's (their own fields win over their template's), ready to render per contact.
+ */
+export interface MessageContent {
   readonly subject: string
   readonly html: string
   readonly body_text: string
-  readonly mjml: string | null
   readonly preheader: string | null
   readonly vars: Readonly<Record<string, unknown>>
   readonly from_email: string | null
   readonly from_name: string | null
   readonly reply_to: string | null
+}
+
+export interface TemplateFields extends MessageContent {
+  readonly name: string
+  readonly mjml: string | null
 }
 
 export class TemplateTooLarge extends Data.TaggedError("TemplateTooLarge")<{ readonly bytes: number }> {}

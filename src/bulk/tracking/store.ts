@@ -123,9 +123,9 @@ export const recordOpen = (target: OpenTarget, at: Date, machine: boolean) =>
           RETURNING 1`
         first = marked.length > 0
       }
-      yield* countHit({ campaignId: target.campaignId, deliveryId: target.deliveryId, at, machine }, { open: true, first })
-      if (machine) return "machine" as OpenOutcome
-      yield* recordFact("opened", { accountId: d.account_id, keyId: d.key_id, email, at, campaignId: target.campaignId, messageId: d.message_id })
+      if (!machine) {
+        yield* recordFact("opened", { accountId: d.account_id, keyId: d.key_id, email, at, campaignId: target.campaignId, messageId: d.message_id })
+      }
       if (first) {
         yield* emitEvent({
           accountId: d.account_id,
@@ -134,7 +134,9 @@ export const recordOpen = (target: OpenTarget, at: Date, machine: boolean) =>
           at
         })
       }
-      return (first ? "first" : "again") as OpenOutcome
+      // Last: the campaign's counter rows are the same rows for every hit, locked until the commit.
+      yield* countHit({ campaignId: target.campaignId, deliveryId: target.deliveryId, at, machine }, { open: true, first })
+      return (machine ? "machine" : first ? "first" : "again") as OpenOutcome
     })))
 
 /**
@@ -166,10 +168,6 @@ export const recordClick = (target: ClickTarget, at: Date) =>
         FROM before WHERE r.campaign_id = ${campaignId} AND r.email = ${email}
         RETURNING cardinality(before.clicked_links) = 0 AS first_click, NOT (${linkIndex} = ANY (before.clicked_links)) AS first_of_link`
       const first = marks?.first_click === true
-      yield* countHit(
-        { campaignId, deliveryId: target.deliveryId, at, machine: false },
-        { open: false, first, linkIndex, firstOfLink: marks?.first_of_link === true }
-      )
       yield* recordFact("clicked", {
         accountId: d.account_id,
         keyId: d.key_id,
@@ -187,6 +185,11 @@ export const recordClick = (target: ClickTarget, at: Date) =>
           at
         })
       }
+      // Last: the campaign's counter rows are the same rows for every hit, locked until the commit.
+      yield* countHit(
+        { campaignId, deliveryId: target.deliveryId, at, machine: false },
+        { open: false, first, linkIndex, firstOfLink: marks?.first_of_link === true }
+      )
       return url
     })))
 

@@ -47,7 +47,13 @@ const HTML = `<html><body><p>Hello {{ name }}</p><p><a href="${LINKS[0]}">Pricin
 
 // The sink: counts messages, discards them.
 let received = 0
+/** SMTP connections the sink accepted: how many messages a connection carried in each phase. */
+let connections = 0
 const sink = new SMTPServer({
+  onConnect(_session, cb) {
+    connections += 1
+    cb()
+  },
   authOptional: true, disabledCommands: ["AUTH", "STARTTLS"], logger: false, size: 10 * 1024 * 1024, maxClients: 200,
   onData(stream, _s, cb) {
     stream.on("data", () => undefined)
@@ -134,6 +140,7 @@ try {
   // The transactional baseline: bench/outbound.ts with BENCH_BATCH=1, in this appliance.
   const transactional = async () => {
     const from = received
+    const connected = connections
     const meter = cpuMeter(herald)
     const started = performance.now()
     let sent = 0
@@ -143,7 +150,7 @@ try {
       until: () => ++sent > TX_MESSAGES
     })
     await waitReceived(from + accept.ok)
-    return { rate: accept.ok / ((performance.now() - started) / 1000), ...meter(accept.ok) }
+    return { rate: accept.ok / ((performance.now() - started) / 1000), connections: connections - connected, ...meter(accept.ok) }
   }
   const txBefore = await transactional()
 
@@ -154,6 +161,7 @@ try {
   })
   const campaignId = String(campaign["id"])
   const from = received
+  const connected = connections
   const meter = cpuMeter(herald)
   const started = performance.now()
   const sending = await call("POST", `/v1/bulk/campaigns/${campaignId}/send`)
@@ -170,6 +178,7 @@ try {
   const deliveredSeconds = (performance.now() - started) / 1000
   const campaignCpu = meter(total)
   const campaignRss = herald.peakRssMb()
+  const campaignConnections = connections - connected
   const txAfter = await transactional()
 
   // Tracking: tokens of real deliveries, the campaign's links recorded as its freeze would.
@@ -217,6 +226,7 @@ try {
   ])
   console.log(`\nrecipients frozen by the send call in ${frozenSeconds.toFixed(2)} s; fan-out of ${total} in ${fanOutSeconds.toFixed(2)} s (target < 10 s for 100,000)`)
   console.log(`campaign delivered/s ÷ transactional (mean of ${txBefore.rate.toFixed(1)} and ${txAfter.rate.toFixed(1)}/s): ${((campaignRate / txRate) * 100).toFixed(1)} % (target ≥ 90 %); marked sent: ${sentRows?.["n"]}; appliance peak RSS ${campaignRss.toFixed(0)} MB`)
+  console.log(`SMTP connections to the sink: campaign ${campaignConnections}, transactional ${txBefore.connections} and ${txAfter.connections}`)
   console.log(`tracking ÷ bare (mean of ${bareBefore.perSecond.toFixed(1)} and ${bareAfter.perSecond.toFixed(1)}/s): ${((tracked.perSecond / bareRate) * 100).toFixed(1)} % (target ≥ 50 %); ` +
     `Herald answered ${tracked.ok} of ${tracked.total} as expected; counters ${JSON.stringify(counters)}`)
 } finally {

@@ -36,7 +36,7 @@ import { type CampaignRow, countsOf, deliveryRate } from "./record.ts"
 import type { PauseReason } from "./states.ts"
 
 /** Recipients written per transaction. */
-export const FANOUT_BATCH = 500
+export const FANOUT_BATCH = 5_000
 /** Campaigns looked at per chore and tick. */
 const CAMPAIGNS_PER_TICK = 20
 const TICK = Duration.seconds(1)

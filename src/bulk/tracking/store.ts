@@ -105,10 +105,14 @@ const countHit = (
 
 export type OpenOutcome = "first" | "again" | "machine" | "unknown_delivery"
 
-/** One load of the pixel of `target`'s message at `at`. */
+/** One load of the pixel of `target`'s message at `at`, in its own transaction. */
 export const recordOpen = (target: OpenTarget, at: Date, machine: boolean) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(openHit(target, at, machine)))
+
+/** What `recordOpen` writes, in the caller's transaction (the recorder's group, recorder.ts). */
+export const openHit = (target: OpenTarget, at: Date, machine: boolean) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.withTransaction(Effect.gen(function*() {
+    Effect.gen(function*() {
       const found = yield* campaignDelivery(target)
       if (Option.isNone(found)) return "unknown_delivery" as OpenOutcome
       const d = found.value
@@ -137,7 +141,7 @@ export const recordOpen = (target: OpenTarget, at: Date, machine: boolean) =>
       // Last: the campaign's counter rows are the same rows for every hit, locked until the commit.
       yield* countHit({ campaignId: target.campaignId, deliveryId: target.deliveryId, at, machine }, { open: true, first })
       return (machine ? "machine" : first ? "first" : "again") as OpenOutcome
-    })))
+    }))
 
 /**
  * One click on link `target.linkIndex` at `at`: the URL to send the browser to, or none when the
@@ -145,8 +149,12 @@ export const recordOpen = (target: OpenTarget, at: Date, machine: boolean) =>
  * nothing is recorded.
  */
 export const recordClick = (target: ClickTarget, at: Date) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(clickHit(target, at)))
+
+/** What `recordClick` writes, in the caller's transaction (the recorder's group, recorder.ts). */
+export const clickHit = (target: ClickTarget, at: Date) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.withTransaction(Effect.gen(function*() {
+    Effect.gen(function*() {
       const url = yield* linkUrl(target.campaignId, target.linkIndex)
       if (Option.isNone(url)) return url
       const found = yield* campaignDelivery(target)
@@ -191,7 +199,7 @@ export const recordClick = (target: ClickTarget, at: Date) =>
         { open: false, first, linkIndex, firstOfLink: marks?.first_of_link === true }
       )
       return url
-    })))
+    }))
 
 /**
  * Forgets the per-recipient detail older than DETAIL_WINDOW_DAYS at `now`: the opens and clicks

@@ -35,7 +35,11 @@ import { startSending } from "./Control.ts"
 import { type CampaignRow, countsOf, deliveryRate } from "./record.ts"
 import type { PauseReason } from "./states.ts"
 
-/** Recipients written per transaction. */
+/**
+ * Recipients written per transaction. The rows are built by the server (writeCampaignBatch), so a
+ * batch's cost is mostly its transaction's dozen round trips: with 500, 100,000 recipients were
+ * 200 transactions and the round trips set the pace (bench/campaign.ts, README "Benchmarks").
+ */
 export const FANOUT_BATCH = 5_000
 /** Campaigns looked at per chore and tick. */
 const CAMPAIGNS_PER_TICK = 20

@@ -27,29 +27,28 @@ import { CampaignCompleted } from "../../events/schema.ts"
 import { emitEvent } from "../../events/outbox.ts"
 import { actorLayer, actorLoop } from "../../lib/actor.ts"
 import { domainOf } from "../../lib/email.ts"
-import { newId } from "../../lib/ids.ts"
 import { quotaCountOf } from "../../lib/simulator.ts"
-import type { CampaignContent, StoredMessage } from "../../mta/queue/StoredMessage.ts"
 import { Domains } from "../../platform/domains/Domains.ts"
 import { AccountLimits } from "../../platform/usage/AccountLimits.ts"
 import { reserveQuota } from "../../platform/usage/Quota.ts"
-import { type QueuedMessage, writeQueue } from "../../transactional/queue-writer.ts"
+import { writeCampaignBatch } from "../../transactional/queue-writer.ts"
 import { startSending } from "./Control.ts"
 import { type CampaignRow, countsOf, deliveryRate } from "./record.ts"
 import type { PauseReason } from "./states.ts"
 
-/** Recipients written per transaction. */
-export const FANOUT_BATCH = 500
+/**
+ * Recipients written per transaction. The rows are built by the server (writeCampaignBatch), so a
+ * batch's cost is mostly its transaction's dozen round trips: with 500, 100,000 recipients were
+ * 200 transactions and the round trips set the pace (bench/campaign.ts, README "Benchmarks").
+ */
+export const FANOUT_BATCH = 5_000
 /** Campaigns looked at per chore and tick. */
 const CAMPAIGNS_PER_TICK = 20
 const TICK = Duration.seconds(1)
 
 interface Recipient {
   readonly position: number
-  readonly contact_id: string
   readonly email: string
-  readonly name: string | null
-  readonly metadata: Record<string, unknown>
 }
 
 export const makeCampaignChores = Effect.gen(function*() {
@@ -98,7 +97,7 @@ export const makeCampaignChores = Effect.gen(function*() {
       if (campaign === undefined || campaign.content_id === null) return 0
       const { limits, reason } = yield* blocker(campaign, now)
       if (reason !== null) return yield* pauseFor(id, reason, now)
-      let batch = yield* sql<Recipient>`SELECT position, contact_id, email, name, metadata FROM campaign_recipients
+      let batch = yield* sql<Recipient>`SELECT position, email FROM campaign_recipients
         WHERE campaign_id = ${id} AND position > ${campaign.queued_count} ORDER BY position LIMIT ${FANOUT_BATCH}`
       let charged = quotaCountOf(batch.map((r) => r.email))
       if (charged > 0) {
@@ -114,28 +113,16 @@ export const makeCampaignChores = Effect.gen(function*() {
           yield* reserveQuota(limits, campaign.key_id, charged)
         }
       }
-      const [content] = yield* sql<{ content: CampaignContent; bytes: number }>`
-        SELECT content, octet_length(content::text) AS bytes FROM message_contents WHERE id = ${campaign.content_id}`
-      const shared = { id: campaign.content_id, bytes: content!.bytes }
-      const messages = batch.map((r): QueuedMessage => {
-        const stored: StoredMessage = {
-          _tag: "campaign",
-          origin: "campaign",
-          channel: "bulk",
-          campaign_id: id,
-          contact_id: r.contact_id,
-          to: r.name === null || r.name === "" ? { email: r.email } : { email: r.email, name: r.name },
-          variables: { email: r.email, ...(r.name === null ? {} : { name: r.name }), metadata: r.metadata },
-          message: content!.content
-        }
-        return { messageId: newId("msg"), personalizationIndex: r.position, subject: content!.content.subject, stored, recipients: [{ email: r.email, kind: "to" }], sharedContent: shared }
-      })
-      if (messages.length > 0) {
-        yield* writeQueue({ accountId: campaign.account_id, keyId: campaign.key_id, requestId: id, fromEmail: campaign.from_email!, now }, messages)
-      }
+      // The shared part's subject and size only: the rows are built by the server (writeCampaignBatch).
+      const [content] = yield* sql<{ subject: string; bytes: number }>`
+        SELECT content->>'subject' AS subject, octet_length(content::text) AS bytes FROM message_contents WHERE id = ${campaign.content_id}`
+      yield* writeCampaignBatch(
+        { accountId: campaign.account_id, keyId: campaign.key_id, requestId: id, fromEmail: campaign.from_email!, now },
+        { campaignId: id, shared: { id: campaign.content_id, bytes: content!.bytes }, subject: content!.subject, positions: batch.map((r) => r.position) }
+      )
       const last = batch.at(-1)?.position ?? campaign.queued_count
       yield* sql`UPDATE campaigns SET queued_count = ${last}, updated_at = ${now} WHERE id = ${id}`
-      return messages.length
+      return batch.length
     }))
 
   const fanOut = (now: Date) =>

@@ -16,7 +16,8 @@ import { Clock, Effect, Layer, Option } from "effect"
 import { invalidLinkPage, publicPage } from "../public/page.ts"
 import { PublicTokens } from "../public/tokens.ts"
 import { isMachineOpen } from "./machine-opens.ts"
-import { linkUrl, recordClick, recordOpen } from "./store.ts"
+import { TrackingRecorder } from "./recorder.ts"
+import { linkUrl } from "./store.ts"
 import { readClickToken, readOpenToken } from "./tokens.ts"
 
 /** The smallest transparent GIF (GIF89a, 1×1, one transparent colour). */
@@ -47,6 +48,7 @@ export const TrackingRoutesLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const tokens = yield* PublicTokens
     const sql = yield* SqlClient.SqlClient
+    const recorder = yield* TrackingRecorder
     const withSql = Effect.provideService(SqlClient.SqlClient, sql)
 
     yield* router.get(
@@ -58,8 +60,7 @@ export const TrackingRoutesLive = HttpApiBuilder.Router.use((router) =>
         const target = readOpenToken(tokens, token, now)
         if (Option.isSome(target)) {
           const machine = isMachineOpen(request.headers["user-agent"])
-          yield* recordOpen(target.value, new Date(now), machine).pipe(
-            withSql,
+          yield* recorder.open(target.value, new Date(now), machine).pipe(
             Effect.catchAllCause((cause) => Effect.logWarning("open not recorded", cause))
           )
         }
@@ -74,7 +75,7 @@ export const TrackingRoutesLive = HttpApiBuilder.Router.use((router) =>
         const now = yield* Clock.currentTimeMillis
         const target = readClickToken(tokens, token, now)
         if (Option.isNone(target)) return invalidLinkPage()
-        const url = yield* recordClick(target.value, new Date(now)).pipe(
+        const url = yield* recorder.click(target.value, new Date(now)).pipe(
           Effect.catchAllCause((cause) =>
             Effect.logWarning("click not recorded", cause).pipe(
               Effect.zipRight(linkUrl(target.value.campaignId, target.value.linkIndex))
@@ -92,4 +93,4 @@ export const TrackingRoutesLive = HttpApiBuilder.Router.use((router) =>
       )
     )
   })
-).pipe(Layer.provide(PublicTokens.Default))
+).pipe(Layer.provide(Layer.merge(PublicTokens.Default, TrackingRecorder.Default)))

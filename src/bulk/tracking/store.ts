@@ -105,10 +105,14 @@ const countHit = (
 
 export type OpenOutcome = "first" | "again" | "machine" | "unknown_delivery"
 
-/** One load of the pixel of `target`'s message at `at`. */
+/** One load of the pixel of `target`'s message at `at`, in its own transaction. */
 export const recordOpen = (target: OpenTarget, at: Date, machine: boolean) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(openHit(target, at, machine)))
+
+/** What `recordOpen` writes, in the caller's transaction (the recorder's group, recorder.ts). */
+export const openHit = (target: OpenTarget, at: Date, machine: boolean) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.withTransaction(Effect.gen(function*() {
+    Effect.gen(function*() {
       const found = yield* campaignDelivery(target)
       if (Option.isNone(found)) return "unknown_delivery" as OpenOutcome
       const d = found.value
@@ -123,9 +127,9 @@ export const recordOpen = (target: OpenTarget, at: Date, machine: boolean) =>
           RETURNING 1`
         first = marked.length > 0
       }
-      yield* countHit({ campaignId: target.campaignId, deliveryId: target.deliveryId, at, machine }, { open: true, first })
-      if (machine) return "machine" as OpenOutcome
-      yield* recordFact("opened", { accountId: d.account_id, keyId: d.key_id, email, at, campaignId: target.campaignId, messageId: d.message_id })
+      if (!machine) {
+        yield* recordFact("opened", { accountId: d.account_id, keyId: d.key_id, email, at, campaignId: target.campaignId, messageId: d.message_id })
+      }
       if (first) {
         yield* emitEvent({
           accountId: d.account_id,
@@ -134,8 +138,10 @@ export const recordOpen = (target: OpenTarget, at: Date, machine: boolean) =>
           at
         })
       }
-      return (first ? "first" : "again") as OpenOutcome
-    })))
+      // Last: the campaign's counter rows are the same rows for every hit, locked until the commit.
+      yield* countHit({ campaignId: target.campaignId, deliveryId: target.deliveryId, at, machine }, { open: true, first })
+      return (machine ? "machine" : first ? "first" : "again") as OpenOutcome
+    }))
 
 /**
  * One click on link `target.linkIndex` at `at`: the URL to send the browser to, or none when the
@@ -143,8 +149,12 @@ export const recordOpen = (target: OpenTarget, at: Date, machine: boolean) =>
  * nothing is recorded.
  */
 export const recordClick = (target: ClickTarget, at: Date) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(clickHit(target, at)))
+
+/** What `recordClick` writes, in the caller's transaction (the recorder's group, recorder.ts). */
+export const clickHit = (target: ClickTarget, at: Date) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.withTransaction(Effect.gen(function*() {
+    Effect.gen(function*() {
       const url = yield* linkUrl(target.campaignId, target.linkIndex)
       if (Option.isNone(url)) return url
       const found = yield* campaignDelivery(target)
@@ -166,10 +176,6 @@ export const recordClick = (target: ClickTarget, at: Date) =>
         FROM before WHERE r.campaign_id = ${campaignId} AND r.email = ${email}
         RETURNING cardinality(before.clicked_links) = 0 AS first_click, NOT (${linkIndex} = ANY (before.clicked_links)) AS first_of_link`
       const first = marks?.first_click === true
-      yield* countHit(
-        { campaignId, deliveryId: target.deliveryId, at, machine: false },
-        { open: false, first, linkIndex, firstOfLink: marks?.first_of_link === true }
-      )
       yield* recordFact("clicked", {
         accountId: d.account_id,
         keyId: d.key_id,
@@ -187,8 +193,13 @@ export const recordClick = (target: ClickTarget, at: Date) =>
           at
         })
       }
+      // Last: the campaign's counter rows are the same rows for every hit, locked until the commit.
+      yield* countHit(
+        { campaignId, deliveryId: target.deliveryId, at, machine: false },
+        { open: false, first, linkIndex, firstOfLink: marks?.first_of_link === true }
+      )
       return url
-    })))
+    }))
 
 /**
  * Forgets the per-recipient detail older than DETAIL_WINDOW_DAYS at `now`: the opens and clicks

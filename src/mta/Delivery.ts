@@ -26,7 +26,7 @@ import { makeGroupCommit } from "../lib/group-commit.ts"
 import { isSimulatorAddress } from "../lib/simulator.ts"
 import { PublicTokens } from "../bulk/public/tokens.ts"
 import { RenderEngine } from "../bulk/render/RenderEngine.ts"
-import { type BulkRendering, composeStored } from "../transactional/compose.ts"
+import { type BulkRendering, composeStored, RenderOutOfTime } from "../transactional/compose.ts"
 import { classifyReply } from "./classify.ts"
 import { prepareKey, signMessage, type SigningKey } from "./dkim.ts"
 import { Destinations } from "./Destinations.ts"
@@ -62,7 +62,11 @@ const ROUTE_TTL_MS = 30_000
 const ROUTES_KEPT = 10_000
 
 /** The message cannot be made into MIME: the same every time, so its delivery fails. */
-class Uncomposable extends Data.TaggedError("Uncomposable")<{ readonly reason: string }> {}
+class Uncomposable extends Data.TaggedError("Uncomposable")<{
+  readonly reason: string
+  /** Rendering ran out of time (RenderOutOfTime): tried again later, not failed. */
+  readonly transient: boolean
+}> {}
 
 /** A message in the hands of `refs` attempts, read (its stored parts), decoded, composed and signed once for all of them. */
 interface Held {
@@ -176,7 +180,11 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
             }))
             .then(
               (raw) => signMessage(raw, key),
-              (error: unknown) => new Uncomposable({ reason: `the message could not be composed: ${error instanceof Error ? error.message : String(error)}` })
+              (error: unknown) =>
+                new Uncomposable({
+                  reason: `the message could not be composed: ${error instanceof Error ? error.message : String(error)}`,
+                  transient: error instanceof RenderOutOfTime
+                })
             )
           h.signed = { key, raw: composed }
         }
@@ -294,7 +302,11 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
           return yield* complete(owner, d, m, retryOrFail(d, null, "4.4.4", `no address for the MX hosts of ${d.recipient_domain}`, at), at)
         }
         const signed = yield* Effect.either(signedOf(h, decoded.right, m, key, d))
-        if (Either.isLeft(signed)) return yield* fail(m, "5.6.0", signed.left.reason)
+        if (Either.isLeft(signed)) {
+          if (!signed.left.transient) return yield* fail(m, "5.6.0", signed.left.reason)
+          const at = yield* now()
+          return yield* complete(owner, d, m, retryOrFail(d, null, "4.3.0", signed.left.reason, at), at)
+        }
         const raw = signed.right
         const slotted = yield* destinations.run(d.recipient_domain, route.hosts, d.channel, (shaping) =>
           Effect.promise(() =>

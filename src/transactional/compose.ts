@@ -157,6 +157,9 @@ export const composeStored = (stored: StoredMessage, options: ComposeOptions): P
 
 type Reference = Extract<StoredMessage, { readonly _tag: "campaign" | "sequence" }>
 
+/** A contact's render that ran out of time: the content may be sound and the machine busy (the MTA defers it). */
+export class RenderOutOfTime extends Error {}
+
 /**
  * One contact's campaign or sequence message (the two forms share their content shape): the
  * stored content's subject, html and text rendered with the contact's variables over the
@@ -180,7 +183,9 @@ export const composeReference = (stored: Reference, bulk: BulkRendering, options
     body_text: message.content.find((c) => c.type === "text/plain")?.value ?? ""
   }
   const rendered = Either.flatMap(prepareContent(bulk.engine, source), (prepared) => renderContent(bulk.engine, prepared, scope))
-  if (Either.isLeft(rendered)) return Promise.reject(new Error(rendered.left.message))
+  if (Either.isLeft(rendered)) {
+    return Promise.reject(rendered.left.outOfTime === true ? new RenderOutOfTime(rendered.left.message) : new Error(rendered.left.message))
+  }
   const { subject, text } = rendered.right
   let html = rendered.right.html
   if (stored._tag === "campaign" && stored.origin === "campaign" && html !== null) {

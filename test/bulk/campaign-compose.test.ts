@@ -12,7 +12,7 @@ import { makeRenderEngine } from "../../src/bulk/render/engine.ts"
 import { rewriteForTracking } from "../../src/bulk/tracking/rewrite.ts"
 import { readClickToken, readOpenToken } from "../../src/bulk/tracking/tokens.ts"
 import type { StoredMessage } from "../../src/mta/queue/StoredMessage.ts"
-import { type BulkRendering, composeStored } from "../../src/transactional/compose.ts"
+import { type BulkRendering, composeStored, RenderOutOfTime } from "../../src/transactional/compose.ts"
 
 const tokens = makeTokens("a test secret of enough length for hmac")
 const bulk: BulkRendering = { engine: makeRenderEngine(), tokens, baseUrl: "https://herald.test", bounceDomain: "bounces.herald.test", accountId: "acc_1" }
@@ -48,5 +48,23 @@ describe("tracking tokens at compose time", () => {
 
   it("refuse a campaign message without its delivery id", async () => {
     await expect(composeStored({ _tag: "campaign", origin: "campaign", campaign_id: "cp_1", ...contact }, options)).rejects.toThrow(/delivery id/)
+  })
+
+  it("tell a render that ran out of time (the MTA defers it) from content that can never render (it fails)", async () => {
+    const withHtml = (value: string): StoredMessage => ({
+      _tag: "sequence",
+      origin: "sequence",
+      sequence_id: "sq_1",
+      step: 1,
+      ...contact,
+      message: { ...message, content: [{ type: "text/html", value }] }
+    })
+    // Within the memory limit, beyond the 250 ms render limit on any machine.
+    const slow = composeStored(withHtml("{% for i in (1..3000000) %}{% endfor %}"), options)
+    await expect(slow).rejects.toBeInstanceOf(RenderOutOfTime)
+    await expect(slow).rejects.toThrow(/render limit exceeded/)
+    const huge = composeStored(withHtml("{% for i in (1..100000000) %}{% endfor %}"), options)
+    await expect(huge).rejects.toThrow(/memory alloc limit exceeded/)
+    await expect(huge).rejects.not.toBeInstanceOf(RenderOutOfTime)
   })
 })

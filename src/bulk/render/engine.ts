@@ -76,6 +76,8 @@ const makeLiquid = (mode: RenderMode) => {
 }
 
 const POSITION = /, line:(\d+), col:(\d+)$/
+/** liquidjs's message when `renderLimit` (milliseconds) is reached. */
+const RENDER_TIME_LIMIT = "template render limit exceeded"
 
 /** A liquidjs error as the API's `render_failed`: the field, then line and column in the message. */
 export const renderFailure = (param: string, error: unknown): RenderFailed => {
@@ -85,7 +87,13 @@ export const renderFailure = (param: string, error: unknown): RenderFailed => {
   const column = position === null ? null : Number(position[2])
   const reason = raw.replace(POSITION, "")
   const where = line === null ? "" : ` at line ${line}, column ${column}`
-  return new RenderFailed({ param, line, column, message: `${param} cannot be rendered${where}: ${reason}` })
+  return new RenderFailed({
+    param,
+    line,
+    column,
+    message: `${param} cannot be rendered${where}: ${reason}`,
+    outOfTime: reason.includes(RENDER_TIME_LIMIT)
+  })
 }
 
 const digest = (mode: RenderMode, source: string) => createHash("sha256").update(mode).update("\0").update(source).digest("base64")

@@ -10,4 +10,9 @@ export class RenderFailed extends Data.TaggedError("RenderFailed")<{
   readonly message: string
   readonly line: number | null
   readonly column: number | null
+  /**
+   * The render ran out of its time (ENGINE_LIMITS.renderMs, wall clock): on a busy machine a
+   * sound template can too, so a delivery retries it later rather than failing for good.
+   */
+  readonly outOfTime?: boolean
 }> {}

@@ -17,6 +17,7 @@ import type { StoredMessage } from "../../src/mta/queue/StoredMessage.ts"
 import { writeQueue } from "../../src/transactional/queue-writer.ts"
 import { withServices } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { sendBody, type SendingApp, startSendingApp } from "../support/sending.ts"
 import { type Hit, type Receiver, startReceiver } from "../webhooks/receiver.ts"
 
@@ -36,6 +37,9 @@ const recipients = new Map<string, { deliveryId: string; messageId: string; open
 const db = <T extends Record<string, unknown>>(text: string, params: ReadonlyArray<unknown> = []) => query<T>(t.app.databaseUrl, text, params)
 const counters = async () =>
   (await db<Record<string, string>>("SELECT opens_total, opens_unique, opens_machine, clicks_total, clicks_unique FROM campaign_tracking WHERE campaign_id = $1", [CAMPAIGN]))[0]
+/** Waits until the aggregator has counted every logged hit (the endpoints answer before it does). */
+const aggregated = () =>
+  eventually(async () => (await db<{ n: number }>("SELECT count(*)::int AS n FROM tracking_ingest"))[0]!.n === 0 ? true : undefined, "hits counted")
 const hitCount = async () => (await db<{ n: number }>("SELECT count(*)::int AS n FROM tracking_hits"))[0]!.n
 const get = (url: string, userAgent = HUMAN_UA) => fetch(url, { redirect: "manual", headers: { "user-agent": userAgent } })
 const hooksOf = (event: string, email: string) => (h: Hit) => h.json?.event === event && h.json?.email === email
@@ -105,6 +109,7 @@ describe("the open pixel", () => {
       expect(gif.subarray(0, 6).toString()).toBe("GIF89a")
       expect([gif.readUInt16LE(6), gif.readUInt16LE(8)]).toEqual([1, 1])
     }
+    await aggregated()
     expect(await counters()).toMatchObject({ opens_total: "3", opens_unique: "1", opens_machine: "0", clicks_total: "0" })
     const [hook] = await receiver.waitFor(1, hooksOf("email.opened", "ada@rcpt.example"))
     expect(hook!.json).toMatchObject({ event: "email.opened", app: t.sender.keyId, campaign_id: CAMPAIGN, email: "ada@rcpt.example" })
@@ -124,6 +129,7 @@ describe("the open pixel", () => {
   it("counts a prefetching proxy's open in opens_total only, with no event, and a later human open as the first", async () => {
     const apple = await get(who("bob@rcpt.example").open, "Mozilla/5.0")
     expect(apple.status).toBe(200)
+    await aggregated()
     expect(await counters()).toMatchObject({ opens_total: "4", opens_unique: "1", opens_machine: "1" })
     const machine = await db<{ machine: boolean }>("SELECT machine FROM tracking_hits WHERE delivery_id = $1", [who("bob@rcpt.example").deliveryId])
     expect(machine).toEqual([{ machine: true }])
@@ -132,6 +138,7 @@ describe("the open pixel", () => {
     expect(await db("SELECT 1 FROM contact_engagement WHERE email = 'bob@rcpt.example'")).toHaveLength(0)
 
     await get(who("bob@rcpt.example").open)
+    await aggregated()
     expect(await counters()).toMatchObject({ opens_total: "5", opens_unique: "2", opens_machine: "1" })
     await receiver.waitFor(1, hooksOf("email.opened", "bob@rcpt.example"))
   })
@@ -150,6 +157,7 @@ describe("the open pixel", () => {
     }
     // A genuine click token is no open token.
     expect((await get(`${t.app.baseUrl}/o/${who("cy@rcpt.example").clicks[0]!.split("/c/")[1]}`)).status).toBe(200)
+    await aggregated()
     expect(await hitCount()).toBe(before)
   })
 
@@ -160,6 +168,7 @@ describe("the open pixel", () => {
     const before = await hitCount()
     const res = await get(`${t.app.baseUrl}/o/${openToken(tokens, { deliveryId: row!.id, campaignId: CAMPAIGN })}`)
     expect(res.status).toBe(200)
+    await aggregated()
     expect(await hitCount()).toBe(before)
   })
 })
@@ -174,6 +183,7 @@ describe("the click redirect", () => {
       expect(res.headers.get("location")).toBe(expected)
       expect(res.headers.get("cache-control")).toBe("no-store")
     }
+    await aggregated()
     expect(await counters()).toMatchObject({
       opens_total: opensBefore!["opens_total"],
       opens_unique: opensBefore!["opens_unique"],
@@ -209,6 +219,7 @@ describe("the click redirect", () => {
       expect(res.headers.get("content-type")).toContain("text/html")
       expect(await res.text()).toContain("This link is not valid")
     }
+    await aggregated()
     expect(await hitCount()).toBe(before)
   })
 
@@ -246,6 +257,7 @@ describe("the detail prune", () => {
 
     // Ada opens again after the prune: counted in the total, still one unique open, no second event.
     await get(who("ada@rcpt.example").open)
+    await aggregated()
     expect(await counters()).toMatchObject({ opens_total: String(Number(kept!["opens_total"]) + 1), opens_unique: kept!["opens_unique"] })
     await settle()
     expect(receiver.hits.filter(hooksOf("email.opened", "ada@rcpt.example"))).toHaveLength(1)

@@ -10,6 +10,8 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeTokens } from "../../src/bulk/public/tokens.ts"
 import { fillTracking, rewriteForTracking } from "../../src/bulk/tracking/rewrite.ts"
+import { aggregateOnce } from "../../src/bulk/tracking/aggregator.ts"
+import { appendHits } from "../../src/bulk/tracking/ingest.ts"
 import { pruneTrackingDetail, recordCampaignLinks } from "../../src/bulk/tracking/store.ts"
 import { clickToken, openToken, recipientTokens } from "../../src/bulk/tracking/tokens.ts"
 import { newId } from "../../src/lib/ids.ts"
@@ -233,6 +235,43 @@ describe("the click redirect", () => {
     expect((await get(`${t.app.baseUrl}/c/${unknown}`)).status).toBe(404)
     const otherCampaign = clickToken(tokens, { deliveryId: dee.deliveryId, campaignId: "cp_other", linkIndex: 0 })
     expect((await get(`${t.app.baseUrl}/c/${otherCampaign}`)).status).toBe(404)
+  })
+})
+
+describe("the aggregator", () => {
+  it("counts concurrent hits exactly once, also when two replicas take from the log at the same time", async () => {
+    const dee = who("dee@rcpt.example")
+    const before = (await counters())!
+    const link1 = async () => (await db<{ clicks_total: string; clicks_unique: string }>(
+      "SELECT clicks_total, clicks_unique FROM campaign_links WHERE campaign_id = $1 AND link_index = 1", [CAMPAIGN]))[0]!
+    const linkBefore = await link1()
+    const answers = await Promise.all(Array.from({ length: 30 }, () => get(dee.open)))
+    expect(answers.map((r) => r.status)).toEqual(Array.from({ length: 30 }, () => 200))
+    // 600 more hits as other replicas' endpoints log them (400 opens, 200 clicks on link 1, which
+    // Dee has clicked before), taken by two aggregators of their own and this appliance's at once.
+    const at = new Date()
+    const logged = Array.from({ length: 600 }, (_, i) => ({ campaignId: CAMPAIGN, deliveryId: dee.deliveryId, linkIndex: i % 3 === 0 ? 1 : null, machine: false, at }))
+    await withServices(t.app, appendHits(logged))
+    const drain = () => withServices(t.app, Effect.gen(function*() {
+      while ((yield* aggregateOnce) > 0) { /* the next batch */ }
+    }))
+    await Promise.all([drain(), drain()])
+    await aggregated()
+    const plus = (field: string, n: number) => String(Number(before[field]) + n)
+    expect(await counters()).toEqual({
+      opens_total: plus("opens_total", 430),
+      opens_unique: plus("opens_unique", 1),
+      opens_machine: before["opens_machine"],
+      clicks_total: plus("clicks_total", 200),
+      clicks_unique: before["clicks_unique"]
+    })
+    expect(await link1()).toEqual({ clicks_total: String(Number(linkBefore.clicks_total) + 200), clicks_unique: linkBefore.clicks_unique })
+    const detail = await db<{ n: number }>("SELECT count(*)::int AS n FROM tracking_hits WHERE delivery_id = $1", [dee.deliveryId])
+    expect(detail[0]!.n).toBe(1 + 630)
+    await receiver.waitFor(1, hooksOf("email.opened", "dee@rcpt.example"))
+    await settle()
+    expect(receiver.hits.filter(hooksOf("email.opened", "dee@rcpt.example"))).toHaveLength(1)
+    expect(receiver.hits.filter(hooksOf("email.clicked", "dee@rcpt.example"))).toHaveLength(1)
   })
 })
 

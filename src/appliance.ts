@@ -34,6 +34,8 @@ import { Steps } from "./bulk/sequences/Steps.ts"
 import { Templates } from "./bulk/templates/Templates.ts"
 import { TestSend } from "./bulk/templates/TestSend.ts"
 import { TrackingPruneLive } from "./bulk/tracking/PruneJob.ts"
+import { TrackingAggregatorLive } from "./bulk/tracking/aggregator.ts"
+import { TrackingRecorder } from "./bulk/tracking/recorder.ts"
 import { QuotaReserver } from "./platform/usage/QuotaReserver.ts"
 import { Usage } from "./platform/usage/Usage.ts"
 import { ResetJobLive } from "./platform/subscriptions/ResetJob.ts"
@@ -96,7 +98,8 @@ const CoreServicesLive = Layer.mergeAll(
   DeliveryQueue.Default,
   VerpSecret.Default,
   PublicTokens.Default,
-  DmarcReports.Default
+  DmarcReports.Default,
+  TrackingRecorder.Default
 ).pipe(Layer.provideMerge(Dns.Default))
 
 /** Bulk features: contacts, lists, segments, templates and the rendering engine campaigns, sequences and confirmation mail share. */
@@ -138,6 +141,7 @@ const ActorsLive = Layer.mergeAll(
   RecheckJobLive,
   ReputationSweepLive,
   TrackingPruneLive,
+  TrackingAggregatorLive,
   MtaLive.pipe(Layer.provide(MtaServicesLive)),
   DispatcherLive,
   RemoteWakeupsLive,

@@ -109,6 +109,9 @@ beforeAll(async () => {
   for (const [email, link] of [[ADA, 0], [ADA, 0], [ADA, 1], [BOB, 1]] as const) {
     expect((await get(of(email).clicks[link]!)).status).toBe(302)
   }
+  // The endpoints answer once the hits are logged; the aggregator counts them shortly after.
+  await eventually(async () => (await db<{ n: number }>("SELECT count(*)::int AS n FROM tracking_ingest"))[0]!.n === 0 ? true : undefined,
+    "the hits counted")
   // Unsubscribes naming the campaign: Dee by one-click (twice: counted once), Cy by mail.
   expect((await oneClick(DEE)).status).toBe(200)
   expect((await oneClick(DEE)).status).toBe(200)

@@ -154,6 +154,9 @@ describe("a 1,000-contact campaign delivered to the sink", () => {
         expect(click.headers.get("location")).toBe("https://shop.example/sale?x=1&y=2")
       }
     }
+    // The endpoints answer once the hits are logged; the aggregator counts them shortly after.
+    await eventually(async () => (await db<{ n: number }>("SELECT count(*)::int AS n FROM tracking_ingest"))[0]!.n === 0 ? true : undefined,
+      "the hits counted")
     const marks = await db<{ email: string; delivery_id: string; opened: boolean; clicked_links: Array<number> }>(
       "SELECT email, delivery_id, opened, clicked_links FROM tracking_recipients WHERE campaign_id = $1 ORDER BY email",
       [campaignId]
@@ -207,7 +210,7 @@ describe("a 1,000-contact campaign delivered to the sink", () => {
     const [sent] = await db<{ n: number }>("SELECT count(*)::int AS n FROM events WHERE event = 'campaign.email.sent' AND payload->>'campaign_id' = $1", [campaignId])
     expect(sent!.n).toBe(COUNT)
     expect((await api("DELETE", `/v1/bulk/campaigns/${campaignId}`)).json).toEqual({ id: campaignId, deleted: true })
-    for (const table of ["campaign_links", "campaign_tracking", "campaign_tracking_hours", "tracking_recipients", "tracking_hits"]) {
+    for (const table of ["tracking_ingest", "campaign_links", "campaign_tracking", "campaign_tracking_hours", "tracking_recipients", "tracking_hits"]) {
       const [left] = await db<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE campaign_id = $1`, [campaignId])
       expect({ table, n: left!.n }).toEqual({ table, n: 0 })
     }

@@ -10,6 +10,8 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeTokens } from "../../src/bulk/public/tokens.ts"
 import { fillTracking, rewriteForTracking } from "../../src/bulk/tracking/rewrite.ts"
+import { aggregateOnce } from "../../src/bulk/tracking/aggregator.ts"
+import { appendHits } from "../../src/bulk/tracking/ingest.ts"
 import { pruneTrackingDetail, recordCampaignLinks } from "../../src/bulk/tracking/store.ts"
 import { clickToken, openToken, recipientTokens } from "../../src/bulk/tracking/tokens.ts"
 import { newId } from "../../src/lib/ids.ts"
@@ -17,6 +19,7 @@ import type { StoredMessage } from "../../src/mta/queue/StoredMessage.ts"
 import { writeQueue } from "../../src/transactional/queue-writer.ts"
 import { withServices } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { sendBody, type SendingApp, startSendingApp } from "../support/sending.ts"
 import { type Hit, type Receiver, startReceiver } from "../webhooks/receiver.ts"
 
@@ -36,6 +39,9 @@ const recipients = new Map<string, { deliveryId: string; messageId: string; open
 const db = <T extends Record<string, unknown>>(text: string, params: ReadonlyArray<unknown> = []) => query<T>(t.app.databaseUrl, text, params)
 const counters = async () =>
   (await db<Record<string, string>>("SELECT opens_total, opens_unique, opens_machine, clicks_total, clicks_unique FROM campaign_tracking WHERE campaign_id = $1", [CAMPAIGN]))[0]
+/** Waits until the aggregator has counted every logged hit (the endpoints answer before it does). */
+const aggregated = () =>
+  eventually(async () => (await db<{ n: number }>("SELECT count(*)::int AS n FROM tracking_ingest"))[0]!.n === 0 ? true : undefined, "hits counted")
 const hitCount = async () => (await db<{ n: number }>("SELECT count(*)::int AS n FROM tracking_hits"))[0]!.n
 const get = (url: string, userAgent = HUMAN_UA) => fetch(url, { redirect: "manual", headers: { "user-agent": userAgent } })
 const hooksOf = (event: string, email: string) => (h: Hit) => h.json?.event === event && h.json?.email === email
@@ -105,6 +111,7 @@ describe("the open pixel", () => {
       expect(gif.subarray(0, 6).toString()).toBe("GIF89a")
       expect([gif.readUInt16LE(6), gif.readUInt16LE(8)]).toEqual([1, 1])
     }
+    await aggregated()
     expect(await counters()).toMatchObject({ opens_total: "3", opens_unique: "1", opens_machine: "0", clicks_total: "0" })
     const [hook] = await receiver.waitFor(1, hooksOf("email.opened", "ada@rcpt.example"))
     expect(hook!.json).toMatchObject({ event: "email.opened", app: t.sender.keyId, campaign_id: CAMPAIGN, email: "ada@rcpt.example" })
@@ -124,6 +131,7 @@ describe("the open pixel", () => {
   it("counts a prefetching proxy's open in opens_total only, with no event, and a later human open as the first", async () => {
     const apple = await get(who("bob@rcpt.example").open, "Mozilla/5.0")
     expect(apple.status).toBe(200)
+    await aggregated()
     expect(await counters()).toMatchObject({ opens_total: "4", opens_unique: "1", opens_machine: "1" })
     const machine = await db<{ machine: boolean }>("SELECT machine FROM tracking_hits WHERE delivery_id = $1", [who("bob@rcpt.example").deliveryId])
     expect(machine).toEqual([{ machine: true }])
@@ -132,6 +140,7 @@ describe("the open pixel", () => {
     expect(await db("SELECT 1 FROM contact_engagement WHERE email = 'bob@rcpt.example'")).toHaveLength(0)
 
     await get(who("bob@rcpt.example").open)
+    await aggregated()
     expect(await counters()).toMatchObject({ opens_total: "5", opens_unique: "2", opens_machine: "1" })
     await receiver.waitFor(1, hooksOf("email.opened", "bob@rcpt.example"))
   })
@@ -150,6 +159,7 @@ describe("the open pixel", () => {
     }
     // A genuine click token is no open token.
     expect((await get(`${t.app.baseUrl}/o/${who("cy@rcpt.example").clicks[0]!.split("/c/")[1]}`)).status).toBe(200)
+    await aggregated()
     expect(await hitCount()).toBe(before)
   })
 
@@ -160,6 +170,7 @@ describe("the open pixel", () => {
     const before = await hitCount()
     const res = await get(`${t.app.baseUrl}/o/${openToken(tokens, { deliveryId: row!.id, campaignId: CAMPAIGN })}`)
     expect(res.status).toBe(200)
+    await aggregated()
     expect(await hitCount()).toBe(before)
   })
 })
@@ -174,6 +185,7 @@ describe("the click redirect", () => {
       expect(res.headers.get("location")).toBe(expected)
       expect(res.headers.get("cache-control")).toBe("no-store")
     }
+    await aggregated()
     expect(await counters()).toMatchObject({
       opens_total: opensBefore!["opens_total"],
       opens_unique: opensBefore!["opens_unique"],
@@ -209,6 +221,7 @@ describe("the click redirect", () => {
       expect(res.headers.get("content-type")).toContain("text/html")
       expect(await res.text()).toContain("This link is not valid")
     }
+    await aggregated()
     expect(await hitCount()).toBe(before)
   })
 
@@ -222,6 +235,43 @@ describe("the click redirect", () => {
     expect((await get(`${t.app.baseUrl}/c/${unknown}`)).status).toBe(404)
     const otherCampaign = clickToken(tokens, { deliveryId: dee.deliveryId, campaignId: "cp_other", linkIndex: 0 })
     expect((await get(`${t.app.baseUrl}/c/${otherCampaign}`)).status).toBe(404)
+  })
+})
+
+describe("the aggregator", () => {
+  it("counts concurrent hits exactly once, also when two replicas take from the log at the same time", async () => {
+    const dee = who("dee@rcpt.example")
+    const before = (await counters())!
+    const link1 = async () => (await db<{ clicks_total: string; clicks_unique: string }>(
+      "SELECT clicks_total, clicks_unique FROM campaign_links WHERE campaign_id = $1 AND link_index = 1", [CAMPAIGN]))[0]!
+    const linkBefore = await link1()
+    const answers = await Promise.all(Array.from({ length: 30 }, () => get(dee.open)))
+    expect(answers.map((r) => r.status)).toEqual(Array.from({ length: 30 }, () => 200))
+    // 600 more hits as other replicas' endpoints log them (400 opens, 200 clicks on link 1, which
+    // Dee has clicked before), taken by two aggregators of their own and this appliance's at once.
+    const at = new Date()
+    const logged = Array.from({ length: 600 }, (_, i) => ({ campaignId: CAMPAIGN, deliveryId: dee.deliveryId, linkIndex: i % 3 === 0 ? 1 : null, machine: false, at }))
+    await withServices(t.app, appendHits(logged))
+    const drain = () => withServices(t.app, Effect.gen(function*() {
+      while ((yield* aggregateOnce) > 0) { /* the next batch */ }
+    }))
+    await Promise.all([drain(), drain()])
+    await aggregated()
+    const plus = (field: string, n: number) => String(Number(before[field]) + n)
+    expect(await counters()).toEqual({
+      opens_total: plus("opens_total", 430),
+      opens_unique: plus("opens_unique", 1),
+      opens_machine: before["opens_machine"],
+      clicks_total: plus("clicks_total", 200),
+      clicks_unique: before["clicks_unique"]
+    })
+    expect(await link1()).toEqual({ clicks_total: String(Number(linkBefore.clicks_total) + 200), clicks_unique: linkBefore.clicks_unique })
+    const detail = await db<{ n: number }>("SELECT count(*)::int AS n FROM tracking_hits WHERE delivery_id = $1", [dee.deliveryId])
+    expect(detail[0]!.n).toBe(1 + 630)
+    await receiver.waitFor(1, hooksOf("email.opened", "dee@rcpt.example"))
+    await settle()
+    expect(receiver.hits.filter(hooksOf("email.opened", "dee@rcpt.example"))).toHaveLength(1)
+    expect(receiver.hits.filter(hooksOf("email.clicked", "dee@rcpt.example"))).toHaveLength(1)
   })
 })
 
@@ -246,6 +296,7 @@ describe("the detail prune", () => {
 
     // Ada opens again after the prune: counted in the total, still one unique open, no second event.
     await get(who("ada@rcpt.example").open)
+    await aggregated()
     expect(await counters()).toMatchObject({ opens_total: String(Number(kept!["opens_total"]) + 1), opens_unique: kept!["opens_unique"] })
     await settle()
     expect(receiver.hits.filter(hooksOf("email.opened", "ada@rcpt.example"))).toHaveLength(1)

@@ -6,18 +6,19 @@
  *   pixel would hide the next open), whatever happens: a bad token or a failed recording is
  *   logged and records nothing, and the mail client still gets its image.
  * - `GET /c/<token>`: 302 to the URL of the link the token names (from the campaign's link table,
- *   never from the request: no open redirect), `Cache-Control: no-store` so each click reaches us,
+ *   kept in memory by the recorder; never from the request: no open redirect), `Cache-Control: no-store` so each click reaches us,
  *   and `Referrer-Policy: no-referrer` so the destination never sees the token. A bad token → the
  *   plain 404 page, nothing recorded. If recording fails the person still gets where they wanted.
+ *
+ * Either answers once its hit is logged (recorder.ts: one group-committed INSERT, no read but a
+ * click's first of its campaign); the counting is the aggregator's (aggregator.ts).
  */
 import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Option } from "effect"
 import { invalidLinkPage, publicPage } from "../public/page.ts"
 import { PublicTokens } from "../public/tokens.ts"
 import { isMachineOpen } from "./machine-opens.ts"
 import { TrackingRecorder } from "./recorder.ts"
-import { linkUrl } from "./store.ts"
 import { readClickToken, readOpenToken } from "./tokens.ts"
 
 /** The smallest transparent GIF (GIF89a, 1×1, one transparent colour). */
@@ -47,9 +48,7 @@ const tokenParam = Effect.map(HttpRouter.RouteContext, (route) => route.params["
 export const TrackingRoutesLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const tokens = yield* PublicTokens
-    const sql = yield* SqlClient.SqlClient
     const recorder = yield* TrackingRecorder
-    const withSql = Effect.provideService(SqlClient.SqlClient, sql)
 
     yield* router.get(
       "/o/*",
@@ -75,14 +74,12 @@ export const TrackingRoutesLive = HttpApiBuilder.Router.use((router) =>
         const now = yield* Clock.currentTimeMillis
         const target = readClickToken(tokens, token, now)
         if (Option.isNone(target)) return invalidLinkPage()
-        const url = yield* recorder.click(target.value, new Date(now)).pipe(
-          Effect.catchAllCause((cause) =>
-            Effect.logWarning("click not recorded", cause).pipe(
-              Effect.zipRight(linkUrl(target.value.campaignId, target.value.linkIndex))
-            )),
-          withSql
+        const url = yield* recorder.linkUrl(target.value)
+        if (Option.isNone(url)) return invalidLinkPage()
+        yield* recorder.click(target.value, new Date(now)).pipe(
+          Effect.catchAllCause((cause) => Effect.logWarning("click not recorded", cause))
         )
-        return Option.match(url, { onNone: invalidLinkPage, onSome: redirect })
+        return redirect(url.value)
       }).pipe(
         Effect.catchAllCause((cause) =>
           Effect.logError("click failed", cause).pipe(Effect.as(publicPage({
@@ -93,4 +90,4 @@ export const TrackingRoutesLive = HttpApiBuilder.Router.use((router) =>
       )
     )
   })
-).pipe(Layer.provide(Layer.merge(PublicTokens.Default, TrackingRecorder.Default)))
+).pipe(Layer.provide(PublicTokens.Default))

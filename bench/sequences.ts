@@ -205,17 +205,19 @@ try {
   await sql(databaseUrl, `INSERT INTO sequence_steps (sequence_id, id, position, offset_seconds, subject, body_text, created_at, updated_at)
     SELECT 'sq_plan' || q, 1, 1, 0, 'Plan', 'Plan', now(), now() FROM generate_series(1, $1::int) AS q`, [sequenceCount])
   // Per subscription i: 1 in 10 completed, 1 in 50 cancelled, 1 in 50 paused; of the active ones,
-  // 1 in 100 held (due, held for a while), 1 in 200 due, 1 in 20 waiting to finish (every step
-  // queued), the rest due over the next 30 days.
+  // 1 in 100 held (due for two hours and more, held for an hour more: a quota hold ahead of everything
+  // due since), 1 in 200 due within the last hour, 1 in 20 waiting to finish (every step queued),
+  // the rest due over the next 30 days.
   await sql(databaseUrl, `INSERT INTO sequence_subscriptions (id, sequence_id, account_id, key_id, contact_id, email, state, reason,
       last_step_id, last_due_at, next_due_at, held_until, hold_reason, enrolled_at, updated_at, finished_at)
     SELECT 'ss_plan' || i, 'sq_plan' || (1 + i / $3), $1, $2, c.id, c.email, k.state,
       CASE k.state WHEN 'cancelled' THEN 'manual' END,
       NULL, now() - interval '1 day',
       CASE WHEN k.state <> 'active' OR k.kind = 'finishing' THEN NULL
-        WHEN k.kind IN ('held', 'due') THEN now() - (i % 3600) * interval '1 second'
+        WHEN k.kind = 'held' THEN now() - interval '2 hours' - (i % 3600) * interval '1 second'
+        WHEN k.kind = 'due' THEN now() - (i % 3600) * interval '1 second'
         ELSE now() + (i % 43200) * interval '1 minute' END,
-      CASE WHEN k.kind = 'held' THEN now() + interval '30 seconds' END,
+      CASE WHEN k.kind = 'held' THEN now() + interval '1 hour' END,
       CASE WHEN k.kind = 'held' THEN 'quota_exhausted' END,
       now() - interval '1 day', now(), CASE WHEN k.state IN ('completed', 'cancelled') THEN now() END
     FROM generate_series(0, $4::int - 1) AS i

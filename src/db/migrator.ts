@@ -39,7 +39,8 @@ export const migrationFiles = [
   "0023_campaigns.sql",
   "0024_tracking.sql",
   "0025_sequences.sql",
-  "0026_campaign_analytics.sql"
+  "0026_campaign_analytics.sql",
+  "0027_sequence_claim_eligible.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

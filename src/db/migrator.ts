@@ -40,7 +40,8 @@ export const migrationFiles = [
   "0024_tracking.sql",
   "0025_sequences.sql",
   "0026_campaign_analytics.sql",
-  "0027_tracking_ingest.sql"
+  "0027_tracking_ingest.sql",
+  "0028_sequence_claim_eligible.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

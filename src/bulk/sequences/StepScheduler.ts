@@ -193,12 +193,14 @@ export class StepScheduler extends Effect.Service<StepScheduler>()("herald/StepS
     const runDue = (now: Date, batch = 50) =>
       Effect.gen(function*() {
         const claimed = yield* sql.withTransaction(Effect.gen(function*() {
+          // Due and not held (greatest() ignores a null hold), in the order they became sendable:
+          // a range scan of sequence_subscriptions_eligible that never reads past held steps.
           const rows = yield* sql<Claimed>`
             SELECT s.id, s.sequence_id, s.account_id, s.key_id, s.contact_id, s.last_step_id, s.next_due_at
             FROM sequence_subscriptions s
-            WHERE s.state = 'active' AND s.next_due_at <= ${now} AND (s.held_until IS NULL OR s.held_until <= ${now})
+            WHERE s.state = 'active' AND s.next_due_at IS NOT NULL AND greatest(s.next_due_at, s.held_until) <= ${now}
               AND EXISTS (SELECT 1 FROM sequences q WHERE q.id = s.sequence_id AND q.status = 'active')
-            ORDER BY s.next_due_at LIMIT ${batch}
+            ORDER BY greatest(s.next_due_at, s.held_until) LIMIT ${batch}
             FOR UPDATE OF s SKIP LOCKED`
           for (const sub of rows) {
             // A step that fails (its savepoint rolled back) waits like a held one and is logged; the others go on.

@@ -32,7 +32,8 @@ afterAll(async () => {
 })
 
 const spawn = async (databaseUrl: string, bootstrapKey?: string) => {
-  const p = await spawnAppliance({ databaseUrl, env: { HERALD_DNS_SERVERS: dns.address }, ...(bootstrapKey === undefined ? {} : { bootstrapKey }) })
+  // Batches of 500: the kill lands in the middle of a fan-out of several batches.
+  const p = await spawnAppliance({ databaseUrl, env: { HERALD_DNS_SERVERS: dns.address, HERALD_CAMPAIGN_FANOUT_BATCH: "500" }, ...(bootstrapKey === undefined ? {} : { bootstrapKey }) })
   started.push(p)
   return p
 }

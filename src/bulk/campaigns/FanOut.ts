@@ -36,12 +36,6 @@ import { startSending } from "./Control.ts"
 import { type CampaignRow, countsOf, deliveryRate } from "./record.ts"
 import type { PauseReason } from "./states.ts"
 
-/**
- * Recipients written per transaction. The rows are built by the server (writeCampaignBatch), so a
- * batch's cost is mostly its transaction's dozen round trips: with 500, 100,000 recipients were
- * 200 transactions and the round trips set the pace (bench/campaign.ts, README "Benchmarks").
- */
-export const FANOUT_BATCH = 5_000
 /** Campaigns looked at per chore and tick. */
 const CAMPAIGNS_PER_TICK = 20
 const TICK = Duration.seconds(1)
@@ -97,8 +91,11 @@ export const makeCampaignChores = Effect.gen(function*() {
       if (campaign === undefined || campaign.content_id === null) return 0
       const { limits, reason } = yield* blocker(campaign, now)
       if (reason !== null) return yield* pauseFor(id, reason, now)
+      // HERALD_CAMPAIGN_FANOUT_BATCH (5,000) recipients a transaction: the rows are built by the
+      // server (writeCampaignBatch), so a batch costs mostly its dozen round trips; with 500, 100,000
+      // recipients were 200 transactions and the round trips set the pace (bench/campaign.ts).
       let batch = yield* sql<Recipient>`SELECT position, email FROM campaign_recipients
-        WHERE campaign_id = ${id} AND position > ${campaign.queued_count} ORDER BY position LIMIT ${FANOUT_BATCH}`
+        WHERE campaign_id = ${id} AND position > ${campaign.queued_count} ORDER BY position LIMIT ${config.campaignFanoutBatch}`
       let charged = quotaCountOf(batch.map((r) => r.email))
       if (charged > 0) {
         const decision = yield* Effect.either(reserveQuota(limits, campaign.key_id, charged))

@@ -16,9 +16,7 @@ import {
   validationFailed
 } from "../../http/errors.ts"
 import type { AccountMissing } from "../../platform/usage/AccountLimits.ts"
-import type { QuotaExhausted } from "../../platform/usage/Quota.ts"
-import type { AccountSuspended, SenderDomainNotAuthorized, SendingPaused } from "../../transactional/accept.ts"
-import { isMailRefusal, mailRefusal, rateLimited } from "../../http/mail-refusals.ts"
+import { isMailRefusal, type MailRefusal, mailRefusal, rateLimited } from "../../http/mail-refusals.ts"
 import type { RenderFailed } from "../render/errors.ts"
 import { MAX_TEMPLATE_BYTES, type TemplateTooLarge } from "../templates/fields.ts"
 import { type CampaignInvalid, type CampaignNotFound, Campaigns, type CampaignStateConflict } from "./Campaigns.ts"
@@ -34,10 +32,7 @@ type Failure =
   | CampaignRateLimited
   | TemplateTooLarge
   | RenderFailed
-  | AccountSuspended
-  | SendingPaused
-  | SenderDomainNotAuthorized
-  | QuotaExhausted
+  | MailRefusal
   | AccountMissing
   | SqlError
 

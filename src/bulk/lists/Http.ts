@@ -14,20 +14,14 @@ import {
   validationFailed
 } from "../../http/errors.ts"
 import type { AccountMissing } from "../../platform/usage/AccountLimits.ts"
-import type { OverageNotOffered, QuotaExhausted } from "../../platform/usage/Quota.ts"
-import type { AccountSuspended, SenderDomainNotAuthorized, SendingPaused } from "../../transactional/accept.ts"
-import { isMailRefusal, mailRefusal } from "../../http/mail-refusals.ts"
+import { isMailRefusal, type MailRefusal, mailRefusal } from "../../http/mail-refusals.ts"
 import type { RenderFailed } from "../render/errors.ts"
 import type { BadConfirmation, BadMember, ListInUse, ListNotFound, MemberNotFound } from "./Lists.ts"
 import { Lists } from "./Lists.ts"
 
 /** What queuing a confirmation mail may meet: the send path's refusals, and its content failing to render. */
 export type ConfirmationRefusal =
-  | AccountSuspended
-  | SendingPaused
-  | SenderDomainNotAuthorized
-  | QuotaExhausted
-  | OverageNotOffered
+  | MailRefusal
   | RenderFailed
   | AccountMissing
 

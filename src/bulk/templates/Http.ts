@@ -16,9 +16,7 @@ import {
 } from "../../http/errors.ts"
 import { requestId } from "../../http/request-context.ts"
 import type { SqlError } from "@effect/sql/SqlError"
-import type { OverageNotOffered, QuotaExhausted } from "../../platform/usage/Quota.ts"
-import type { AccountSuspended, SenderDomainNotAuthorized, SendingPaused } from "../../transactional/accept.ts"
-import { isMailRefusal, mailRefusal, rateLimited } from "../../http/mail-refusals.ts"
+import { isMailRefusal, type MailRefusal, mailRefusal, rateLimited } from "../../http/mail-refusals.ts"
 import { contactScope, prepareContent, renderContent } from "../render/content.ts"
 import type { RenderFailed } from "../render/errors.ts"
 import { RenderEngine } from "../render/RenderEngine.ts"
@@ -40,11 +38,7 @@ type Failure =
   | NoSender
   | RecipientSuppressed
   | TestRateLimited
-  | AccountSuspended
-  | SendingPaused
-  | SenderDomainNotAuthorized
-  | QuotaExhausted
-  | OverageNotOffered
+  | MailRefusal
 
 /** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
 const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError | ForbiddenError> => {

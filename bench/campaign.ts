@@ -33,7 +33,7 @@ import { makeTokens } from "../src/bulk/public/tokens.ts"
 import { recordCampaignLinks } from "../src/bulk/tracking/store.ts"
 import { recipientTokens } from "../src/bulk/tracking/tokens.ts"
 import { startDnsServer } from "../test/support/dns-server.ts"
-import { benchPostgres, cpuMeter, createDatabase, freePort, load, spawnNode, sql, table, waitFor } from "./lib.ts"
+import { apiCaller, benchPostgres, benchSender, cpuMeter, createDatabase, freePort, load, spawnNode, sql, table, waitFor } from "./lib.ts"
 
 const CONTACTS = Number(process.env["BENCH_CONTACTS"] ?? 100_000)
 const TX_MESSAGES = Number(process.env["BENCH_TX_MESSAGES"] ?? 5_000)
@@ -124,19 +124,8 @@ const herald = spawnNode("src/main.ts", {
 const base = `http://127.0.0.1:${port}`
 try {
   await waitFor(`${base}/health`)
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}${path}`, {
-      method, headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    })
-    const json = await res.json() as Record<string, unknown>
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`)
-    return json
-  }
-  await call("POST", "/v1/client/domains", { domain: "bench.example" })
-  await sql(databaseUrl, "UPDATE domains SET verified_at = now()")
-  await sql(databaseUrl, "UPDATE accounts SET rate_per_min_override = 100000000, monthly_quota_override = 100000000")
-  const [key] = await sql(databaseUrl, "SELECT id, account_id FROM api_keys ORDER BY created_at LIMIT 1")
+  const call = apiCaller(base, TOKEN)
+  const key = await benchSender(call, databaseUrl)
   const list = await call("POST", "/v1/bulk/lists", { name: "bench list" })
 
   // The audience, seeded straight into the database (not measured): CONTACTS contacts, all on the list.

@@ -330,3 +330,27 @@ export const table = (rows: ReadonlyArray<Record<string, string | number>>) => {
   console.log(line(columns))
   for (const r of rows) console.log(line(columns.map((c) => fmt(r[c]!))))
 }
+
+/** A JSON client of the bench's appliance with `token`: a status of 300 or more throws with the body. */
+export const apiCaller = (base: string, token: string) => async (method: string, path: string, body?: unknown) => {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  const json = await res.json() as Record<string, unknown>
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`)
+  return json
+}
+
+/**
+ * The bulk benches' sender: `bench.example` added and marked verified, the account's rate and quota
+ * out of the way (what is measured is delivery, not the limits); answers the key's row.
+ */
+export const benchSender = async (call: ReturnType<typeof apiCaller>, databaseUrl: string) => {
+  await call("POST", "/v1/client/domains", { domain: "bench.example" })
+  await sql(databaseUrl, "UPDATE domains SET verified_at = now()")
+  await sql(databaseUrl, "UPDATE accounts SET rate_per_min_override = 100000000, monthly_quota_override = 100000000")
+  const [key] = await sql(databaseUrl, "SELECT id, account_id FROM api_keys ORDER BY created_at LIMIT 1")
+  return key!
+}

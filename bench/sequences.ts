@@ -29,7 +29,7 @@ import { SMTPServer } from "smtp-server"
 import { BaseLive, ServicesLive } from "../src/appliance.ts"
 import { StepScheduler } from "../src/bulk/sequences/StepScheduler.ts"
 import { startDnsServer } from "../test/support/dns-server.ts"
-import { benchPostgres, cpuMeter, createDatabase, freePort, spawnNode, sql, table, waitFor } from "./lib.ts"
+import { apiCaller, benchPostgres, benchSender, cpuMeter, createDatabase, freePort, spawnNode, sql, table, waitFor } from "./lib.ts"
 
 const N = Number(process.env["BENCH_SUBSCRIPTIONS"] ?? 20_000)
 const PLAN_SUBSCRIPTIONS = Number(process.env["BENCH_PLAN_SUBSCRIPTIONS"] ?? 1_000_000)
@@ -113,19 +113,8 @@ const base = `http://127.0.0.1:${port}`
 let stopped = false
 try {
   await waitFor(`${base}/health`)
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}${path}`, {
-      method, headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    })
-    const json = await res.json() as Record<string, unknown>
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`)
-    return json
-  }
-  await call("POST", "/v1/client/domains", { domain: "bench.example" })
-  await sql(databaseUrl, "UPDATE domains SET verified_at = now()")
-  await sql(databaseUrl, "UPDATE accounts SET rate_per_min_override = 100000000, monthly_quota_override = 100000000")
-  const [key] = await sql(databaseUrl, "SELECT id, account_id FROM api_keys ORDER BY created_at LIMIT 1")
+  const call = apiCaller(base, TOKEN)
+  const key = await benchSender(call, databaseUrl)
   const campaignList = await call("POST", "/v1/bulk/lists", { name: "campaign audience" })
   const sequenceList = await call("POST", "/v1/bulk/lists", { name: "sequence audience" })
 

@@ -64,10 +64,10 @@ export const mailRefusal = (e: MailRefusal, what: string): Effect.Effect<never, 
 export const overageMessage = (e: OverageNotOffered, what: string) =>
   `${what} needs ${e.requested} emails but only ${Math.max(0, e.quota - e.used)} of the monthly quota (${e.used}/${e.quota} used) remain, and the plan offers no overage`
 
-/** The per-minute rate limit, `counted` saying which calls count ("sends, test-sends and enrolments"). */
-export const rateLimited = (limit: number, reset: string | number, counted: string) =>
+/** The per-minute rate limit of the bulk calls that produce mail (DESIGN: they share the key's window with sends). */
+export const rateLimited = (limit: number, reset: string | number) =>
   Effect.fail(new RateLimitedError({
     type: "rate_limit_error",
     code: "rate_limit_exceeded",
-    message: `Too many requests: ${limit} per minute (${counted}); the window resets at ${reset}`
+    message: `Too many requests: ${limit} per minute (sends, test-sends, campaign sends and enrolments together); the window resets at ${reset}`
   }))

@@ -2,6 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { HeraldApi } from "../../http/api.ts"
+import { contentTooLargeAnswer, renderFailedAnswer } from "../http-answers.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import {
   BadRequestError,
@@ -10,7 +11,6 @@ import {
   type ForbiddenError,
   notFound,
   type NotFoundError,
-  payloadTooLarge,
   type PayloadTooLargeError,
   RateLimitedError,
   validationFailed
@@ -18,7 +18,7 @@ import {
 import type { AccountMissing } from "../../platform/usage/AccountLimits.ts"
 import { isMailRefusal, type MailRefusal, mailRefusal, rateLimited } from "../../http/mail-refusals.ts"
 import type { RenderFailed } from "../render/errors.ts"
-import { MAX_TEMPLATE_BYTES, type TemplateTooLarge } from "../templates/fields.ts"
+import type { TemplateTooLarge } from "../templates/fields.ts"
 import { type CampaignInvalid, type CampaignNotFound, Campaigns, type CampaignStateConflict } from "./Campaigns.ts"
 import { type CampaignRateLimited, CampaignControl, type InvalidSchedule } from "./Control.ts"
 import type { CampaignIncomplete } from "./freeze.ts"
@@ -50,11 +50,11 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
     case "InvalidSchedule":
       return Effect.fail(validationFailed(e.message, "scheduled_at"))
     case "CampaignRateLimited":
-      return rateLimited(e.limit, e.reset, "sends, test-sends, campaign sends and enrolments together")
+      return rateLimited(e.limit, e.reset)
     case "TemplateTooLarge":
-      return Effect.fail(payloadTooLarge(`A campaign's content may hold at most ${MAX_TEMPLATE_BYTES} bytes (512 KB); this holds ${e.bytes}`))
+      return contentTooLargeAnswer("A campaign's content", e.bytes)
     case "RenderFailed":
-      return Effect.fail(new BadRequestError({ type: "invalid_request_error", code: "render_failed", message: e.message, param: e.param }))
+      return renderFailedAnswer(e)
     case "AccountMissing":
     case "SqlError":
       return Effect.die(e)

@@ -2,6 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { HeraldApi } from "../../http/api.ts"
+import { renderFailedAnswer } from "../http-answers.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import {
   BadRequestError,
@@ -25,15 +26,12 @@ export type ConfirmationRefusal =
   | RenderFailed
   | AccountMissing
 
-const renderFailed = (e: RenderFailed) =>
-  Effect.fail(new BadRequestError({ type: "invalid_request_error", code: "render_failed", message: e.message, param: e.param }))
-
 /** The confirmation mail's refusals as the API's envelope, as the send and the test-send answer them. */
 export const confirmationRefusal = (e: ConfirmationRefusal): Effect.Effect<never, BadRequestError | ForbiddenError | RateLimitedError> => {
   if (isMailRefusal(e)) return mailRefusal(e, "The confirmation mail")
   switch (e._tag) {
     case "RenderFailed":
-      return renderFailed(e)
+      return renderFailedAnswer(e)
     case "AccountMissing":
       return Effect.die(e)
   }
@@ -55,7 +53,7 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
     case "BadConfirmation":
       return Effect.fail(validationFailed(e.message, e.param))
     case "RenderFailed":
-      return renderFailed(e)
+      return renderFailedAnswer(e)
     case "SqlError":
       return Effect.die(e)
   }

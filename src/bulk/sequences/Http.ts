@@ -2,6 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { HeraldApi } from "../../http/api.ts"
+import { contentTooLargeAnswer, renderFailedAnswer } from "../http-answers.ts"
 import { rateLimited } from "../../http/mail-refusals.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import {
@@ -10,13 +11,11 @@ import {
   type ConflictError,
   notFound,
   type NotFoundError,
-  payloadTooLarge,
   type PayloadTooLargeError,
   RateLimitedError,
   validationFailed
 } from "../../http/errors.ts"
 import type { RenderFailed } from "../render/errors.ts"
-import { MAX_TEMPLATE_BYTES } from "../templates/fields.ts"
 import { Enroll, type EnrollListNotFound, type EnrollRateLimited } from "./Enroll.ts"
 import type { SequenceConflict, SequenceInvalid, SequenceNotFound, StepNotFound, SubscriptionNotFound } from "./records.ts"
 import { Sequences } from "./Sequences.ts"
@@ -53,11 +52,11 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
     case "StepIncomplete":
       return Effect.fail(validationFailed(e.message, e.param))
     case "StepTooLarge":
-      return Effect.fail(payloadTooLarge(`A step's own fields together may hold at most ${MAX_TEMPLATE_BYTES} bytes (512 KB); these hold ${e.bytes}`))
+      return contentTooLargeAnswer("A step's own fields together", e.bytes)
     case "RenderFailed":
-      return Effect.fail(new BadRequestError({ type: "invalid_request_error", code: "render_failed", message: e.message, param: e.param }))
+      return renderFailedAnswer(e)
     case "EnrollRateLimited":
-      return rateLimited(e.limit, e.reset, "sends, test-sends, campaign sends and enrolments together")
+      return rateLimited(e.limit, e.reset)
     case "SqlError":
       return Effect.die(e)
   }

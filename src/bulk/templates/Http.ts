@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { HeraldApi } from "../../http/api.ts"
+import { contentTooLargeAnswer, renderFailedAnswer } from "../http-answers.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import {
   BadRequestError,
@@ -9,7 +10,6 @@ import {
   type ForbiddenError,
   notFound,
   type NotFoundError,
-  payloadTooLarge,
   type PayloadTooLargeError,
   RateLimitedError,
   validationFailed
@@ -20,7 +20,7 @@ import { isMailRefusal, type MailRefusal, mailRefusal, rateLimited } from "../..
 import { contactScope, prepareContent, renderContent } from "../render/content.ts"
 import type { RenderFailed } from "../render/errors.ts"
 import { RenderEngine } from "../render/RenderEngine.ts"
-import { MAX_TEMPLATE_BYTES, readyToSave, type TemplateTooLarge } from "./fields.ts"
+import { readyToSave, type TemplateTooLarge } from "./fields.ts"
 import { type NoSender, type RecipientSuppressed, TestSend, type TestRateLimited } from "./TestSend.ts"
 import { type HtmlFromMjml, type TemplateInUse, type TemplateNotFound, Templates, type VersionNotFound } from "./Templates.ts"
 
@@ -53,9 +53,9 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
     case "HtmlFromMjml":
       return Effect.fail(validationFailed("This template's html is compiled from its mjml: change the mjml, or send mjml: null with the html", "html"))
     case "TemplateTooLarge":
-      return Effect.fail(payloadTooLarge(`A template's fields together may hold at most ${MAX_TEMPLATE_BYTES} bytes (512 KB); these hold ${e.bytes}`))
+      return contentTooLargeAnswer("A template's fields together", e.bytes)
     case "RenderFailed":
-      return Effect.fail(badRequest("render_failed", e.message, e.param))
+      return renderFailedAnswer(e)
     case "NoSender":
       return Effect.fail(validationFailed("No sender: give from_email, or set the template's from_email", "from_email"))
     case "RecipientSuppressed":
@@ -67,7 +67,7 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
         "to_email"
       ))
     case "TestRateLimited":
-      return rateLimited(e.limit, e.reset, "sends, test-sends, campaign sends and enrolments together")
+      return rateLimited(e.limit, e.reset)
     case "SqlError":
       return Effect.die(e)
   }

@@ -16,14 +16,18 @@
  * group's order, so sends that arrive together are counted exactly, as if they came one by one.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Either } from "effect"
+import { Data, Effect, Either } from "effect"
 import { AppConfig } from "../config/app-config.ts"
 import { domainOf } from "../lib/email.ts"
 import { makeGroupCommit } from "../lib/group-commit.ts"
 import { sendingAllowed } from "../platform/domains/records.ts"
 import type { SuppressionReason } from "../platform/suppressions/Suppressions.ts"
 import { AccountLimits, AccountMissing, type Limits, limitsFrom, type LimitsRow, toLimits } from "../platform/usage/AccountLimits.ts"
-import { countRequests, decideRate, type RateDecision, type RateWindow, tighterOf } from "../platform/usage/RateLimiter.ts"
+import { setResponseHeaders } from "../http/request-context.ts"
+import { countRequests, decideRate, type RateDecision, rateLimitHeaders, type RateWindow, tighterOf } from "../platform/usage/RateLimiter.ts"
+
+/** A bulk call that produces mail (test-send, campaign send, enrolment) found the key's per-minute window full. */
+export class MailRateLimited extends Data.TaggedError("MailRateLimited")<{ readonly limit: number; readonly reset: number }> {}
 
 /** What acceptance reads about the sender and the recipients of a valid body. */
 export interface SenderFacts {
@@ -152,6 +156,18 @@ export class SendContext extends Effect.Service<SendContext>()("herald/SendConte
     const read = (keyId: string, accountId: string, now: Date, sender: SenderQuestion | undefined) =>
       Effect.flatMap(group.submit({ keyId, accountId, now, sender }), (context) => context)
 
-    return { read } as const
+    /**
+     * `read` for the bulk calls that produce mail (DESIGN: they count in the sends' window): the
+     * RateLimit headers set, and MailRateLimited when the window is full.
+     */
+    const admit = (keyId: string, accountId: string, now: Date, sender: SenderQuestion | undefined) =>
+      Effect.gen(function*() {
+        const context = yield* read(keyId, accountId, now, sender)
+        yield* setResponseHeaders(rateLimitHeaders(context.rate))
+        if (!context.rate.allowed) return yield* new MailRateLimited({ limit: context.limits.ratePerMin, reset: context.rate.reset })
+        return context
+      })
+
+    return { read, admit } as const
   })
 }) {}

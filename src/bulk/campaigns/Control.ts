@@ -12,10 +12,8 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
-import { setResponseHeaders } from "../../http/request-context.ts"
 import { dropCampaignDeliveries, holdCampaignDeliveries, wakeCampaignDeliveries } from "../../mta/queue/campaign-rows.ts"
 import { QuotaExhausted } from "../../platform/usage/Quota.ts"
-import { rateLimitHeaders } from "../../platform/usage/RateLimiter.ts"
 import type { Limits } from "../../platform/usage/AccountLimits.ts"
 import { refuseSender } from "../../transactional/accept.ts"
 import { SCHEDULE_HORIZON_MS, SCHEDULE_SKEW_MS } from "../../transactional/limits.ts"
@@ -27,7 +25,6 @@ import { checkStartable, contentSource, freeze } from "./freeze.ts"
 import type { CampaignRow } from "./record.ts"
 import { allowed, type CampaignCall } from "./states.ts"
 
-export class CampaignRateLimited extends Data.TaggedError("CampaignRateLimited")<{ readonly limit: number; readonly reset: number }> {}
 export class InvalidSchedule extends Data.TaggedError("InvalidSchedule")<{ readonly message: string }> {}
 
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/
@@ -96,9 +93,7 @@ export class CampaignControl extends Effect.Service<CampaignControl>()("herald/C
       Effect.gen(function*() {
         // The sender question needs a recipient: a non-simulator one, so the domain must be verified.
         const sender = fromEmail === null ? undefined : { fromEmail, recipients: [fromEmail.toLowerCase()] }
-        const { limits, rate, sender: facts } = yield* sendContext.read(owner.keyId, owner.accountId, at, sender)
-        yield* setResponseHeaders(rateLimitHeaders(rate))
-        if (!rate.allowed) return yield* new CampaignRateLimited({ limit: limits.ratePerMin, reset: rate.reset })
+        const { limits, sender: facts } = yield* sendContext.admit(owner.keyId, owner.accountId, at, sender)
         if (fromEmail !== null && facts !== undefined) yield* refuseSender(fromEmail, [fromEmail], limits, facts.domainState)
         yield* quotaLeft(limits)
       })

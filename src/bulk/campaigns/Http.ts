@@ -2,6 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { HeraldApi } from "../../http/api.ts"
+import type { MailRateLimited } from "../../transactional/send-context.ts"
 import { contentTooLargeAnswer, renderFailedAnswer } from "../http-answers.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import {
@@ -20,7 +21,7 @@ import { isMailRefusal, type MailRefusal, mailRefusal, rateLimited } from "../..
 import type { RenderFailed } from "../render/errors.ts"
 import type { TemplateTooLarge } from "../templates/fields.ts"
 import { type CampaignInvalid, type CampaignNotFound, Campaigns, type CampaignStateConflict } from "./Campaigns.ts"
-import { type CampaignRateLimited, CampaignControl, type InvalidSchedule } from "./Control.ts"
+import { CampaignControl, type InvalidSchedule } from "./Control.ts"
 import type { CampaignIncomplete } from "./freeze.ts"
 
 type Failure =
@@ -29,7 +30,7 @@ type Failure =
   | CampaignInvalid
   | CampaignIncomplete
   | InvalidSchedule
-  | CampaignRateLimited
+  | MailRateLimited
   | TemplateTooLarge
   | RenderFailed
   | MailRefusal
@@ -49,7 +50,7 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
       return Effect.fail(validationFailed(e.message, e.param))
     case "InvalidSchedule":
       return Effect.fail(validationFailed(e.message, "scheduled_at"))
-    case "CampaignRateLimited":
+    case "MailRateLimited":
       return rateLimited(e.limit, e.reset)
     case "TemplateTooLarge":
       return contentTooLargeAnswer("A campaign's content", e.bytes)

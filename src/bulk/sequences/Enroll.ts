@@ -23,16 +23,13 @@ import { Clock, Data, Effect } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { emitEvent } from "../../events/outbox.ts"
 import { SequenceSubscribed } from "../../events/schema.ts"
-import { setResponseHeaders } from "../../http/request-context.ts"
 import { newId } from "../../lib/ids.ts"
-import { rateLimitHeaders } from "../../platform/usage/RateLimiter.ts"
 import { SendContext } from "../../transactional/send-context.ts"
 import { listsOfKey } from "../lists/memberships.ts"
 import { confirmedMembership, suppressedContact } from "../lists/sendable.ts"
 import { findSequence, type Owner, SequenceInvalid } from "./records.ts"
 
 export class EnrollListNotFound extends Data.TaggedError("EnrollListNotFound")<{ readonly id: string }> {}
-export class EnrollRateLimited extends Data.TaggedError("EnrollRateLimited")<{ readonly limit: number; readonly reset: number }> {}
 
 export interface EnrollResult {
   readonly enrolled: number
@@ -55,9 +52,7 @@ export class Enroll extends Effect.Service<Enroll>()("herald/SequenceEnroll", {
     const enroll = (owner: Owner, sequenceId: string, listId: string | undefined) =>
       Effect.gen(function*() {
         const at = new Date(yield* Clock.currentTimeMillis)
-        const { limits, rate } = yield* sendContext.read(owner.keyId, owner.accountId, at, undefined)
-        yield* setResponseHeaders(rateLimitHeaders(rate))
-        if (!rate.allowed) return yield* new EnrollRateLimited({ limit: limits.ratePerMin, reset: rate.reset })
+        yield* sendContext.admit(owner.keyId, owner.accountId, at, undefined)
         if (listId === undefined) return yield* new SequenceInvalid({ param: "list_id", message: "list_id is required" })
         return yield* sql.withTransaction(Effect.gen(function*() {
           const sequence = yield* findSequence(owner, sequenceId)

@@ -2,6 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { HeraldApi } from "../../http/api.ts"
+import type { MailRateLimited } from "../../transactional/send-context.ts"
 import { contentTooLargeAnswer, renderFailedAnswer } from "../http-answers.ts"
 import { rateLimited } from "../../http/mail-refusals.ts"
 import { CurrentKey } from "../../http/auth.ts"
@@ -16,7 +17,7 @@ import {
   validationFailed
 } from "../../http/errors.ts"
 import type { RenderFailed } from "../render/errors.ts"
-import { Enroll, type EnrollListNotFound, type EnrollRateLimited } from "./Enroll.ts"
+import { Enroll, type EnrollListNotFound } from "./Enroll.ts"
 import type { SequenceConflict, SequenceInvalid, SequenceNotFound, StepNotFound, SubscriptionNotFound } from "./records.ts"
 import { Sequences } from "./Sequences.ts"
 import type { StepIncomplete, StepTooLarge } from "./step-content.ts"
@@ -32,7 +33,7 @@ type Failure =
   | StepTooLarge
   | RenderFailed
   | EnrollListNotFound
-  | EnrollRateLimited
+  | MailRateLimited
   | SqlError
 
 /** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
@@ -55,7 +56,7 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
       return contentTooLargeAnswer("A step's own fields together", e.bytes)
     case "RenderFailed":
       return renderFailedAnswer(e)
-    case "EnrollRateLimited":
+    case "MailRateLimited":
       return rateLimited(e.limit, e.reset)
     case "SqlError":
       return Effect.die(e)

@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { HeraldApi } from "../../http/api.ts"
+import type { MailRateLimited } from "../../transactional/send-context.ts"
 import { contentTooLargeAnswer, renderFailedAnswer } from "../http-answers.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import {
@@ -21,7 +22,7 @@ import { contactScope, prepareContent, renderContent } from "../render/content.t
 import type { RenderFailed } from "../render/errors.ts"
 import { RenderEngine } from "../render/RenderEngine.ts"
 import { readyToSave, type TemplateTooLarge } from "./fields.ts"
-import { type NoSender, type RecipientSuppressed, TestSend, type TestRateLimited } from "./TestSend.ts"
+import { type NoSender, type RecipientSuppressed, TestSend } from "./TestSend.ts"
 import { type HtmlFromMjml, type TemplateInUse, type TemplateNotFound, Templates, type VersionNotFound } from "./Templates.ts"
 
 const badRequest = (code: string, message: string, param?: string) =>
@@ -37,7 +38,7 @@ type Failure =
   | SqlError
   | NoSender
   | RecipientSuppressed
-  | TestRateLimited
+  | MailRateLimited
   | MailRefusal
 
 /** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
@@ -66,7 +67,7 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
           : `${e.email} is suppressed (${e.reason}): not sent, not even as a test`,
         "to_email"
       ))
-    case "TestRateLimited":
+    case "MailRateLimited":
       return rateLimited(e.limit, e.reset)
     case "SqlError":
       return Effect.die(e)

@@ -12,7 +12,6 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Data, Effect, Either } from "effect"
 import { QueueSignal } from "../../db/QueueSignal.ts"
-import { setResponseHeaders } from "../../http/request-context.ts"
 import { domainOf } from "../../lib/email.ts"
 import { newId } from "../../lib/ids.ts"
 import { structuredMessages } from "../../mta/queue/StoredMessage.ts"
@@ -20,7 +19,6 @@ import type { SuppressionReason } from "../../platform/suppressions/Suppressions
 import { quotaCountOf } from "../../lib/simulator.ts"
 import { releaseQuota } from "../../platform/usage/Quota.ts"
 import { QuotaReserver } from "../../platform/usage/QuotaReserver.ts"
-import { rateLimitHeaders } from "../../platform/usage/RateLimiter.ts"
 import { refuseSender } from "../../transactional/accept.ts"
 import { QueueWriter } from "../../transactional/queue-writer.ts"
 import { SendContext } from "../../transactional/send-context.ts"
@@ -36,7 +34,6 @@ export interface TestSendRequest {
 }
 
 export class NoSender extends Data.TaggedError("NoSender")<{}> {}
-export class TestRateLimited extends Data.TaggedError("TestRateLimited")<{ readonly limit: number; readonly reset: number }> {}
 export class RecipientSuppressed extends Data.TaggedError("RecipientSuppressed")<{
   readonly email: string
   readonly reason: SuppressionReason | "blocked_domain"
@@ -64,9 +61,7 @@ export class TestSend extends Effect.Service<TestSend>()("herald/TestSend", {
         const rendered = yield* renderContent(engine, prepared, contactScope({ ...template.vars, ...body.sample_vars }, { email: body.to_email }))
 
         const now = new Date(yield* Clock.currentTimeMillis)
-        const { limits, rate, sender } = yield* sendContext.read(owner.keyId, owner.accountId, now, { fromEmail, recipients: [to] })
-        yield* setResponseHeaders(rateLimitHeaders(rate))
-        if (!rate.allowed) return yield* new TestRateLimited({ limit: limits.ratePerMin, reset: rate.reset })
+        const { limits, sender } = yield* sendContext.admit(owner.keyId, owner.accountId, now, { fromEmail, recipients: [to] })
         yield* refuseSender(fromEmail, [to], limits, sender!.domainState)
         const suppressed = sender!.suppressed.get(to)
         if (suppressed !== undefined) return yield* new RecipientSuppressed({ email: body.to_email, reason: suppressed })

@@ -64,8 +64,15 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
     Effect.zipRight(Effect.sync(() => (transactionalDue = true))),
     Effect.zipRight(Queue.offer(kick, undefined))
   )))
-  /** The last claim took all it asked for: more work is probably due. */
+  /** More work is probably due: wake at the next attempt's end (see `step`). */
   let backlog = false
+  /**
+   * The last bulk claim took all it asked for, so more bulk work is probably due. Kept until a bulk
+   * claim comes back short: the claims in between wait for `refillAt` free places and make none,
+   * and forgetting the backlog there left a campaign's work to the one-second poll — 80 deliveries
+   * (the bulk share) a second, whatever the destination could take (bench/campaign.ts).
+   */
+  let bulkBacklog = false
   /** Bulk attempts in hand, and the most there may be: the rest of the capacity is kept for transactional sends. */
   let bulkInFlight = 0
   const bulkCapacity = mta.concurrency <= 1 ? mta.concurrency : mta.concurrency - Math.max(1, Math.floor(mta.concurrency / 5))
@@ -222,6 +229,7 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
       for (const d of claimed) yield* admit(d)
       const full = claimed.length === limit
       if (full && lane === "transactional") transactionalDue = true
+      if (lane === "bulk") bulkBacklog = full
       return full
     })
 
@@ -235,7 +243,7 @@ export const MtaLive = actorLayer("mta", Effect.gen(function*() {
     const transactionalMore = yield* claimLane("transactional", at)
     const bulkMore = yield* claimLane("bulk", at)
     // Woken while (nearly) full, or a claim took all it asked for: the next attempts to finish claim what may have come.
-    backlog = transactionalMore || bulkMore || mta.concurrency - inFlight.size < refillAt
+    backlog = transactionalMore || bulkMore || bulkBacklog || mta.concurrency - inFlight.size < refillAt
     return transactionalDue && mta.concurrency - inFlight.size > 0
   }).pipe(Effect.catchAllCause((cause) => Effect.logError("claim failed; retrying", cause).pipe(Effect.as(false))))
 

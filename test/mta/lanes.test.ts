@@ -11,6 +11,7 @@ import * as path from "node:path"
 import { simpleParser } from "mailparser"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type DeliveryRig, startDeliveryRig } from "../support/mta.ts"
+import { sendCampaignTo } from "../support/campaigns.ts"
 import { newSender, type Sender, sendBody } from "../support/sending.ts"
 
 const SLOTS = 2
@@ -31,29 +32,9 @@ beforeAll(async () => {
 })
 afterAll(() => rig.stop())
 
-const api = (method: string, route: string, body?: unknown) => rig.app.request(method, route, { token: sender.token, ...(body === undefined ? {} : { body }) })
-
-/** A campaign to 5,000 contacts of one list, sent: its fan-out queues one bulk message per contact. */
-const queueBulk = async () => {
-  const list = await api("POST", "/v1/bulk/lists", { name: "newsletter" })
-  const emails = Array.from({ length: BULK }, (_, i) => `bulk${i}@lane.example`)
-  for (let i = 0; i < BULK; i += 1000) {
-    expect((await api("POST", `/v1/bulk/lists/${list.json.id}/contacts`, { contacts: emails.slice(i, i + 1000) })).status).toBe(200)
-  }
-  const campaign = await api("POST", "/v1/bulk/campaigns", {
-    name: "Newsletter",
-    from_email: sender.from,
-    subject: "Newsletter",
-    body_text: "Bulk body",
-    list_ids: [list.json.id]
-  })
-  expect(campaign.status).toBe(201)
-  expect((await api("POST", `/v1/bulk/campaigns/${campaign.json.id}/send`)).status).toBe(200)
-}
-
 describe("lanes", () => {
   it("a transactional send overtakes a backlog of 5,000 bulk messages to the same destination", async () => {
-    await queueBulk()
+    await sendCampaignTo(rig.app, sender, Array.from({ length: BULK }, (_, i) => `bulk${i}@lane.example`))
     // The bulk lane is under way before the transactional send is made.
     await rig.sink.waitFor(20, 20_000)
     const res = await rig.app.request("POST", "/v1/mail/send", { token: sender.token, body: sendBody(sender, "urgent@lane.example") })

@@ -26,9 +26,14 @@ export const outboxRow = (event: HeraldEvent): { readonly event: string; readonl
   return { event: name, payload }
 }
 
-export const emitEvent = (e: OutboxEntry) =>
+export const emitEvent = (e: OutboxEntry) => emitEvents([e])
+
+/** Many events in one statement, in their order (the tracking aggregator's batch). */
+export const emitEvents = (entries: ReadonlyArray<OutboxEntry>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => {
-    const { event, payload } = outboxRow(e.event)
+    if (entries.length === 0) return Effect.void
+    const rows = entries.map((e) => ({ ...outboxRow(e.event), id: newId("evt"), e }))
     return sql`INSERT INTO events (id, account_id, key_id, event, payload, created_at)
-      VALUES (${newId("evt")}, ${e.accountId}, ${e.keyId}, ${event}, ${JSON.stringify(payload)}::jsonb, ${e.at})`
+      SELECT * FROM unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.e.accountId)}::text[], ${rows.map((r) => r.e.keyId)}::text[],
+        ${rows.map((r) => r.event)}::text[], ${rows.map((r) => JSON.stringify(r.payload))}::text[]::jsonb[], ${rows.map((r) => r.e.at)}::timestamptz[])`
   }).pipe(Effect.asVoid)

@@ -28,11 +28,24 @@ export interface AddressFact {
   readonly sequenceId?: string | null | undefined
 }
 
-export const recordFact = (type: EngagementType, fact: AddressFact) =>
+export const recordFact = (type: EngagementType, fact: AddressFact) => recordFacts([{ type, fact }])
+
+/** Many facts in one statement (the tracking aggregator's batch of opens and clicks). */
+export const recordFacts = (facts: ReadonlyArray<{ readonly type: EngagementType; readonly fact: AddressFact }>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`INSERT INTO contact_engagement (account_id, key_id, email, type, at, campaign_id, sequence_id, message_id, detail)
-      VALUES (${fact.accountId}, ${fact.keyId ?? null}, ${fact.email.toLowerCase()}, ${type}, ${fact.at}, ${fact.campaignId ?? null},
-        ${fact.sequenceId ?? null}, ${fact.messageId ?? null}, ${fact.detail ?? null})`
+    facts.length === 0 ? Effect.void : sql`INSERT INTO contact_engagement ${
+      sql.insert(facts.map(({ type, fact }) => ({
+        account_id: fact.accountId,
+        key_id: fact.keyId ?? null,
+        email: fact.email.toLowerCase(),
+        type,
+        at: fact.at,
+        campaign_id: fact.campaignId ?? null,
+        sequence_id: fact.sequenceId ?? null,
+        message_id: fact.messageId ?? null,
+        detail: fact.detail ?? null
+      })))
+    }`
   ).pipe(Effect.asVoid)
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The tracking endpoints' log, `tracking_ingest` (migration 0027; this file is its owner): the
  * request path appends the hits it accepted, the aggregator (aggregator.ts) takes them out again in
- * the transaction that folds them into the counters (store.ts `foldHits`). Append and take are all
+ * the transaction that folds them into the counters (fold.ts `foldHits`). Append and take are all
  * there is: a hit is in the log until it has been counted, and counted exactly once.
  */
 import { SqlClient } from "@effect/sql"

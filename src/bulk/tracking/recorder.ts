@@ -39,7 +39,7 @@ export class TrackingRecorder extends Effect.Service<TrackingRecorder>()("herald
         ),
       maxItems: GROUP_HITS,
       // While one group waits for its commit, the next is on its way: an INSERT holds no shared row lock.
-      writers: 2
+      writers: 1
     })
     const links = new Map<string, ReadonlyMap<number, string>>()
 

@@ -72,8 +72,13 @@ import { InboundConfigLive } from "./inbound/InboundConfig.ts"
 import { InboundQueue } from "./inbound/processor/InboundQueue.ts"
 import { InboundProcessorLive } from "./inbound/processor/Processor.ts"
 
-/** Configuration and logging: everything else runs inside these. */
-export const BaseLive = Layer.merge(AppConfigLive, Layer.provide(LoggingLive, AppConfigLive))
+/**
+ * Configuration and logging: everything else runs inside these. Tracing is off: Herald exports no
+ * traces, and with it on every SQL statement and HTTP request built a span (its attributes, the
+ * statement text, the request's URL parsed again and its headers redacted) that nothing read — a
+ * tenth of the main thread's time on the tracking endpoints (bench/campaign.ts profile).
+ */
+export const BaseLive = Layer.mergeAll(AppConfigLive, Layer.provide(LoggingLive, AppConfigLive), Layer.setTracerEnabled(false))
 
 /** The database with its schema up to date. */
 export const DatabaseReadyLive = Layer.effectDiscard(runMigrations).pipe(Layer.provideMerge(DatabaseLive))

@@ -1,6 +1,5 @@
 /** The HTTP side of the appliance: the API, its docs, and the Node server it listens on. */
-import { createServer } from "node:http"
-import { HttpApiBuilder, HttpRouter, HttpServer } from "@effect/platform"
+import { HttpApiBuilder, HttpMiddleware, HttpRouter, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { AppConfig } from "../config/app-config.ts"
@@ -31,6 +30,7 @@ import { HeraldApi } from "./api.ts"
 import { AdminAuthenticationLive } from "./admin-auth.ts"
 import { AuthenticationLive } from "./auth.ts"
 import { DocsRoutesLive } from "./docs/routes.ts"
+import { FrontDoorServer, openFrontDoor } from "./front-door.ts"
 import { ErrorMappingLive } from "./error-mapping.ts"
 import { MetaHttpLive } from "./meta/Http.ts"
 import { withMethodNotAllowed } from "./method-not-allowed.ts"
@@ -93,7 +93,10 @@ const ServeLive = Layer.unwrapEffect(
       minBytesPerSecond: config.httpMinUploadBytesPerSecond,
       graceMs: config.httpUploadGraceMs
     }
+    // No request span (tracing is off, appliance.ts): the platform's tracer middleware would still
+    // parse each request's URL and redact its headers before finding that out.
     return HttpServer.serve(requestMiddleware(policy)(withMethodNotAllowed(router.routes, app))).pipe(
+      HttpMiddleware.withTracerDisabledWhen(() => true),
       Layer.provide(bodyLimitLayer(config.httpMaxBodyBytes))
     )
   })
@@ -111,7 +114,8 @@ const SHUTDOWN_GRACE_MS = 5_000
 const NodeServerLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const server = createServer()
+    const server = new FrontDoorServer()
+    const frontDoor = Layer.scopedDiscard(openFrontDoor(server))
     const cutConnections = Layer.scopedDiscard(
       Effect.addFinalizer(() =>
         Effect.sync(() => {
@@ -120,7 +124,7 @@ const NodeServerLive = Layer.unwrapEffect(
         })
       )
     )
-    return cutConnections.pipe(
+    return Layer.merge(cutConnections, frontDoor).pipe(
       Layer.provideMerge(NodeHttpServer.layer(() => server, { port: config.httpPort, host: config.httpHost }))
     )
   })

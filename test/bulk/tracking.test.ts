@@ -304,3 +304,31 @@ describe("the detail prune", () => {
     expect(receiver.hits.filter(hooksOf("email.opened", "ada@rcpt.example"))).toHaveLength(1)
   })
 })
+
+describe("the front door", () => {
+  it("answers GET /o/ and /c/ before the API (no request id), and leaves every other method to the API's router", async () => {
+    const ada = who("ada@rcpt.example")
+    await aggregated()
+    const before = (await counters())!
+    // GET, with a query string a mail client may add: the front door's answer, counted.
+    const pixel = await get(`${ada.open}?utm_source=x`)
+    expect(pixel.status).toBe(200)
+    expect(pixel.headers.get("content-type")).toBe("image/gif")
+    expect(pixel.headers.get("x-request-id")).toBeNull()
+    const click = await get(ada.clicks[0]!)
+    expect(click.status).toBe(302)
+    expect(click.headers.get("x-request-id")).toBeNull()
+    await aggregated()
+    expect(await counters()).toMatchObject({
+      opens_total: String(Number(before["opens_total"]) + 1),
+      clicks_total: String(Number(before["clicks_total"]) + 1)
+    })
+    // Other methods are the router's, with the API's request id: POST is refused with what the path answers.
+    const post = await fetch(ada.open, { method: "POST" })
+    expect(post.status).toBe(405)
+    expect(post.headers.get("allow")).toBe("GET, HEAD")
+    expect(post.headers.get("x-request-id")).toMatch(/^req_/)
+    await aggregated()
+    expect(await counters()).toMatchObject({ opens_total: String(Number(before["opens_total"]) + 1) })
+  })
+})

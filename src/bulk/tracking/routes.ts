@@ -12,8 +12,14 @@
  *
  * Either answers once its hit is logged (recorder.ts: one group-committed INSERT, no read but a
  * click's first of its campaign); the counting is the aggregator's (aggregator.ts).
+ *
+ * The handlers are registered on the API's router (every method and path rule holds there: HEAD,
+ * 405 for a POST), and the same handlers answer `GET` through the server's front door
+ * (src/http/front-door.ts), which skips the router and the API's request middleware: a mail
+ * client's pixel needs neither a request id nor a body budget, and on the whole API stack a hit
+ * cost more main-thread time than the bare redirect server's whole request (bench/campaign.ts).
  */
-import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Clock, Effect, Layer, Option } from "effect"
 import { invalidLinkPage, publicPage } from "../public/page.ts"
 import { PublicTokens } from "../public/tokens.ts"
@@ -39,55 +45,64 @@ const redirect = (url: string) =>
   })
 
 /**
- * The rest of the path after `/o/` or `/c/`: a wildcard, not a `:token` parameter, because the
- * router refuses a parameter longer than 100 characters with a 404 and a click token (ids of 20
- * random characters, the link index, the tag) is longer than that.
+ * The token: the rest of the path after `/o/` or `/c/`, without a query. Read from the URL, not
+ * from a `:token` parameter: the front door has no router, and the router refuses a parameter
+ * longer than 100 characters by default (a click token is longer than that).
  */
-const tokenParam = Effect.map(HttpRouter.RouteContext, (route) => route.params["*"] ?? "")
+const tokenOf = (request: HttpServerRequest.HttpServerRequest) => {
+  const path = request.url.split("?", 1)[0]!
+  return path.slice(path.indexOf("/", 1) + 1)
+}
+
+/** The two endpoints' handlers, for the router and the front door. */
+export const makeTrackingHandlers = Effect.gen(function*() {
+  const tokens = yield* PublicTokens
+  const recorder = yield* TrackingRecorder
+
+  const open = Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const now = yield* Clock.currentTimeMillis
+    const target = readOpenToken(tokens, tokenOf(request), now)
+    if (Option.isSome(target)) {
+      const machine = isMachineOpen(request.headers["user-agent"])
+      yield* recorder.open(target.value, new Date(now), machine).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("open not recorded", cause))
+      )
+    }
+    return pixelResponse()
+  }).pipe(Effect.catchAllCause(() => Effect.succeed(pixelResponse())))
+
+  const click = Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const now = yield* Clock.currentTimeMillis
+    const target = readClickToken(tokens, tokenOf(request), now)
+    if (Option.isNone(target)) return invalidLinkPage()
+    const url = yield* recorder.linkUrl(target.value)
+    if (Option.isNone(url)) return invalidLinkPage()
+    yield* recorder.click(target.value, new Date(now)).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("click not recorded", cause))
+    )
+    return redirect(url.value)
+  }).pipe(
+    Effect.catchAllCause((cause) =>
+      Effect.logError("click failed", cause).pipe(Effect.as(publicPage({
+        title: "Please try again",
+        paragraphs: ["This link cannot be followed right now. Please try again in a moment."],
+        status: 503
+      }))))
+  )
+
+  return { open, click } as const
+})
+
+/** `/o/…` → open, `/c/…` → click, anything else → undefined (the front door's dispatch). */
+export const trackingHandlerFor = (handlers: Effect.Effect.Success<typeof makeTrackingHandlers>, path: string) =>
+  path.startsWith("/o/") ? handlers.open : path.startsWith("/c/") ? handlers.click : undefined
 
 export const TrackingRoutesLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
-    const tokens = yield* PublicTokens
-    const recorder = yield* TrackingRecorder
-
-    yield* router.get(
-      "/o/*",
-      Effect.gen(function*() {
-        const token = yield* tokenParam
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const now = yield* Clock.currentTimeMillis
-        const target = readOpenToken(tokens, token, now)
-        if (Option.isSome(target)) {
-          const machine = isMachineOpen(request.headers["user-agent"])
-          yield* recorder.open(target.value, new Date(now), machine).pipe(
-            Effect.catchAllCause((cause) => Effect.logWarning("open not recorded", cause))
-          )
-        }
-        return pixelResponse()
-      }).pipe(Effect.catchAllCause(() => Effect.succeed(pixelResponse())))
-    )
-
-    yield* router.get(
-      "/c/*",
-      Effect.gen(function*() {
-        const token = yield* tokenParam
-        const now = yield* Clock.currentTimeMillis
-        const target = readClickToken(tokens, token, now)
-        if (Option.isNone(target)) return invalidLinkPage()
-        const url = yield* recorder.linkUrl(target.value)
-        if (Option.isNone(url)) return invalidLinkPage()
-        yield* recorder.click(target.value, new Date(now)).pipe(
-          Effect.catchAllCause((cause) => Effect.logWarning("click not recorded", cause))
-        )
-        return redirect(url.value)
-      }).pipe(
-        Effect.catchAllCause((cause) =>
-          Effect.logError("click failed", cause).pipe(Effect.as(publicPage({
-            title: "Please try again",
-            paragraphs: ["This link cannot be followed right now. Please try again in a moment."],
-            status: 503
-          }))))
-      )
-    )
+    const handlers = yield* makeTrackingHandlers
+    yield* router.get("/o/*", handlers.open)
+    yield* router.get("/c/*", handlers.click)
   })
 ).pipe(Layer.provide(PublicTokens.Default))

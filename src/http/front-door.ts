@@ -1,0 +1,55 @@
+/**
+ * The HTTP server's front door: `GET /o/…` and `GET /c/…` (the tracking pixel and click redirect)
+ * go straight to their handlers (src/bulk/tracking/routes.ts), as their own small Effect app,
+ * without the API's router, method check and request middleware; every other request goes on to
+ * the API as before. The same handlers are on the API's router too, for every other method.
+ *
+ * Why: these two are the hot public endpoints (every open and click of every campaign), and
+ * through the whole API stack — a fiber through the middleware, the 150-route method check, the
+ * router, a context copy per layer — a hit cost about 0.5 ms of the main thread, two and a half
+ * times the bare redirect server's whole request (README "Benchmarks", bench/campaign.ts).
+ *
+ * Node's server has one `request` event for all listeners, and the platform's `serve` adds its
+ * own; `FrontDoorServer` answers a front-door request before that event is emitted.
+ */
+import { type IncomingMessage, Server, type ServerResponse } from "node:http"
+import { HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect } from "effect"
+import { makeTrackingHandlers, trackingHandlerFor } from "../bulk/tracking/routes.ts"
+
+type NodeHandler = (request: IncomingMessage, response: ServerResponse) => void
+
+export class FrontDoorServer extends Server {
+  /** Answers the request and returns true, or returns false: the request is the API's. */
+  frontDoor: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined
+
+  override emit(event: string, ...args: Array<unknown>): boolean {
+    if (event === "request" && this.frontDoor?.(args[0] as IncomingMessage, args[1] as ServerResponse) === true) return true
+    return super.emit(event, ...args)
+  }
+}
+
+/**
+ * The front door's dispatch for `server`: the tracking handlers as a Node handler (no request
+ * span: tracing is off, see src/appliance.ts), installed until the scope closes.
+ */
+export const openFrontDoor = (server: FrontDoorServer) =>
+  Effect.gen(function*() {
+    const handlers = yield* makeTrackingHandlers
+    const app = Effect.flatMap(
+      HttpServerRequest.HttpServerRequest,
+      (request) => trackingHandlerFor(handlers, request.url) ?? Effect.succeed(HttpServerResponse.empty({ status: 404 }))
+    )
+    const handle: NodeHandler = yield* HttpMiddleware.withTracerDisabledWhenEffect(NodeHttpServer.makeHandler(app), () => true)
+    yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        server.frontDoor = (request, response) => {
+          if (request.method !== "GET" || request.url === undefined || !(request.url.startsWith("/o/") || request.url.startsWith("/c/"))) return false
+          handle(request, response)
+          return true
+        }
+      }),
+      () => Effect.sync(() => (server.frontDoor = undefined))
+    )
+  })

@@ -206,7 +206,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   importValidationMin: atLeast("HERALD_IMPORT_VALIDATION_MIN", 1, 100),
   importMaxInvalidPct: checked("HERALD_IMPORT_MAX_INVALID_PCT", Config.number(), "must be a percentage from 0 to 100", (n) => n >= 0 && n <= 100, 10),
   enrollCap: atLeast("HERALD_ENROLL_CAP", 1, 10_000),
-  campaignFanoutBatch: atLeast("HERALD_CAMPAIGN_FANOUT_BATCH", 1, 5_000),
+  campaignFanoutBatch: atLeast("HERALD_CAMPAIGN_FANOUT_BATCH", 1, 10_000),
   maxAttachmentBytes: megabytes("MAX_ATTACHMENT_MB", 10),
   maxTotalAttachmentsBytes: megabytes("MAX_TOTAL_ATTACHMENTS_MB", 20)
 }).pipe(

@@ -4,11 +4,11 @@
  * transaction is open in the middle of a 4,000-contact fan-out, and after a restart on the same
  * database every contact is queued exactly once and charged to the quota exactly once.
  *
- * To be sure the kill lands in the middle of a batch, the test locks the sending key's row once
- * the first rows are queued: the next batch, which has already charged its recipients to the
- * quota, blocks on that row when it inserts its messages (their foreign key to the key), inside
- * its transaction with the campaign's row locked; that is when the process dies. The MTA is off,
- * so the queued rows stay for counting.
+ * To be sure the kill lands in the middle of a batch, the test takes a SHARE lock on `messages`
+ * once the first rows are queued (reads go on, writes wait): the next batch, which has already
+ * charged its recipients to the quota, blocks when it inserts its messages, inside its transaction
+ * with the campaign's row locked; that is when the process dies. The MTA is off, so the queued
+ * rows stay for counting.
  */
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -61,8 +61,8 @@ describe("a fan-out killed in the middle of a batch", () => {
       expect((await api("POST", `/v1/bulk/campaigns/${id}/send`)).json).toEqual({ id, status: "sending", total_contacts: COUNT })
       await eventually(async () => ((await queuedRows()) > 0 ? true : undefined), "the first batch", 30_000)
       await blocker.query("BEGIN")
-      await blocker.query("SELECT 1 FROM api_keys WHERE id = $1 FOR UPDATE", [sender.keyId])
-      // The fan-out's next batch, its quota charged, is now waiting for that row inside its transaction.
+      await blocker.query("LOCK TABLE messages IN SHARE MODE")
+      // The fan-out's next batch, its quota charged, is now waiting for that lock inside its transaction.
       await eventually(async () => {
         const waiting = await db<{ query: string }>(
           "SELECT query FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%INSERT INTO messages%'"

@@ -37,6 +37,8 @@ import { apiCaller, benchPostgres, benchSender, cpuMeter, createDatabase, freePo
 
 const CONTACTS = Number(process.env["BENCH_CONTACTS"] ?? 100_000)
 const TX_MESSAGES = Number(process.env["BENCH_TX_MESSAGES"] ?? 5_000)
+/** BENCH_FANOUT_ONLY=1: the fan-out phase alone (no transactional baseline, no delivery wait, no tracking), for tuning it. */
+const FANOUT_ONLY = process.env["BENCH_FANOUT_ONLY"] === "1"
 const TRACK_SECONDS = Number(process.env["BENCH_TRACK_SECONDS"] ?? 10)
 const TRACK_DELIVERIES = Math.min(CONTACTS, Number(process.env["BENCH_TRACK_DELIVERIES"] ?? 2_000))
 const TOKEN = "hrld_bench_token_0123456789abcdef"
@@ -123,6 +125,8 @@ const herald = spawnNode("src/main.ts", {
 })
 const base = `http://127.0.0.1:${port}`
 try {
+  // A labelled block: BENCH_FANOUT_ONLY leaves it after the fan-out (and still stops everything in `finally`).
+  phases: {
   await waitFor(`${base}/health`)
   const call = apiCaller(base, TOKEN)
   const key = await benchSender(call, databaseUrl)
@@ -152,7 +156,7 @@ try {
     await waitReceived(from + accept.ok)
     return { rate: accept.ok / ((performance.now() - started) / 1000), connections: connections - connected, ...meter(accept.ok) }
   }
-  const txBefore = await transactional()
+  const txBefore = FANOUT_ONLY ? { rate: 0, connections: 0, cpuMs: 0, pgCpuMs: 0 } : await transactional()
 
   // The campaign.
   const campaign = await call("POST", "/v1/bulk/campaigns", {
@@ -174,6 +178,11 @@ try {
   }
   const fanOutSeconds = (performance.now() - started) / 1000
   const fanOutCpu = meter(total)
+  if (FANOUT_ONLY) {
+    console.log(`\nfan-out of ${total} in ${fanOutSeconds.toFixed(2)} s (recipients frozen by the send call in ${frozenSeconds.toFixed(2)} s): ` +
+      `${(total / fanOutSeconds).toFixed(1)} rows/s, ${fanOutCpu.cpuMs.toFixed(3)} ms appliance and ${fanOutCpu.pgCpuMs.toFixed(3)} ms PostgreSQL CPU per row (target < 10 s for 100,000)`)
+    break phases
+  }
   // Every message at the sink, or the campaign completed (a delivery that failed never arrives).
   let checkedAt = 0
   while (received < from + total) {
@@ -239,6 +248,7 @@ try {
   console.log(`SMTP connections to the sink: campaign ${campaignConnections}, transactional ${txBefore.connections} and ${txAfter.connections}`)
   console.log(`tracking ÷ bare (mean of ${bareBefore.perSecond.toFixed(1)} and ${bareAfter.perSecond.toFixed(1)}/s): ${((tracked.perSecond / bareRate) * 100).toFixed(1)} % (target ≥ 50 %); ` +
     `Herald answered ${tracked.ok} of ${tracked.total} as expected; counters ${JSON.stringify(counters)}`)
+  }
 } finally {
   await herald.stop()
   if (process.env["BENCH_KEEP_DATABASE"] !== "1") await sql(pgRun.adminUrl, "DROP DATABASE IF EXISTS bench_campaign").catch(() => undefined)

@@ -77,4 +77,31 @@ describe("the quota after the start", () => {
     expect(resumed.json.error.code).toBe("monthly_quota_exceeded")
     expect((await api("GET", `/v1/bulk/campaigns/${id}`)).json).toMatchObject({ status: "paused", pause_reason: "quota_exhausted" })
   })
+
+  it("queues up to the last recipient that fits, simulator addresses free, and after more quota the rest: none skipped", async () => {
+    const sender = await newSender(env.app, env.dns)
+    await query(env.app.databaseUrl, `UPDATE accounts SET monthly_quota_override = 1 WHERE id = $1`, [sender.accountId])
+    const api = (method: string, route: string, body?: unknown) =>
+      env.app.request(method, route, { token: sender.token, ...(body === undefined ? {} : { body }) })
+    const list = await api("POST", "/v1/bulk/lists", { name: "order" })
+    // One call each, so the frozen order (by creation) is this one: two charged, one free, one charged.
+    const emails = ["r1@dest.example", "r2@dest.example", "delivered@simulator.herald.invalid", "r3@dest.example"]
+    for (const email of emails) expect((await api("POST", `/v1/bulk/lists/${list.json.id}/contacts`, { contacts: [email] })).status).toBe(200)
+    const c = await api("POST", "/v1/bulk/campaigns", { name: "Order", from_email: sender.from, subject: "s", body_text: "b", list_ids: [list.json.id] })
+    const id = c.json.id as string
+    const queued = async () =>
+      (await query<{ recipient: string }>(env.app.databaseUrl, `SELECT d.recipient FROM deliveries d JOIN messages m ON m.id = d.message_id
+        WHERE m.campaign_id = $1 ORDER BY m.personalization_index`, [id])).map((r) => r.recipient)
+    expect((await api("POST", `/v1/bulk/campaigns/${id}/send`)).status).toBe(200)
+    await eventually(async () => ((await api("GET", `/v1/bulk/campaigns/${id}`)).json.status === "paused" ? true : undefined), "the quota pause")
+    // The quota's one recipient, and nothing past it: r2 does not fit, so neither the free address after it.
+    expect(await queued()).toEqual(["r1@dest.example"])
+
+    await query(env.app.databaseUrl, `UPDATE accounts SET monthly_quota_override = 10 WHERE id = $1`, [sender.accountId])
+    expect((await api("POST", `/v1/bulk/campaigns/${id}/resume`)).status).toBe(200)
+    await eventually(async () => ((await queued()).length === emails.length ? true : undefined), "the rest queued")
+    expect(await queued()).toEqual(emails)
+    const [usage] = await query<{ sent: number }>(env.app.databaseUrl, "SELECT sent FROM account_usage WHERE account_id = $1", [sender.accountId])
+    expect(usage!.sent).toBe(3)
+  })
 })

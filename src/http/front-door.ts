@@ -31,6 +31,14 @@ export class FrontDoorServer extends Server {
 }
 
 /**
+ * A bodiless `GET` of a tracking path. A request with a body (a `GET` may declare one) goes to the
+ * API, whose request middleware refuses what is over its limit before reading a byte.
+ */
+const isFrontDoorRequest = (request: IncomingMessage): boolean =>
+  request.method === "GET" && request.url !== undefined && (request.url.startsWith("/o/") || request.url.startsWith("/c/")) &&
+  request.headers["transfer-encoding"] === undefined && (request.headers["content-length"] ?? "0") === "0"
+
+/**
  * The front door's dispatch for `server`: the tracking handlers as a Node handler (no request
  * span: tracing is off, see src/appliance.ts), installed until the scope closes.
  */
@@ -45,7 +53,7 @@ export const openFrontDoor = (server: FrontDoorServer) =>
     yield* Effect.acquireRelease(
       Effect.sync(() => {
         server.frontDoor = (request, response) => {
-          if (request.method !== "GET" || request.url === undefined || !(request.url.startsWith("/o/") || request.url.startsWith("/c/"))) return false
+          if (!isFrontDoorRequest(request)) return false
           handle(request, response)
           return true
         }

@@ -6,6 +6,7 @@
  * machine opens, bad and tampered tokens, no open redirect, the message timeline, the engagement
  * history, and the 90-day prune that keeps the counters.
  */
+import * as http from "node:http"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeTokens } from "../../src/bulk/public/tokens.ts"
@@ -306,7 +307,7 @@ describe("the detail prune", () => {
 })
 
 describe("the front door", () => {
-  it("answers GET /o/ and /c/ before the API (no request id), and leaves every other method to the API's router", async () => {
+  it("answers GET /o/ and /c/ before the API (no request id), and leaves every other method and any body to the API", async () => {
     const ada = who("ada@rcpt.example")
     await aggregated()
     const before = (await counters())!
@@ -328,6 +329,17 @@ describe("the front door", () => {
     expect(post.status).toBe(405)
     expect(post.headers.get("allow")).toBe("GET, HEAD")
     expect(post.headers.get("x-request-id")).toMatch(/^req_/)
+    // A GET that declares a body is the API's too: refused by its size before a byte is read.
+    const declared = await new Promise<{ status: number | undefined; requestId: unknown }>((resolve, reject) => {
+      const req = http.request(ada.open, { method: "GET", headers: { "content-length": String(64 * 1024 * 1024) } }, (res) => {
+        res.resume()
+        resolve({ status: res.statusCode, requestId: res.headers["x-request-id"] })
+      })
+      req.on("error", reject)
+      req.flushHeaders()
+    })
+    expect(declared.status).toBe(413)
+    expect(declared.requestId).toMatch(/^req_/)
     await aggregated()
     expect(await counters()).toMatchObject({ opens_total: String(Number(before["opens_total"]) + 1) })
   })

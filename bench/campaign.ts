@@ -22,10 +22,7 @@
  * Also printed: the appliance's and PostgreSQL's CPU per message of each phase and its peak RSS.
  * Prints figures; asserts nothing. The database is dropped at the end (BENCH_KEEP_DATABASE=1 keeps it).
  */
-import * as fs from "node:fs"
 import * as http from "node:http"
-import * as os from "node:os"
-import * as path from "node:path"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { SMTPServer } from "smtp-server"
@@ -33,6 +30,7 @@ import { makeTokens } from "../src/bulk/public/tokens.ts"
 import { recordCampaignLinks } from "../src/bulk/tracking/store.ts"
 import { recipientTokens } from "../src/bulk/tracking/tokens.ts"
 import { startDnsServer } from "../test/support/dns-server.ts"
+import { writeShapingFile } from "../test/support/shaping.ts"
 import { apiCaller, benchPostgres, benchSender, cpuMeter, createDatabase, freePort, load, spawnNode, sql, table, waitFor } from "./lib.ts"
 
 const CONTACTS = Number(process.env["BENCH_CONTACTS"] ?? 100_000)
@@ -121,7 +119,7 @@ const port = await freePort()
 const herald = spawnNode("src/main.ts", {
   DATABASE_URL: databaseUrl, HERALD_HTTP_PORT: String(port), HERALD_HTTP_HOST: "127.0.0.1", HERALD_SMTP_PORT: String(await freePort()),
   HERALD_BOOTSTRAP_KEY: TOKEN, HERALD_DNS_SERVERS: dns.address, HERALD_MX_PORT: String(sinkPort), HERALD_HOSTNAME: "mta.bench",
-  ...(MAX_CONNECTIONS === undefined ? {} : { HERALD_SHAPING_FILE: shapingFile(Number(MAX_CONNECTIONS)) })
+  ...(MAX_CONNECTIONS === undefined ? {} : { HERALD_SHAPING_FILE: writeShapingFile({ max_connections: Number(MAX_CONNECTIONS), messages_per_connection: 100, max_messages_per_minute: null }) })
 })
 const base = `http://127.0.0.1:${port}`
 try {
@@ -255,12 +253,6 @@ try {
   await pgRun.stop()
   await dns.close()
   sink.close()
-}
-
-function shapingFile(maxConnections: number) {
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "herald-bench-shaping-")), "shaping.json")
-  fs.writeFileSync(file, JSON.stringify({ default: { max_connections: maxConnections, messages_per_connection: 100, max_messages_per_minute: null }, providers: [] }))
-  return file
 }
 
 async function waitForStatus(url: string) {

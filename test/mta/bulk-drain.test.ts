@@ -5,12 +5,10 @@
  * one-second poll: at most the bulk share (8 of HERALD_MTA_CONCURRENCY=10) a second, so 240
  * messages took 29 s or more (bench/campaign.ts saw 80 a second at the default 100).
  */
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sendCampaignTo } from "../support/campaigns.ts"
 import { type DeliveryRig, startDeliveryRig } from "../support/mta.ts"
+import { writeShapingFile } from "../support/shaping.ts"
 import { newSender, type Sender } from "../support/sending.ts"
 
 const CONCURRENCY = 10
@@ -22,11 +20,7 @@ let rig: DeliveryRig
 let sender: Sender
 
 beforeAll(async () => {
-  const shapingFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "herald-drain-")), "shaping.json")
-  fs.writeFileSync(shapingFile, JSON.stringify({
-    default: { max_connections: 10, messages_per_connection: 1000, max_messages_per_minute: null },
-    providers: []
-  }))
+  const shapingFile = writeShapingFile({ max_connections: 10, messages_per_connection: 1000, max_messages_per_minute: null })
   rig = await startDeliveryRig({ HERALD_SHAPING_FILE: shapingFile, HERALD_MTA_CONCURRENCY: String(CONCURRENCY) })
   sender = await newSender(rig.app, rig.dns, { packageId: "growth" })
   rig.route("drain.example")

@@ -4,15 +4,13 @@
  * site for the other, connections held elsewhere send the work back to the queue, and a dead
  * replica's slots are taken over when their lease runs out.
  */
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import { ConfigProvider, Context, Effect, Exit, Layer, Option, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { BaseLive, DatabaseReadyLive } from "../../src/appliance.ts"
 import { Destinations } from "../../src/mta/Destinations.ts"
 import { MtaConfigLive } from "../../src/mta/MtaConfig.ts"
 import { freshDatabase, query } from "../support/database.ts"
+import { writeShapingFile } from "../support/shaping.ts"
 
 interface Replica {
   readonly destinations: Destinations
@@ -45,18 +43,14 @@ const startReplica = async (): Promise<Replica> => {
 
 beforeAll(async () => {
   databaseUrl = await freshDatabase()
-  shapingFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "herald-limits-")), "shaping.json")
-  fs.writeFileSync(shapingFile, JSON.stringify({
-    default: { max_connections: 2, messages_per_connection: 100, max_messages_per_minute: null },
-    providers: [{
-      name: "paced",
-      domains: ["rate.example"],
-      mx_suffixes: [],
-      max_connections: 10,
-      messages_per_connection: 100,
-      max_messages_per_minute: 600
-    }]
-  }))
+  shapingFile = writeShapingFile({ max_connections: 2, messages_per_connection: 100, max_messages_per_minute: null }, [{
+    name: "paced",
+    domains: ["rate.example"],
+    mx_suffixes: [],
+    max_connections: 10,
+    messages_per_connection: 100,
+    max_messages_per_minute: 600
+  }])
   a = await startReplica()
   b = await startReplica()
 })

@@ -5,12 +5,10 @@
  * (connection slots + 10) further bulk messages do. The backlog is a real campaign of 5,000
  * contacts (its fan-out writes the bulk rows).
  */
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import { simpleParser } from "mailparser"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type DeliveryRig, startDeliveryRig } from "../support/mta.ts"
+import { writeShapingFile } from "../support/shaping.ts"
 import { sendCampaignTo } from "../support/campaigns.ts"
 import { newSender, type Sender, sendBody } from "../support/sending.ts"
 
@@ -21,11 +19,7 @@ let rig: DeliveryRig
 let sender: Sender
 
 beforeAll(async () => {
-  const shapingFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "herald-lanes-")), "shaping.json")
-  fs.writeFileSync(shapingFile, JSON.stringify({
-    default: { max_connections: SLOTS, messages_per_connection: 1000, max_messages_per_minute: null },
-    providers: []
-  }))
+  const shapingFile = writeShapingFile({ max_connections: SLOTS, messages_per_connection: 1000, max_messages_per_minute: null })
   rig = await startDeliveryRig({ HERALD_SHAPING_FILE: shapingFile })
   sender = await newSender(rig.app, rig.dns, { packageId: "growth" })
   rig.route("lane.example")

@@ -4,13 +4,11 @@
  * appliance processes on one database deliver every message exactly once — with the destination's
  * connection limit and message rate holding across both, and a 421 to one pausing the other.
  */
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ApplianceProcess, spawnAppliance, startAppliance } from "../support/appliance.ts"
 import { freshDatabase, query } from "../support/database.ts"
 import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
+import { writeShapingFile } from "../support/shaping.ts"
 import { newSender, sendBody } from "../support/sending.ts"
 import { type SmtpSink, startSmtpSink } from "../support/smtp-sink.ts"
 
@@ -21,17 +19,9 @@ let pacedShapingFile: string
 beforeAll(async () => {
   dns = await startDnsServer({ "mx.sink.test": { A: ["127.0.0.1"] } })
   dns.set("many.example", { MX: [{ preference: 10, exchange: "mx.sink.test" }] })
-  shapingFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "herald-shaping-")), "shaping.json")
-  fs.writeFileSync(shapingFile, JSON.stringify({
-    default: { max_connections: 2, messages_per_connection: 1000, max_messages_per_minute: null },
-    providers: []
-  }))
+  shapingFile = writeShapingFile({ max_connections: 2, messages_per_connection: 1000, max_messages_per_minute: null })
   // 300 messages a minute: one every 200 ms, whichever replica sends it.
-  pacedShapingFile = path.join(path.dirname(shapingFile), "paced.json")
-  fs.writeFileSync(pacedShapingFile, JSON.stringify({
-    default: { max_connections: 10, messages_per_connection: 1000, max_messages_per_minute: 300 },
-    providers: []
-  }))
+  pacedShapingFile = writeShapingFile({ max_connections: 10, messages_per_connection: 1000, max_messages_per_minute: 300 })
 })
 afterAll(() => dns.close())
 

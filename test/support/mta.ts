@@ -34,3 +34,4 @@ export const startDeliveryRig = async (env: Record<string, string> = {}, sinkOpt
     }
   }
 }
+

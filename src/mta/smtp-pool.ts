@@ -44,6 +44,13 @@ interface Pooled {
   dead: boolean
 }
 
+/** One send waiting for a connection: handed one, or told (undefined) that one may be opened or the pool closed. */
+interface Waiter {
+  readonly wake: (pooled: Pooled | undefined) => void
+  /** An urgent send already opening its own connection (firstFree): a free place is no news to it. */
+  readonly opening: boolean
+}
+
 const closedError = () => Object.assign(new Error("SMTP client closed"), { code: "ECONNECTION" })
 
 /** Failures that say nothing about the message: the connection was gone before it was sent. */
@@ -51,7 +58,7 @@ const CONNECTION_LOST = new Set(["ECONNECTION", "ESOCKET", "ETIMEDOUT"])
 
 export class SmtpPool {
   private readonly idle: Array<Pooled> = []
-  private readonly waiting: Array<(pooled: Pooled | undefined) => void> = []
+  private readonly waiting: Array<Waiter> = []
   private open = 0
   private closed = false
 
@@ -81,7 +88,7 @@ export class SmtpPool {
   close(): void {
     this.closed = true
     for (const pooled of this.idle.splice(0)) this.discard(pooled)
-    for (const waiter of this.waiting.splice(0)) waiter(undefined)
+    for (const waiter of this.waiting.splice(0)) waiter.wake(undefined)
   }
 
   private transact(pooled: Pooled, from: string, to: string, raw: Buffer) {
@@ -111,7 +118,11 @@ export class SmtpPool {
           throw error
         }
       }
-      const handed = await new Promise<Pooled | undefined>((resolve) => (urgent ? this.waiting.unshift(resolve) : this.waiting.push(resolve)))
+      const handed = await new Promise<Pooled | undefined>((resolve) => {
+        const waiter: Waiter = { wake: resolve, opening: false }
+        if (urgent) this.waiting.unshift(waiter)
+        else this.waiting.push(waiter)
+      })
       if (handed !== undefined && !handed.dead) return handed
     }
   }
@@ -131,19 +142,20 @@ export class SmtpPool {
         const i = this.waiting.indexOf(waiter)
         if (i >= 0) this.waiting.splice(i, 1)
       }
-      const waiter = (handed: Pooled | undefined) => {
-        if (this.closed) {
-          settle()
-          return reject(closedError())
+      const waiter: Waiter = {
+        opening: true,
+        wake: (handed) => {
+          if (this.closed) {
+            settle()
+            return reject(closedError())
+          }
+          if (handed !== undefined && !handed.dead) {
+            settle()
+            return resolve(handed)
+          }
+          // A dead connection handed on: still waiting, at the front, for ours or the next one.
+          this.waiting.unshift(waiter)
         }
-        if (handed !== undefined && !handed.dead) {
-          settle()
-          return resolve(handed)
-        }
-        // A place came free: ours is being opened already, so the notice goes to the next in line.
-        const next = handed === undefined ? this.waiting.shift() : undefined
-        this.waiting.unshift(waiter)
-        next?.(undefined)
       }
       this.waiting.unshift(waiter)
       this.connect().then(
@@ -176,7 +188,7 @@ export class SmtpPool {
   private offer(pooled: Pooled): void {
     if (pooled.dead || this.closed || pooled.sent >= this.options.maxMessages) return this.discard(pooled)
     const waiter = this.waiting.shift()
-    if (waiter !== undefined) waiter(pooled)
+    if (waiter !== undefined) waiter.wake(pooled)
     else this.idle.push(pooled)
   }
 
@@ -187,9 +199,15 @@ export class SmtpPool {
     pooled.connection.quit()
   }
 
-  /** A connection's place came free: a waiter may open a new one. */
+  /**
+   * A connection's place came free: the first waiter not already opening one may open it. (Told
+   * to an urgent send that is opening its own, the news went round: two of them handed it to each
+   * other until the stack overflowed, bench/campaign.ts at 5,000 concurrent sends.)
+   */
   private handOn(): void {
-    if (this.open < this.options.maxConnections) this.waiting.shift()?.(undefined)
+    if (this.open >= this.options.maxConnections) return
+    const i = this.waiting.findIndex((w) => !w.opening)
+    if (i >= 0) this.waiting.splice(i, 1)[0]!.wake(undefined)
   }
 
   private connect(): Promise<Pooled> {

@@ -16,7 +16,7 @@ beforeAll(async () => {
 })
 afterAll(() => sink.close())
 
-const poolTo = (port: number) =>
+const poolTo = (port: number, maxConnections = 2) =>
   new SmtpPool({
     host: "127.0.0.1",
     port,
@@ -26,7 +26,7 @@ const poolTo = (port: number) =>
     requireTLS: false,
     rejectUnauthorized: false,
     servername: undefined,
-    maxConnections: 2,
+    maxConnections,
     maxMessages: 100
   })
 
@@ -78,6 +78,41 @@ describe("SmtpPool", () => {
       await bulk
       // The refused connection gave its place back; the open one serves the next message.
       await expect(pool.send("a@pool.test", "next@pool.test", raw("next"), true)).resolves.toMatchObject({ accepted: ["next@pool.test"] })
+    } finally {
+      pool.close()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  })
+
+  it("a connection lost while two urgent messages open theirs: its place goes to none of them, and every message gets its own answer", async () => {
+    // The first connection greets at once, later ones after 400 ms; MAIL FROM of fail@ is answered 421 after 150 ms.
+    let connected = 0
+    const server = new SMTPServer({ authOptional: true, disabledCommands: ["AUTH", "STARTTLS"], logger: false,
+      onConnect(_session, callback) {
+        connected += 1
+        setTimeout(() => callback(), connected === 1 ? 0 : 400)
+      },
+      onMailFrom(address, _session, callback) {
+        if (address.address !== "fail@pool.test") return callback()
+        setTimeout(() => callback(Object.assign(new Error("try again later"), { responseCode: 421 })), 150)
+      },
+      onData(stream, _session, callback) {
+        stream.resume()
+        stream.on("end", () => callback())
+      } })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const address = server.server.address()
+    const pool = poolTo(typeof address === "object" && address !== null ? address.port : 0, 3)
+    try {
+      await pool.send("a@pool.test", "warm@pool.test", raw("warm"))
+      await idled()
+      // The open connection is busy with a message it will lose; two urgent messages each open a connection meanwhile.
+      const lost = pool.send("fail@pool.test", "lost@pool.test", raw("lost"))
+      const urgent = [1, 2].map((n) => pool.send("a@pool.test", `urgent${n}@pool.test`, raw(`urgent${n}`), true))
+      // Before the fix, the freed place went back and forth between the two urgent waiters until the stack overflowed.
+      await expect(lost).rejects.toMatchObject({ responseCode: 421 })
+      for (const sent of urgent) await expect(sent).resolves.toMatchObject({ accepted: [expect.stringMatching(/^urgent\d@pool\.test$/)] })
+      await expect(pool.send("a@pool.test", "after@pool.test", raw("after"))).resolves.toMatchObject({ accepted: ["after@pool.test"] })
     } finally {
       pool.close()
       await new Promise<void>((resolve) => server.close(() => resolve()))

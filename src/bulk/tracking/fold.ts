@@ -12,7 +12,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { recordFacts, type EngagementType } from "../contacts/engagement.ts"
+import { type AddressFact, type EngagementType, recordFacts } from "../contacts/engagement.ts"
 import { emitEvents, type OutboxEntry } from "../../events/outbox.ts"
 import { EmailClicked, EmailOpened } from "../../events/schema.ts"
 import type { LoggedHit } from "./ingest.ts"
@@ -207,7 +207,7 @@ export const foldHits = (hits: ReadonlyArray<LoggedHit>) =>
     const markers = ordered.length === 0 ? new Map<string, Marker>() : yield* lockMarkers(ordered)
 
     const counts = new BatchCounts()
-    const facts: Array<{ readonly type: EngagementType; readonly fact: Parameters<typeof recordFacts>[0][number]["fact"] }> = []
+    const facts: Array<{ readonly type: EngagementType; readonly fact: AddressFact }> = []
     const events: Array<OutboxEntry> = []
     for (const { hit, d, email, url } of counted) {
       const fact = { accountId: d.account_id, keyId: d.key_id, email, at: hit.at, campaignId: hit.campaignId, messageId: d.message_id }

@@ -117,7 +117,7 @@ const parametersOf = (write: QueueWrite) =>
   (2 * write.messages.length + write.messages.reduce((n, m) => n + m.recipients.length, 0)) * COLUMNS
 
 /** Writes the rows of several sends: one statement while they fit in its parameters, else chunks in one transaction. */
-const writeAll = (writes: ReadonlyArray<QueueWrite>) =>
+export const writeAll = (writes: ReadonlyArray<QueueWrite>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const rows = rowsOf(writes)

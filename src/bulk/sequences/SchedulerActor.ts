@@ -5,7 +5,8 @@ import { StepScheduler } from "./StepScheduler.ts"
 
 /** How often due steps are looked for: a step goes at most this late. */
 const TICK = Duration.seconds(1)
-const BATCH = 50
+/** Subscriptions per pass (one transaction; its steps written together, StepScheduler.sendAll). */
+const BATCH = 200
 
 /** One pass at the Clock's current time: due steps queued, finished subscriptions completed. Answers whether more may be due. */
 export const schedulerPass = Effect.gen(function*() {

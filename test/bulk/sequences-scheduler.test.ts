@@ -78,6 +78,21 @@ describe("step scheduler", () => {
     expect((await db("SELECT 1 FROM events WHERE event = 'sequence.completed' AND payload->>'campaign_id' = $1", [id]))).toHaveLength(0)
   })
 
+  it("writes a pass's steps together: each contact's message, one stored copy of the step's shared part", async () => {
+    const emails = ["delivered+p1@simulator.herald.invalid", "delivered+p2@simulator.herald.invalid", "delivered+p3@simulator.herald.invalid"]
+    const { id, t0 } = await enrolled(emails)
+    await passAt(t0 + HOUR)
+    const rows = await db<{ to: string; content_id: string; step: number }>(
+      `SELECT m.content->'to'->>'email' AS to, m.content_id, (m.content->>'step')::int AS step FROM messages m
+       WHERE m.content->>'sequence_id' = $1 ORDER BY 1`, [id])
+    expect(rows.map((r) => [r.to, r.step])).toEqual(emails.map((e) => [e, 1]))
+    // One shared part for the three (step by step, each message stored its own).
+    expect(new Set(rows.map((r) => r.content_id)).size).toBe(1)
+    const subs = await db<{ last_step_id: number; next_due_at: Date }>(
+      "SELECT last_step_id, next_due_at FROM sequence_subscriptions WHERE sequence_id = $1", [id])
+    expect(subs.map((x) => [x.last_step_id, x.next_due_at.getTime()])).toEqual(emails.map(() => [1, t0 + 3 * HOUR]))
+  })
+
   it("holds due steps of an inactive sequence and sends them once it is active again", async () => {
     const { id, t0 } = await enrolled(["delivered+b@simulator.herald.invalid"])
     await api("PATCH", `/v1/bulk/sequences/${id}`, { status: "inactive" })

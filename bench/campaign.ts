@@ -25,13 +25,12 @@
 import * as http from "node:http"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
-import { SMTPServer } from "smtp-server"
 import { makeTokens } from "../src/bulk/public/tokens.ts"
 import { recordCampaignLinks } from "../src/bulk/tracking/store.ts"
 import { recipientTokens } from "../src/bulk/tracking/tokens.ts"
 import { startDnsServer } from "../test/support/dns-server.ts"
 import { writeShapingFile } from "../test/support/shaping.ts"
-import { apiCaller, benchPostgres, benchSender, cpuMeter, createDatabase, freePort, load, spawnNode, sql, table, waitFor } from "./lib.ts"
+import { apiCaller, benchPostgres, benchSender, cpuMeter, createDatabase, freePort, load, spawnNode, sql, startCountingSink, table, waitFor } from "./lib.ts"
 
 const CONTACTS = Number(process.env["BENCH_CONTACTS"] ?? 100_000)
 const TX_MESSAGES = Number(process.env["BENCH_TX_MESSAGES"] ?? 5_000)
@@ -55,30 +54,8 @@ const LINKS = ["https://shop.example/pricing", "https://shop.example/blog?a=1&b=
 const HTML = `<html><body><p>Hello {{ name }}</p><p><a href="${LINKS[0]}">Pricing</a> · <a href="${LINKS[1]}">Blog</a></p>` +
   `<p><a href="{{ unsubscribe_url }}">Unsubscribe</a></p></body></html>`
 
-// The sink: counts messages, discards them.
-let received = 0
-/** SMTP connections the sink accepted: how many messages a connection carried in each phase. */
-let connections = 0
-const sink = new SMTPServer({
-  onConnect(_session, cb) {
-    connections += 1
-    cb()
-  },
-  authOptional: true, disabledCommands: ["AUTH", "STARTTLS"], logger: false, size: 10 * 1024 * 1024, maxClients: 200,
-  onData(stream, _s, cb) {
-    stream.on("data", () => undefined)
-    stream.on("end", () => {
-      received += 1
-      cb()
-    })
-  }
-})
-sink.on("error", () => undefined)
-const sinkPort = await freePort()
-await new Promise<void>((r) => sink.listen(sinkPort, "127.0.0.1", () => r()))
-const waitReceived = async (target: number) => {
-  while (received < target) await new Promise((r) => setTimeout(r, 20))
-}
+// The sink: counts messages and connections (how many messages a connection carried in each phase), discards them.
+const sink = await startCountingSink()
 
 /** `concurrency` closed loops GETting `urls` in turn for `seconds` after a 2 s warm-up; ok = the expected status. */
 const getLoad = async (urls: ReadonlyArray<{ readonly url: string; readonly status: number }>, seconds: number, concurrency = 8) => {
@@ -118,7 +95,7 @@ const databaseUrl = await createDatabase(pgRun.adminUrl, "bench_campaign")
 const port = await freePort()
 const herald = spawnNode("src/main.ts", {
   DATABASE_URL: databaseUrl, HERALD_HTTP_PORT: String(port), HERALD_HTTP_HOST: "127.0.0.1", HERALD_SMTP_PORT: String(await freePort()),
-  HERALD_BOOTSTRAP_KEY: TOKEN, HERALD_DNS_SERVERS: dns.address, HERALD_MX_PORT: String(sinkPort), HERALD_HOSTNAME: "mta.bench",
+  HERALD_BOOTSTRAP_KEY: TOKEN, HERALD_DNS_SERVERS: dns.address, HERALD_MX_PORT: String(sink.port), HERALD_HOSTNAME: "mta.bench",
   ...(MAX_CONNECTIONS === undefined ? {} : { HERALD_SHAPING_FILE: writeShapingFile({ max_connections: Number(MAX_CONNECTIONS), messages_per_connection: 100, max_messages_per_minute: null }) })
 })
 const base = `http://127.0.0.1:${port}`
@@ -141,8 +118,8 @@ try {
 
   // The transactional baseline: bench/outbound.ts with BENCH_BATCH=1, in this appliance.
   const transactional = async () => {
-    const from = received
-    const connected = connections
+    const from = sink.received
+    const connected = sink.connections
     const meter = cpuMeter(herald)
     const started = performance.now()
     let sent = 0
@@ -151,8 +128,8 @@ try {
       body: (i) => JSON.stringify({ from: { email: "bench@bench.example" }, to: [{ email: `t${i}@dest.example` }], subject: `Bench ${i}`, text: BODY }),
       until: () => ++sent > TX_MESSAGES
     })
-    await waitReceived(from + accept.ok)
-    return { rate: accept.ok / ((performance.now() - started) / 1000), connections: connections - connected, ...meter(accept.ok) }
+    await sink.waitReceived(from + accept.ok)
+    return { rate: accept.ok / ((performance.now() - started) / 1000), connections: sink.connections - connected, ...meter(accept.ok) }
   }
   const txBefore = FANOUT_ONLY ? { rate: 0, connections: 0, cpuMs: 0, pgCpuMs: 0 } : await transactional()
 
@@ -162,8 +139,8 @@ try {
     from_email: "news@bench.example", from_name: "Bench", list_ids: [list["id"]]
   })
   const campaignId = String(campaign["id"])
-  const from = received
-  const connected = connections
+  const from = sink.received
+  const connected = sink.connections
   const meter = cpuMeter(herald)
   const started = performance.now()
   const sending = await call("POST", `/v1/bulk/campaigns/${campaignId}/send`)
@@ -183,18 +160,18 @@ try {
   }
   // Every message at the sink, or the campaign completed (a delivery that failed never arrives).
   let checkedAt = 0
-  while (received < from + total) {
+  while (sink.received < from + total) {
     await new Promise((r) => setTimeout(r, 20))
     if (performance.now() - checkedAt < 500) continue
     checkedAt = performance.now()
     const [row] = await sql(databaseUrl, "SELECT status FROM campaigns WHERE id = $1", [campaignId])
     if (row!["status"] === "completed") break
   }
-  const campaignDelivered = received - from
+  const campaignDelivered = sink.received - from
   const deliveredSeconds = (performance.now() - started) / 1000
   const campaignCpu = meter(total)
   const campaignRss = herald.peakRssMb()
-  const campaignConnections = connections - connected
+  const campaignConnections = sink.connections - connected
   const txAfter = await transactional()
 
   // Tracking: tokens of real deliveries, the campaign's links recorded as its freeze would.

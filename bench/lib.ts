@@ -12,6 +12,7 @@ import * as path from "node:path"
 import { Effect, Exit, Scope } from "effect"
 import nodemailer from "nodemailer"
 import pg from "pg"
+import { SMTPServer } from "smtp-server"
 import { startEmbeddedPostgres } from "../src/db/embedded-postgres.ts"
 
 export const repoRoot = path.resolve(import.meta.dirname, "..")
@@ -353,4 +354,38 @@ export const benchSender = async (call: ReturnType<typeof apiCaller>, databaseUr
   await sql(databaseUrl, "UPDATE accounts SET rate_per_min_override = 100000000, monthly_quota_override = 100000000")
   const [key] = await sql(databaseUrl, "SELECT id, account_id FROM api_keys ORDER BY created_at LIMIT 1")
   return key!
+}
+
+/**
+ * The delivery benches' SMTP sink, in the bench's own process: counts messages (and when each
+ * arrived) and connections, and discards the messages.
+ */
+export const startCountingSink = async () => {
+  const counts = { received: 0, connections: 0, arrivals: [] as Array<number> }
+  const server = new SMTPServer({
+    onConnect(_session, cb) {
+      counts.connections += 1
+      cb()
+    },
+    authOptional: true, disabledCommands: ["AUTH", "STARTTLS"], logger: false, size: 10 * 1024 * 1024, maxClients: 200,
+    onData(stream, _session, cb) {
+      stream.on("data", () => undefined)
+      stream.on("end", () => {
+        counts.received += 1
+        counts.arrivals.push(performance.now())
+        cb()
+      })
+    }
+  })
+  server.on("error", () => undefined)
+  const port = await freePort()
+  await new Promise<void>((r) => server.listen(port, "127.0.0.1", () => r()))
+  return Object.assign(counts, {
+    port,
+    /** Resumes once `target` messages have arrived in all. */
+    waitReceived: async (target: number) => {
+      while (counts.received < target) await new Promise((r) => setTimeout(r, 20))
+    },
+    close: () => server.close()
+  })
 }

@@ -21,10 +21,9 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import nodemailer from "nodemailer"
 import pg from "pg"
-import { SMTPServer } from "smtp-server"
 import { DeliveryQueue } from "../src/mta/queue/DeliveryQueue.ts"
 import { startDnsServer } from "../test/support/dns-server.ts"
-import { benchPostgres, createDatabase, freePort, load, spawnNode, sql, statementCounter, table, waitFor } from "./lib.ts"
+import { benchPostgres, createDatabase, freePort, load, spawnNode, sql, startCountingSink, statementCounter, table, waitFor } from "./lib.ts"
 
 const QUEUED = Number(process.env["BENCH_QUEUED"] ?? 0)
 const N = QUEUED > 0 ? QUEUED : Number(process.env["BENCH_MESSAGES"] ?? 5000)
@@ -63,34 +62,18 @@ const phaseLine = (phase: string, cpu: number, statements: number | null, messag
 const BODY = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(85) // ~5 KB
 
 // The sink: counts messages, discards them.
-let received = 0
-const sink = new SMTPServer({
-  authOptional: true, disabledCommands: ["AUTH", "STARTTLS"], logger: false, size: 10 * 1024 * 1024,
-  onData(stream, _s, cb) {
-    stream.on("data", () => undefined)
-    stream.on("end", () => {
-      received += 1
-      cb()
-    })
-  }
-})
-sink.on("error", () => undefined)
-const sinkPort = await freePort()
-await new Promise<void>((r) => sink.listen(sinkPort, "127.0.0.1", () => r()))
-const waitReceived = async (target: number) => {
-  while (received < target) await new Promise((r) => setTimeout(r, 20))
-}
+const sink = await startCountingSink()
 
 // Baseline: bare pooled nodemailer + DKIM, run before and after Herald; the mean is the baseline,
 // so a machine whose speed drifts during the run skews both sides alike.
 const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048, privateKeyEncoding: { type: "pkcs8", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } })
 const bareLoop = async (): Promise<number> => {
   const transport = nodemailer.createTransport({
-    host: "127.0.0.1", port: sinkPort, pool: true, maxConnections: 10, maxMessages: 100, ignoreTLS: true,
+    host: "127.0.0.1", port: sink.port, pool: true, maxConnections: 10, maxMessages: 100, ignoreTLS: true,
     dkim: { domainName: "bench.example", keySelector: "s1", privateKey }
   })
   const started = performance.now()
-  const base = received
+  const base = sink.received
   let next = 0
   await Promise.all(Array.from({ length: 10 }, async () => {
     while (next < N) {
@@ -98,7 +81,7 @@ const bareLoop = async (): Promise<number> => {
       await transport.sendMail({ from: "bench@bench.example", to: `r${i}@dest.example`, subject: `Bench ${i}`, text: BODY })
     }
   }))
-  await waitReceived(base + N)
+  await sink.waitReceived(base + N)
   transport.close()
   return N / ((performance.now() - started) / 1000)
 }
@@ -114,7 +97,7 @@ try {
     const port = await freePort()
     const child = spawnNode("src/main.ts", {
       DATABASE_URL: url, HERALD_HTTP_PORT: String(port), HERALD_HTTP_HOST: "127.0.0.1", HERALD_SMTP_PORT: String(await freePort()),
-      HERALD_BOOTSTRAP_KEY: token, HERALD_DNS_SERVERS: dns.address, HERALD_MX_PORT: String(sinkPort), HERALD_HOSTNAME: "mta.bench",
+      HERALD_BOOTSTRAP_KEY: token, HERALD_DNS_SERVERS: dns.address, HERALD_MX_PORT: String(sink.port), HERALD_HOSTNAME: "mta.bench",
       HERALD_MTA_ENABLED: String(mtaEnabled),
     })
     await waitFor(`http://127.0.0.1:${port}/health`)
@@ -128,7 +111,7 @@ try {
   await sql(url, "UPDATE domains SET verified_at = now()")
   await sql(url, "UPDATE accounts SET rate_per_min_override = 100000000, monthly_quota_override = 100000000")
 
-  const before = received
+  const before = sink.received
   const statements = await statementCounter(url)
   /** Statements since the last call (null without pg_stat_statements). */
   let mark = await statements()
@@ -174,9 +157,9 @@ try {
     await statementsSinceMark()
     cpuFrom = herald.child.cpuSeconds()
     t0 = performance.now()
-    deliverFrom = received
+    deliverFrom = sink.received
   }
-  await waitReceived(before + accepted)
+  await sink.waitReceived(before + accepted)
   const heraldSeconds = (performance.now() - t0) / 1000
   const delivered = before + accepted - deliverFrom
   const cpuEnd = herald.child.cpuSeconds()

@@ -25,11 +25,10 @@
 import { Statement } from "@effect/sql"
 import { ConfigProvider, Effect, Layer } from "effect"
 import pg from "pg"
-import { SMTPServer } from "smtp-server"
 import { BaseLive, ServicesLive } from "../src/appliance.ts"
 import { StepScheduler } from "../src/bulk/sequences/StepScheduler.ts"
 import { startDnsServer } from "../test/support/dns-server.ts"
-import { apiCaller, benchPostgres, benchSender, cpuMeter, createDatabase, freePort, spawnNode, sql, table, waitFor } from "./lib.ts"
+import { apiCaller, benchPostgres, benchSender, cpuMeter, createDatabase, freePort, spawnNode, sql, startCountingSink, table, waitFor } from "./lib.ts"
 
 const N = Number(process.env["BENCH_SUBSCRIPTIONS"] ?? 20_000)
 const PLAN_SUBSCRIPTIONS = Number(process.env["BENCH_PLAN_SUBSCRIPTIONS"] ?? 1_000_000)
@@ -43,26 +42,13 @@ const HTML = `<html><body><p>Hello {{ name }}</p><p><a href="https://shop.exampl
   `<a href="https://shop.example/blog?a=1&b=2">Blog</a></p><p><a href="{{ unsubscribe_url }}">Unsubscribe</a></p></body></html>`
 
 // The sink: counts messages and when each arrived, discards them.
-const arrivals: Array<number> = []
-const sink = new SMTPServer({
-  authOptional: true, disabledCommands: ["AUTH", "STARTTLS"], logger: false, size: 10 * 1024 * 1024, maxClients: 200,
-  onData(stream, _s, cb) {
-    stream.on("data", () => undefined)
-    stream.on("end", () => {
-      arrivals.push(performance.now())
-      cb()
-    })
-  }
-})
-sink.on("error", () => undefined)
-const sinkPort = await freePort()
-await new Promise<void>((r) => sink.listen(sinkPort, "127.0.0.1", () => r()))
+const sink = await startCountingSink()
 
 /** Waits for `count` more messages than `from`; answers delivered/s from the first of them to the last. */
 const drained = async (from: number, count: number) => {
-  while (arrivals.length < from + count) await new Promise((r) => setTimeout(r, 20))
-  const first = arrivals[from]!
-  const last = arrivals[from + count - 1]!
+  while (sink.arrivals.length < from + count) await new Promise((r) => setTimeout(r, 20))
+  const first = sink.arrivals[from]!
+  const last = sink.arrivals[from + count - 1]!
   return { seconds: (last - first) / 1000, rate: (count - 1) / ((last - first) / 1000) }
 }
 
@@ -106,7 +92,7 @@ const databaseUrl = await createDatabase(pgRun.adminUrl, "bench_sequences")
 const port = await freePort()
 const herald = spawnNode("src/main.ts", {
   DATABASE_URL: databaseUrl, HERALD_HTTP_PORT: String(port), HERALD_HTTP_HOST: "127.0.0.1", HERALD_SMTP_PORT: String(await freePort()),
-  HERALD_BOOTSTRAP_KEY: TOKEN, HERALD_DNS_SERVERS: dns.address, HERALD_MX_PORT: String(sinkPort), HERALD_HOSTNAME: "mta.bench",
+  HERALD_BOOTSTRAP_KEY: TOKEN, HERALD_DNS_SERVERS: dns.address, HERALD_MX_PORT: String(sink.port), HERALD_HOSTNAME: "mta.bench",
   ...(process.env["HERALD_ENROLL_CAP"] === undefined ? {} : { HERALD_ENROLL_CAP: process.env["HERALD_ENROLL_CAP"] })
 })
 const base = `http://127.0.0.1:${port}`
@@ -135,7 +121,7 @@ try {
     const campaign = await call("POST", "/v1/bulk/campaigns", {
       name: label, subject: SUBJECT, body_text: TEXT, html: HTML, from_email: "news@bench.example", from_name: "Bench", list_ids: [campaignList["id"]]
     })
-    const from = arrivals.length
+    const from = sink.arrivals.length
     const meter = cpuMeter(herald)
     const sending = await call("POST", `/v1/bulk/campaigns/${String(campaign["id"])}/send`)
     const total = Number(sending["total_contacts"])
@@ -151,7 +137,7 @@ try {
   const sequenceId = String(sequence["id"])
   await call("POST", `/v1/bulk/sequences/${sequenceId}/steps`, { offset_seconds: 0, subject: SUBJECT, body_text: TEXT, html: HTML })
   await call("POST", `/v1/bulk/sequences/${sequenceId}/steps`, { offset_seconds: 86_400, subject: `Again: ${SUBJECT}`, body_text: TEXT, html: HTML })
-  const from = arrivals.length
+  const from = sink.arrivals.length
   const meter = cpuMeter(herald)
   const enrolStarted = performance.now()
   let enrolled = 0

@@ -1,9 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { HeraldApi } from "../../http/api.ts"
-import type { MailRateLimited } from "../../transactional/send-context.ts"
-import { contentTooLargeAnswer, renderFailedAnswer } from "../http-answers.ts"
+import { contentTooLargeAnswer, mailingAnswer, type MailingFailure } from "../http-answers.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import {
   BadRequestError,
@@ -16,9 +14,6 @@ import {
   RateLimitedError,
   validationFailed
 } from "../../http/errors.ts"
-import type { AccountMissing } from "../../platform/usage/AccountLimits.ts"
-import { isMailRefusal, type MailRefusal, mailRefusal, rateLimited } from "../../http/mail-refusals.ts"
-import type { RenderFailed } from "../render/errors.ts"
 import type { TemplateTooLarge } from "../templates/fields.ts"
 import { type CampaignInvalid, type CampaignNotFound, Campaigns, type CampaignStateConflict } from "./Campaigns.ts"
 import { CampaignControl, type InvalidSchedule } from "./Control.ts"
@@ -30,16 +25,11 @@ type Failure =
   | CampaignInvalid
   | CampaignIncomplete
   | InvalidSchedule
-  | MailRateLimited
   | TemplateTooLarge
-  | RenderFailed
-  | MailRefusal
-  | AccountMissing
-  | SqlError
+  | MailingFailure
 
 /** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
 const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError | ForbiddenError> => {
-  if (isMailRefusal(e)) return mailRefusal(e, "This campaign")
   switch (e._tag) {
     case "CampaignNotFound":
       return Effect.fail(notFound(`No campaign ${e.id}`))
@@ -50,15 +40,10 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
       return Effect.fail(validationFailed(e.message, e.param))
     case "InvalidSchedule":
       return Effect.fail(validationFailed(e.message, "scheduled_at"))
-    case "MailRateLimited":
-      return rateLimited(e.limit, e.reset)
     case "TemplateTooLarge":
       return contentTooLargeAnswer("A campaign's content", e.bytes)
-    case "RenderFailed":
-      return renderFailedAnswer(e)
-    case "AccountMissing":
-    case "SqlError":
-      return Effect.die(e)
+    default:
+      return mailingAnswer(e, "This campaign")
   }
 }
 

@@ -2,7 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { HeraldApi } from "../../http/api.ts"
-import { renderFailedAnswer } from "../http-answers.ts"
+import { mailingAnswer, renderFailedAnswer } from "../http-answers.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import {
   BadRequestError,
@@ -15,27 +15,16 @@ import {
   validationFailed
 } from "../../http/errors.ts"
 import type { AccountMissing } from "../../platform/usage/AccountLimits.ts"
-import { isMailRefusal, type MailRefusal, mailRefusal } from "../../http/mail-refusals.ts"
+import type { MailRefusal } from "../../http/mail-refusals.ts"
 import type { RenderFailed } from "../render/errors.ts"
 import type { BadConfirmation, BadMember, ListInUse, ListNotFound, MemberNotFound } from "./Lists.ts"
 import { Lists } from "./Lists.ts"
 
 /** What queuing a confirmation mail may meet: the send path's refusals, and its content failing to render. */
-export type ConfirmationRefusal =
-  | MailRefusal
-  | RenderFailed
-  | AccountMissing
+export type ConfirmationRefusal = MailRefusal | RenderFailed | AccountMissing
 
 /** The confirmation mail's refusals as the API's envelope, as the send and the test-send answer them. */
-export const confirmationRefusal = (e: ConfirmationRefusal): Effect.Effect<never, BadRequestError | ForbiddenError | RateLimitedError> => {
-  if (isMailRefusal(e)) return mailRefusal(e, "The confirmation mail")
-  switch (e._tag) {
-    case "RenderFailed":
-      return renderFailedAnswer(e)
-    case "AccountMissing":
-      return Effect.die(e)
-  }
-}
+export const confirmationRefusal = (e: ConfirmationRefusal) => mailingAnswer(e, "The confirmation mail")
 
 type Failure = ListNotFound | MemberNotFound | ListInUse | BadMember | BadConfirmation | RenderFailed | SqlError
 

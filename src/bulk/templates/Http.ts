@@ -1,8 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { HeraldApi } from "../../http/api.ts"
-import type { MailRateLimited } from "../../transactional/send-context.ts"
-import { contentTooLargeAnswer, renderFailedAnswer } from "../http-answers.ts"
+import { contentTooLargeAnswer, mailingAnswer, type MailingFailure } from "../http-answers.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import {
   BadRequestError,
@@ -16,10 +15,7 @@ import {
   validationFailed
 } from "../../http/errors.ts"
 import { requestId } from "../../http/request-context.ts"
-import type { SqlError } from "@effect/sql/SqlError"
-import { isMailRefusal, type MailRefusal, mailRefusal, rateLimited } from "../../http/mail-refusals.ts"
 import { contactScope, prepareContent, renderContent } from "../render/content.ts"
-import type { RenderFailed } from "../render/errors.ts"
 import { RenderEngine } from "../render/RenderEngine.ts"
 import { readyToSave, type TemplateTooLarge } from "./fields.ts"
 import { type NoSender, type RecipientSuppressed, TestSend } from "./TestSend.ts"
@@ -34,16 +30,12 @@ type Failure =
   | TemplateInUse
   | HtmlFromMjml
   | TemplateTooLarge
-  | RenderFailed
-  | SqlError
   | NoSender
   | RecipientSuppressed
-  | MailRateLimited
-  | MailRefusal
+  | MailingFailure
 
 /** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
 const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError | ForbiddenError> => {
-  if (isMailRefusal(e)) return mailRefusal(e, "This test-send")
   switch (e._tag) {
     case "TemplateNotFound":
       return Effect.fail(notFound(`No template ${e.id}`))
@@ -55,8 +47,6 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
       return Effect.fail(validationFailed("This template's html is compiled from its mjml: change the mjml, or send mjml: null with the html", "html"))
     case "TemplateTooLarge":
       return contentTooLargeAnswer("A template's fields together", e.bytes)
-    case "RenderFailed":
-      return renderFailedAnswer(e)
     case "NoSender":
       return Effect.fail(validationFailed("No sender: give from_email, or set the template's from_email", "from_email"))
     case "RecipientSuppressed":
@@ -67,10 +57,8 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
           : `${e.email} is suppressed (${e.reason}): not sent, not even as a test`,
         "to_email"
       ))
-    case "MailRateLimited":
-      return rateLimited(e.limit, e.reset)
-    case "SqlError":
-      return Effect.die(e)
+    default:
+      return mailingAnswer(e, "This test-send")
   }
 }
 

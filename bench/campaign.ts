@@ -28,9 +28,8 @@ import { Effect, Redacted } from "effect"
 import { makeTokens } from "../src/bulk/public/tokens.ts"
 import { recordCampaignLinks } from "../src/bulk/tracking/store.ts"
 import { recipientTokens } from "../src/bulk/tracking/tokens.ts"
-import { startDnsServer } from "../test/support/dns-server.ts"
 import { writeShapingFile } from "../test/support/shaping.ts"
-import { apiCaller, benchPostgres, benchSender, cpuMeter, createDatabase, freePort, load, spawnNode, sql, startCountingSink, table, waitFor } from "./lib.ts"
+import { apiCaller, benchPostgres, benchSender, cpuMeter, createDatabase, freePort, load, spawnDeliveringAppliance, spawnNode, sql, startCountingSink, startSinkDns, table, waitFor } from "./lib.ts"
 
 const CONTACTS = Number(process.env["BENCH_CONTACTS"] ?? 100_000)
 const TX_MESSAGES = Number(process.env["BENCH_TX_MESSAGES"] ?? 5_000)
@@ -89,16 +88,14 @@ const getLoad = async (urls: ReadonlyArray<{ readonly url: string; readonly stat
   return { ...tally, perSecond: tally.ok / ((performance.now() - started) / 1000) }
 }
 
-const dns = await startDnsServer({ "mx.sink.test": { A: ["127.0.0.1"] }, "dest.example": { MX: [{ preference: 10, exchange: "mx.sink.test" }] } })
+const dns = await startSinkDns()
 const pgRun = await benchPostgres()
 const databaseUrl = await createDatabase(pgRun.adminUrl, "bench_campaign")
-const port = await freePort()
-const herald = spawnNode("src/main.ts", {
-  DATABASE_URL: databaseUrl, HERALD_HTTP_PORT: String(port), HERALD_HTTP_HOST: "127.0.0.1", HERALD_SMTP_PORT: String(await freePort()),
-  HERALD_BOOTSTRAP_KEY: TOKEN, HERALD_DNS_SERVERS: dns.address, HERALD_MX_PORT: String(sink.port), HERALD_HOSTNAME: "mta.bench",
-  ...(MAX_CONNECTIONS === undefined ? {} : { HERALD_SHAPING_FILE: writeShapingFile({ max_connections: Number(MAX_CONNECTIONS), messages_per_connection: 100, max_messages_per_minute: null }) })
+const herald = await spawnDeliveringAppliance({
+  databaseUrl, token: TOKEN, dnsAddress: dns.address, mxPort: sink.port,
+  ...(MAX_CONNECTIONS === undefined ? {} : { env: { HERALD_SHAPING_FILE: writeShapingFile({ max_connections: Number(MAX_CONNECTIONS), messages_per_connection: 100, max_messages_per_minute: null }) } })
 })
-const base = `http://127.0.0.1:${port}`
+const base = herald.base
 try {
   // A labelled block: BENCH_FANOUT_ONLY leaves it after the fan-out (and still stops everything in `finally`).
   phases: {

@@ -14,6 +14,7 @@ import nodemailer from "nodemailer"
 import pg from "pg"
 import { SMTPServer } from "smtp-server"
 import { startEmbeddedPostgres } from "../src/db/embedded-postgres.ts"
+import { startDnsServer } from "../test/support/dns-server.ts"
 
 export const repoRoot = path.resolve(import.meta.dirname, "..")
 
@@ -388,4 +389,29 @@ export const startCountingSink = async () => {
     },
     close: () => server.close()
   })
+}
+
+/** The delivery benches' DNS on loopback: dest.example's MX is mx.sink.test, 127.0.0.1 (the sink). */
+export const startSinkDns = () =>
+  startDnsServer({ "mx.sink.test": { A: ["127.0.0.1"] }, "dest.example": { MX: [{ preference: 10, exchange: "mx.sink.test" }] } })
+
+/**
+ * The appliance (`npm start`'s flags) on free ports, its bootstrap key `token`, delivering through
+ * the loopback DNS at `dnsAddress` to the sink on `mxPort`, with `env` on top; `base` is its URL.
+ * Not waited for: the caller waits for /health inside the `try` whose `finally` stops it.
+ */
+export const spawnDeliveringAppliance = async (options: {
+  readonly databaseUrl: string
+  readonly token: string
+  readonly dnsAddress: string
+  readonly mxPort: number
+  readonly env?: Record<string, string>
+}) => {
+  const port = await freePort()
+  const child = spawnNode("src/main.ts", {
+    DATABASE_URL: options.databaseUrl, HERALD_HTTP_PORT: String(port), HERALD_HTTP_HOST: "127.0.0.1", HERALD_SMTP_PORT: String(await freePort()),
+    HERALD_BOOTSTRAP_KEY: options.token, HERALD_DNS_SERVERS: options.dnsAddress, HERALD_MX_PORT: String(options.mxPort), HERALD_HOSTNAME: "mta.bench",
+    ...options.env
+  })
+  return Object.assign(child, { base: `http://127.0.0.1:${port}` })
 }

@@ -22,8 +22,7 @@ import { Effect, Layer, Redacted } from "effect"
 import nodemailer from "nodemailer"
 import pg from "pg"
 import { DeliveryQueue } from "../src/mta/queue/DeliveryQueue.ts"
-import { startDnsServer } from "../test/support/dns-server.ts"
-import { benchPostgres, createDatabase, freePort, load, spawnNode, sql, startCountingSink, statementCounter, table, waitFor } from "./lib.ts"
+import { benchPostgres, createDatabase, load, spawnDeliveringAppliance, sql, startCountingSink, startSinkDns, statementCounter, table, waitFor } from "./lib.ts"
 
 const QUEUED = Number(process.env["BENCH_QUEUED"] ?? 0)
 const N = QUEUED > 0 ? QUEUED : Number(process.env["BENCH_MESSAGES"] ?? 5000)
@@ -88,24 +87,21 @@ const bareLoop = async (): Promise<number> => {
 const bareBefore = await bareLoop()
 
 // Herald.
-const dns = await startDnsServer({ "mx.sink.test": { A: ["127.0.0.1"] }, "dest.example": { MX: [{ preference: 10, exchange: "mx.sink.test" }] } })
+const dns = await startSinkDns()
 const pgRun = await benchPostgres()
 try {
   const url = await createDatabase(pgRun.adminUrl, "bench_outbound")
   const token = "hrld_bench_token_0123456789abcdef"
   const start = async (mtaEnabled: boolean) => {
-    const port = await freePort()
-    const child = spawnNode("src/main.ts", {
-      DATABASE_URL: url, HERALD_HTTP_PORT: String(port), HERALD_HTTP_HOST: "127.0.0.1", HERALD_SMTP_PORT: String(await freePort()),
-      HERALD_BOOTSTRAP_KEY: token, HERALD_DNS_SERVERS: dns.address, HERALD_MX_PORT: String(sink.port), HERALD_HOSTNAME: "mta.bench",
-      HERALD_MTA_ENABLED: String(mtaEnabled),
+    const child = await spawnDeliveringAppliance({
+      databaseUrl: url, token, dnsAddress: dns.address, mxPort: sink.port, env: { HERALD_MTA_ENABLED: String(mtaEnabled) }
     })
-    await waitFor(`http://127.0.0.1:${port}/health`)
-    return { child, port }
+    await waitFor(`${child.base}/health`)
+    return { child, base: child.base }
   }
   const headers = { authorization: `Bearer ${token}` }
   let herald = await start(QUEUED === 0)
-  await fetch(`http://127.0.0.1:${herald.port}/v1/client/domains`, {
+  await fetch(`${herald.base}/v1/client/domains`, {
     method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify({ domain: "bench.example" })
   })
   await sql(url, "UPDATE domains SET verified_at = now()")
@@ -126,7 +122,7 @@ try {
   let t0 = performance.now()
   let sent = 0
   const accept = await load({
-    url: `http://127.0.0.1:${herald.port}/v1/mail/send`, headers, concurrency: 8, seconds: 3600, warmup: 0, expectStatus: 202,
+    url: `${herald.base}/v1/mail/send`, headers, concurrency: 8, seconds: 3600, warmup: 0, expectStatus: 202,
     body: (i) =>
       BATCH === 1
         ? JSON.stringify({ from: { email: "bench@bench.example" }, to: [{ email: `h${i}@dest.example` }], subject: `Bench ${i}`, text: BODY })

@@ -27,8 +27,7 @@ import { ConfigProvider, Effect, Layer } from "effect"
 import pg from "pg"
 import { BaseLive, ServicesLive } from "../src/appliance.ts"
 import { StepScheduler } from "../src/bulk/sequences/StepScheduler.ts"
-import { startDnsServer } from "../test/support/dns-server.ts"
-import { apiCaller, benchPostgres, benchSender, cpuMeter, createDatabase, freePort, spawnNode, sql, startCountingSink, table, waitFor } from "./lib.ts"
+import { apiCaller, benchPostgres, benchSender, cpuMeter, createDatabase, spawnDeliveringAppliance, sql, startCountingSink, startSinkDns, table, waitFor } from "./lib.ts"
 
 const N = Number(process.env["BENCH_SUBSCRIPTIONS"] ?? 20_000)
 const PLAN_SUBSCRIPTIONS = Number(process.env["BENCH_PLAN_SUBSCRIPTIONS"] ?? 1_000_000)
@@ -86,16 +85,14 @@ const claimPlan = async (databaseUrl: string, claim: readonly [string, ReadonlyA
   }
 }
 
-const dns = await startDnsServer({ "mx.sink.test": { A: ["127.0.0.1"] }, "dest.example": { MX: [{ preference: 10, exchange: "mx.sink.test" }] } })
+const dns = await startSinkDns()
 const pgRun = await benchPostgres()
 const databaseUrl = await createDatabase(pgRun.adminUrl, "bench_sequences")
-const port = await freePort()
-const herald = spawnNode("src/main.ts", {
-  DATABASE_URL: databaseUrl, HERALD_HTTP_PORT: String(port), HERALD_HTTP_HOST: "127.0.0.1", HERALD_SMTP_PORT: String(await freePort()),
-  HERALD_BOOTSTRAP_KEY: TOKEN, HERALD_DNS_SERVERS: dns.address, HERALD_MX_PORT: String(sink.port), HERALD_HOSTNAME: "mta.bench",
-  ...(process.env["HERALD_ENROLL_CAP"] === undefined ? {} : { HERALD_ENROLL_CAP: process.env["HERALD_ENROLL_CAP"] })
+const herald = await spawnDeliveringAppliance({
+  databaseUrl, token: TOKEN, dnsAddress: dns.address, mxPort: sink.port,
+  ...(process.env["HERALD_ENROLL_CAP"] === undefined ? {} : { env: { HERALD_ENROLL_CAP: process.env["HERALD_ENROLL_CAP"] } })
 })
-const base = `http://127.0.0.1:${port}`
+const base = herald.base
 let stopped = false
 try {
   await waitFor(`${base}/health`)

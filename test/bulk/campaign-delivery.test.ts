@@ -17,7 +17,7 @@ import { query } from "../support/database.ts"
 import { verifyDkimAgainstPublished } from "../support/dkim.ts"
 import { eventually } from "../support/eventually.ts"
 import { type DeliveryRig, startDeliveryRig } from "../support/mta.ts"
-import { newSender, type Sender } from "../support/sending.ts"
+import { hookWebhooks, newSender, type Sender } from "../support/sending.ts"
 import { type Hit, type Receiver, startReceiver } from "../webhooks/receiver.ts"
 
 const COUNT = 1000
@@ -55,8 +55,7 @@ beforeAll(async () => {
   rig = await startDeliveryRig({ HERALD_WEBHOOK_ALLOW_PRIVATE: "true", HERALD_TRACK_URL: TRACK })
   sender = await newSender(rig.app, rig.dns, { packageId: "growth" })
   rig.route("fans.example")
-  const hooked = await api("PATCH", `/v1/client/keys/${sender.keyId}`, { label: "tests", webhook_url: receiver.url() })
-  expect(hooked.status).toBe(200)
+  await hookWebhooks(rig.app, sender, receiver.url())
   const [secret] = await db<{ value: string }>("SELECT value FROM appliance_settings WHERE name = 'public_token_secret'")
   tokens = makeTokens(secret!.value)
 

@@ -11,7 +11,7 @@ import { type Appliance, startAppliance } from "../support/appliance.ts"
 import { freshDatabase, query } from "../support/database.ts"
 import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
 import { eventually } from "../support/eventually.ts"
-import { newSender, type Sender } from "../support/sending.ts"
+import { hookWebhooks, newSender, type Sender } from "../support/sending.ts"
 import { type Hit, type Receiver, startReceiver } from "../webhooks/receiver.ts"
 
 const DELIVERED = Array.from({ length: 6 }, (_, i) => `delivered+s${i}@simulator.herald.invalid`)
@@ -32,8 +32,7 @@ beforeAll(async () => {
   a = await startAppliance({ databaseUrl, env })
   b = await startAppliance({ databaseUrl, env, bootstrapKey: a.adminToken })
   sender = await newSender(a, dns, { packageId: "growth" })
-  const hooked = await a.request("PATCH", `/v1/client/keys/${sender.keyId}`, { token: sender.token, body: { label: "tests", webhook_url: receiver.url() } })
-  expect(hooked.status).toBe(200)
+  await hookWebhooks(a, sender, receiver.url())
 }, 60_000)
 afterAll(async () => {
   await Promise.all([a?.stop(), b?.stop()])

@@ -16,7 +16,7 @@ import { makeTokens } from "../../src/bulk/public/tokens.ts"
 import { receiverBody } from "../../src/events/schema.ts"
 import { query } from "../support/database.ts"
 import { type DeliveryRig, startDeliveryRig } from "../support/mta.ts"
-import { newSender, type Sender } from "../support/sending.ts"
+import { hookWebhooks, newSender, type Sender } from "../support/sending.ts"
 import { type Receiver, startReceiver } from "../webhooks/receiver.ts"
 
 let rig: DeliveryRig
@@ -28,8 +28,7 @@ beforeAll(async () => {
   rig = await startDeliveryRig({ HERALD_WEBHOOK_ALLOW_PRIVATE: "true" })
   sender = await newSender(rig.app, rig.dns, { packageId: "growth" })
   rig.route("optin.example")
-  const hook = await rig.app.request("PATCH", `/v1/client/keys/${sender.keyId}`, { token: sender.token, body: { label: "tests", webhook_url: receiver.url() } })
-  expect(hook.status).toBe(200)
+  await hookWebhooks(rig.app, sender, receiver.url())
 }, 60_000)
 afterAll(async () => {
   await rig?.stop()

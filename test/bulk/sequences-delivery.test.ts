@@ -10,7 +10,7 @@ import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { receiverBody } from "../../src/events/schema.ts"
 import { query } from "../support/database.ts"
-import { type SendingApp, startSendingApp } from "../support/sending.ts"
+import { hookWebhooks, type SendingApp, startSendingApp } from "../support/sending.ts"
 import { type Hit, type Receiver, startReceiver } from "../webhooks/receiver.ts"
 
 let rig: SendingApp
@@ -19,11 +19,7 @@ let receiver: Receiver
 beforeAll(async () => {
   receiver = await startReceiver(200)
   rig = await startSendingApp({ HERALD_MTA_ENABLED: "true", HERALD_WEBHOOK_ALLOW_PRIVATE: "true" })
-  const hook = await rig.app.request("PATCH", `/v1/client/keys/${rig.sender.keyId}`, {
-    token: rig.sender.token,
-    body: { label: "tests", webhook_url: receiver.url() }
-  })
-  expect(hook.status).toBe(200)
+  await hookWebhooks(rig.app, rig.sender, receiver.url())
 }, 60_000)
 afterAll(async () => {
   await rig?.stop()

@@ -7,12 +7,10 @@
  * resuming, and the following step counts its offset from there), and a step edited after
  * enrolment sent as it is when it falls due.
  */
-import { Effect, TestClock, TestContext } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { schedulerPass } from "../../src/bulk/sequences/SchedulerActor.ts"
 import { HOLD_RECHECK_MS } from "../../src/bulk/sequences/StepScheduler.ts"
-import { withServices } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
+import { schedulerPassAt } from "../support/sequences.ts"
 import { newSender, type Sender, type SendingApp, startSendingApp } from "../support/sending.ts"
 
 let rig: SendingApp
@@ -28,11 +26,7 @@ const admin = (method: string, route: string, body?: unknown) => rig.app.request
 const db = <T extends Record<string, unknown>>(text: string, params: ReadonlyArray<unknown> = []) => query<T>(rig.app.databaseUrl, text, params)
 
 /** One scheduler pass with the Clock at `atMs`. */
-const passAt = (atMs: number) =>
-  withServices(rig.app, Effect.gen(function*() {
-    yield* TestClock.setTime(atMs)
-    return yield* schedulerPass
-  }).pipe(Effect.provide(TestContext.TestContext)))
+const passAt = (atMs: number) => schedulerPassAt(rig.app, atMs)
 
 const MINUTE = 60_000
 

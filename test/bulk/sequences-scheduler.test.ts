@@ -4,11 +4,9 @@
  * `sequence` stored message on channel `bulk`; an inactive sequence holds its due step; and two
  * schedulers on one database (two connection pools, as two appliances) queue each step once.
  */
-import { Effect, TestClock, TestContext } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { schedulerPass } from "../../src/bulk/sequences/SchedulerActor.ts"
-import { withServices } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
+import { schedulerPassAt } from "../support/sequences.ts"
 import { type Sender, type SendingApp, startSendingApp } from "../support/sending.ts"
 
 let rig: SendingApp
@@ -24,11 +22,7 @@ const api = (method: string, route: string, body?: unknown) => rig.app.request(m
 const db = <T extends Record<string, unknown>>(text: string, params: ReadonlyArray<unknown> = []) => query<T>(rig.app.databaseUrl, text, params)
 
 /** One scheduler pass with the Clock at `atMs`. */
-const passAt = (atMs: number) =>
-  withServices(rig.app, Effect.gen(function*() {
-    yield* TestClock.setTime(atMs)
-    return yield* schedulerPass
-  }).pipe(Effect.provide(TestContext.TestContext)))
+const passAt = (atMs: number) => schedulerPassAt(rig.app, atMs)
 
 const HOUR = 3_600_000
 

@@ -21,7 +21,7 @@ import { writeQueue } from "../../src/transactional/queue-writer.ts"
 import { withServices } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
-import { sendBody, type SendingApp, startSendingApp } from "../support/sending.ts"
+import { hookWebhooks, sendBody, type SendingApp, startSendingApp } from "../support/sending.ts"
 import { type Hit, type Receiver, startReceiver } from "../webhooks/receiver.ts"
 
 /** A campaign id as the campaigns API makes them: with real id lengths, a click token is over 100 characters. */
@@ -52,8 +52,7 @@ const settle = () => new Promise((r) => setTimeout(r, 1_500))
 beforeAll(async () => {
   receiver = await startReceiver(200)
   t = await startSendingApp({ HERALD_WEBHOOK_ALLOW_PRIVATE: "true" })
-  const hooked = await t.app.request("PATCH", `/v1/client/keys/${t.sender.keyId}`, { token: t.sender.token, body: { label: "tests", webhook_url: receiver.url() } })
-  expect(hooked.status).toBe(200)
+  await hookWebhooks(t.app, t.sender, receiver.url())
 
   // The campaign's content frozen once: links rewritten, link table recorded.
   const trackUrl = t.app.baseUrl

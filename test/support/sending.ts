@@ -52,6 +52,12 @@ export const siblingKey = async (app: Appliance, sender: Sender): Promise<{ read
   return { token: key.json.token, keyId: key.json.id }
 }
 
+/** Points the webhooks of `key` (a sender, or any key with its token) at `url`, as its owner would. */
+export const hookWebhooks = async (app: Appliance, key: { readonly keyId: string; readonly token: string }, url: string) => {
+  const res = await app.request("PATCH", `/v1/client/keys/${key.keyId}`, { token: key.token, body: { label: "tests", webhook_url: url } })
+  expect(res.status).toBe(200)
+}
+
 /** A minimal valid full-form body from `sender` to `to`. */
 export const sendBody = (sender: Sender, to: string | ReadonlyArray<string>, extra: Record<string, unknown> = {}) => ({
   personalizations: [{ to: (typeof to === "string" ? [to] : to).map((email) => ({ email })) }],

@@ -5,8 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { ListUserCheck } from "../lists/users.ts"
-import type { TemplateUserCheck } from "../templates/users.ts"
+import type { ListUserCheck, TemplateUserCheck } from "../resource-users.ts"
 
 export const campaignsUsingList: ListUserCheck = (keyId, listId) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>

@@ -5,14 +5,10 @@
  * `LIST_USER_CHECKS` (a query naming the users of a list, e.g. `segment sg_…`): saved segments
  * and campaigns.
  */
-import type { SqlClient } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { campaignsUsingList } from "../campaigns/users.ts"
+import type { ListUserCheck } from "../resource-users.ts"
 import { segmentsUsingList } from "../segments/Segments.ts"
-
-/** The users of a key's list (a list is named only by resources of its own key). */
-export type ListUserCheck = (keyId: string, listId: string) => Effect.Effect<ReadonlyArray<string>, SqlError, SqlClient.SqlClient>
 
 const savedSegments: ListUserCheck = (keyId, listId) =>
   Effect.map(segmentsUsingList(keyId, listId), (ids) => ids.map((id) => `segment ${id}`))

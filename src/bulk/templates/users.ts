@@ -4,13 +4,10 @@
  * check to `TEMPLATE_USER_CHECKS` (a query that names the users of a template, e.g.
  * `campaign cp_… (sending)`).
  */
-import { SqlClient } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { campaignsUsingTemplate } from "../campaigns/users.ts"
+import type { TemplateUserCheck } from "../resource-users.ts"
 import { sequenceStepsUsingTemplate } from "../sequences/template-users.ts"
-
-export type TemplateUserCheck = (templateId: string) => Effect.Effect<ReadonlyArray<string>, SqlError, SqlClient.SqlClient>
 
 export const TEMPLATE_USER_CHECKS: ReadonlyArray<TemplateUserCheck> = [campaignsUsingTemplate, sequenceStepsUsingTemplate]
 

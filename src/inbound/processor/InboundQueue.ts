@@ -6,6 +6,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import type { Understood } from "../parse/types.ts"
 
 export interface ClaimedInbound {
   readonly id: string
@@ -13,6 +14,13 @@ export interface ClaimedInbound {
   readonly mail_from: string
   readonly raw: Buffer | null
   readonly attempts: number
+}
+
+/** A claimed message and what the parsers made of it. */
+export interface Parsed {
+  readonly message: ClaimedInbound
+  readonly understood: Understood
+  readonly now: Date
 }
 
 /** An understood message, ready to be marked processed together with what it changes. */

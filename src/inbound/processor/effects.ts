@@ -10,22 +10,14 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect } from "effect"
 import type { InboundSettings } from "../InboundConfig.ts"
-import type { Understood } from "../parse/types.ts"
 import { applyBounce, bouncePairs } from "./bounces.ts"
 import { applyComplaint, complaintDeliveries } from "./complaints.ts"
 import { storeDmarcReports } from "./dmarc.ts"
-import type { ClaimedInbound } from "./InboundQueue.ts"
+import type { Parsed } from "./InboundQueue.ts"
 import { type DeliveryIndex, type DeliveryKeys, deliveryKeysOf, noKeys } from "./mapping.ts"
 import type { Trust } from "./trust.ts"
 import { applyUnsubscribeRequest } from "./unsubscribes.ts"
 import type { PublicTokens } from "../../bulk/public/tokens.ts"
-
-/** A claimed message and what the parsers made of it. */
-export interface Parsed {
-  readonly message: ClaimedInbound
-  readonly understood: Understood
-  readonly now: Date
-}
 
 /** What applying a message changed: the accounts whose reputation to look at. */
 export interface Outcome {

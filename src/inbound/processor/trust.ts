@@ -25,7 +25,7 @@ import { AppConfig } from "../../config/app-config.ts"
 import { Dns } from "../../lib/dns.ts"
 import type { InboundSettings } from "../InboundConfig.ts"
 import { defaultReporters, type Reporter } from "../parse/complaint/isp.ts"
-import type { Parsed } from "./effects.ts"
+import type { Parsed } from "./InboundQueue.ts"
 import { deliveriesByOriginal, deliveriesOfOriginal, type DeliveryIndex, type DeliveryKeys, deliveryByVerp } from "./mapping.ts"
 
 /** What may be done with a report that names deliveries only through its original's Message-ID. */

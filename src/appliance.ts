@@ -4,7 +4,7 @@
  * the operator commands only the database.
  */
 import { Effect, Layer } from "effect"
-import { AppConfigLive } from "./config/app-config.ts"
+import { AppConfig, AppConfigLive } from "./config/app-config.ts"
 import { DatabaseLive } from "./db/database.ts"
 import { runMigrations } from "./db/migrator.ts"
 import { HttpLive } from "./http/server.ts"
@@ -105,7 +105,7 @@ const CoreServicesLive = Layer.mergeAll(
   PublicTokens.Default,
   DmarcReports.Default,
   TrackingRecorder.Default
-).pipe(Layer.provideMerge(Dns.Default))
+).pipe(Layer.provideMerge(Layer.unwrapEffect(Effect.map(AppConfig, (config) => Dns.layer(config.dnsServers)))))
 
 /** Bulk features: contacts, lists, segments, templates and the rendering engine campaigns, sequences and confirmation mail share. */
 const BulkServicesLive = Layer.mergeAll(

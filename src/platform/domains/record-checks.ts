@@ -5,7 +5,7 @@
  * `herald-verification=` token for verification): the apex holds unrelated TXT records too.
  */
 import { Effect } from "effect"
-import type { Dns } from "../../lib/dns.ts"
+import type { DnsResolver } from "../../lib/dns.ts"
 import type { CheckedDnsRecord, DnsRecord } from "./Api.ts"
 
 export type CheckedRecord = typeof CheckedDnsRecord.Type
@@ -58,7 +58,7 @@ export const checkRecord = (record: DnsRecord, found: ReadonlyArray<string>): Ch
 }
 
 /** The values at a record's name: TXT strings, or MX as `preference exchange` (no trailing dot). */
-const lookupValues = (dns: Dns, record: DnsRecord): Effect.Effect<ReadonlyArray<string>, LookupFailure> => {
+const lookupValues = (dns: DnsResolver, record: DnsRecord): Effect.Effect<ReadonlyArray<string>, LookupFailure> => {
   const looked = record.type === "MX"
     ? Effect.map(dns.mx(record.name), (mx) => mx.map((r) => `${r.priority} ${withoutDot(r.exchange)}`))
     : dns.txt(record.name)
@@ -71,7 +71,7 @@ const lookupValues = (dns: Dns, record: DnsRecord): Effect.Effect<ReadonlyArray<
 }
 
 /** Looks every record up (at once) and judges it; the first failed lookup fails the whole check. */
-export const checkRecords = (dns: Dns, records: ReadonlyArray<DnsRecord>) =>
+export const checkRecords = (dns: DnsResolver, records: ReadonlyArray<DnsRecord>) =>
   Effect.forEach(records, (record) => Effect.map(lookupValues(dns, record), (found) => checkRecord(record, found)), {
     concurrency: "unbounded"
   })

@@ -1,7 +1,7 @@
 /**
  * The public pages (confirm, unsubscribe; DESIGN "Public pages and tokens"): plain HTML with no
  * script, every value escaped, framed by nobody, posting only to themselves. A GET shows a page
- * with one button (a POST form), so a link scanner that opens the link changes nothing.
+ * with buttons (POST forms), so a link scanner that opens the link changes nothing.
  */
 import { HttpServerResponse } from "@effect/platform"
 import { escapeHtml } from "../../http/meta/HomePage.ts"

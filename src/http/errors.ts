@@ -91,6 +91,12 @@ export const conflict = (message: string, code = "conflict") =>
   new ConflictError({ type: "invalid_request_error", code, message })
 export const payloadTooLarge = (message: string, param?: string) =>
   new PayloadTooLargeError({ type: "invalid_request_error", code: "payload_too_large", message, param })
+/**
+ * 429 for a confirmation mail to an address that had one for the same list in the last 24 h
+ * (DESIGN "Errors", Wave 3); the caller sets `Retry-After`.
+ */
+export const confirmationRecentlySent = (message: string) =>
+  new RateLimitedError({ type: "rate_limit_error", code: "confirmation_recently_sent", message })
 export const internalError = (message = "Internal error") =>
   new InternalError({ type: "api_error", code: "internal_error", message })
 

@@ -69,5 +69,5 @@ export const rateLimited = (limit: number, reset: string | number) =>
   Effect.fail(new RateLimitedError({
     type: "rate_limit_error",
     code: "rate_limit_exceeded",
-    message: `Too many requests: ${limit} per minute (sends, test-sends, campaign sends and enrolments together); the window resets at ${reset}`
+    message: `Too many requests: ${limit} per minute (sends, test-sends, campaign sends, enrolments and calls that may queue confirmation mail together); the window resets at ${reset}`
   }))

@@ -152,7 +152,7 @@ describe("import", () => {
     }
     expect((await csvImport(0, 2500, "")).json).toEqual({ created: 2500, updated: 0, skipped: 0, invalid: 0, errors: [] })
     const second = await csvImport(1500, 6000, `?update_existing=true&list_ids=${list.json.id}`)
-    expect(second.json).toEqual({ created: 3500, updated: 1000, skipped: 0, invalid: 0, errors: [] })
+    expect(second.json).toEqual({ created: 3500, updated: 1000, skipped: 0, invalid: 0, errors: [], confirmations_queued: 0, confirmations_withheld: 0 })
     expect((await csvImport(0, 5000, "")).json).toEqual({ created: 0, updated: 0, skipped: 5000, invalid: 0, errors: [] })
     expect(await countContacts(key.keyId)).toBe(6000)
     const [members] = await db<{ n: number }>("SELECT count(*)::int AS n FROM list_memberships WHERE list_id = $1", [list.json.id])

@@ -2,7 +2,7 @@
  * Double opt-in end to end against a running appliance with a real SMTP sink and a real webhook
  * receiver: a contact added to a list that requires confirmation gets one confirmation mail (from,
  * subject, intro rendered with its fields, a link to /confirm/<token>); a GET of the link shows a
- * page with one button and confirms nothing; the button's POST confirms and `contact.confirmed`
+ * page with its buttons and confirms nothing; the button's POST confirms and `contact.confirmed`
  * reaches the webhook once, however often it is pressed. Tampered, expired, foreign-purpose and
  * orphaned tokens get the 404 page and change nothing; a suppressed address gets no mail and stays
  * pending; the mail counts against the quota; the import with list_ids mails each new pending
@@ -131,13 +131,13 @@ describe("the confirmation mail and the page", () => {
     expect(mail.html).toContain(`href="${link![0]}"`)
     const path = `/confirm/${link![2]}`
 
-    // GET: the page with one button posting to the same path; nothing confirmed.
+    // GET: the page with its two buttons (confirm; "I did not ask for this") posting to the same path; nothing confirmed.
     const shown = await page("GET", path)
     expect(shown.status).toBe(200)
     expectPublicHeaders(shown.headers)
     expect(shown.text).toContain("Weekly News")
     expect(shown.text).toContain(`<form method="post" action="${path}">`)
-    expect(shown.text.match(/<button/g)).toHaveLength(1)
+    expect(shown.text.match(/<button/g)).toHaveLength(2)
     expect(shown.text).not.toContain("<script")
     expect(await page("GET", path)).toMatchObject({ status: 200 })
     expect(await membership(listId, "ada@optin.example")).toBe("pending")

@@ -93,7 +93,11 @@ const ImportResult = Schema.Struct({
   skipped: Schema.Int.annotations({ description: "Existing contacts left unchanged (update_existing not set)" }),
   invalid: Schema.Int.annotations({ description: "Invalid rows, left out" }),
   errors: Schema.Array(Schema.Struct({ row: Schema.Int, email: Schema.String, reason: Schema.String }))
-    .annotations({ description: "The first 100 invalid rows; row counts data rows from 1" })
+    .annotations({ description: "The first 100 invalid rows; row counts data rows from 1" }),
+  confirmations_queued: Schema.optional(Schema.Int).annotations({ description: "With list_ids: confirmation mails queued for new pending members" }),
+  confirmations_withheld: Schema.optional(Schema.Int).annotations({
+    description: "With list_ids: new pending members that got no mail because their address had that list's confirmation in the last 24 hours"
+  })
 }).annotations({ identifier: "ContactImportResult" })
 
 const PreviewRequest = Schema.Union(Schema.Struct({ emails: Schema.Array(Schema.String) }), Schema.Array(Schema.String))
@@ -139,7 +143,10 @@ export class ContactsGroup extends HttpApiGroup.make("contacts")
         + "percent invalid → 422 too_many_invalid_recipients and nothing inserted; below, invalid rows are left out and reported. "
         + "With list_ids, a contact that newly joins a list requiring confirmation is pending and gets one confirmation mail "
         + "(queued in the same transaction, counted against the monthly quota), unless confirmed: true; the send's refusals "
-        + "(403 account_suspended, sending_paused, domain_not_verified; 429 monthly_quota_exceeded) then refuse the whole import.")
+        + "(403 account_suspended, sending_paused, domain_not_verified; 429 monthly_quota_exceeded) then refuse the whole import. "
+        + "Such an import (list_ids naming a list requiring confirmation, without confirmed) counts once in the per-minute windows "
+        + "like a send (429 rate_limit_exceeded, nothing imported); an address gets at most one confirmation per list in 24 hours, "
+        + "also across delete and re-add (the others: confirmations_withheld).")
   )
   .add(
     HttpApiEndpoint.post("importPreview", "/v1/bulk/contacts/import-preview").setPayload(PreviewRequest).addSuccess(PreviewResponse)

@@ -56,6 +56,9 @@ export interface ImportResult {
   readonly skipped: number
   readonly invalid: number
   readonly errors: ReadonlyArray<ImportError>
+  /** With list_ids: confirmation mails queued, and new pending members the 24 h window held back (confirmation-window.ts). */
+  readonly confirmations_queued?: number
+  readonly confirmations_withheld?: number
 }
 
 export class TooManyInvalid extends Data.TaggedError("TooManyInvalid")<{
@@ -144,6 +147,8 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
     let created = 0
     let updated = 0
     let queued = NOTHING_QUEUED
+    // An import that may queue confirmation mail counts in the rate windows, before anything is written.
+    yield* Effect.flatMap(ConfirmationMail, (mail) => mail.admitCall(owner, options.listIds, options.confirmed, at))
     yield* sql.withTransaction(Effect.gen(function*() {
       const listIds = [...new Set(options.listIds)]
       const lists = yield* listsOfKey(owner, listIds)
@@ -200,7 +205,8 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
       updated,
       skipped: all.length - created - updated,
       invalid: rows.invalidRows,
-      errors: rows.errors
+      errors: rows.errors,
+      ...(options.listIds.length === 0 ? {} : { confirmations_queued: queued.mailed, confirmations_withheld: queued.withheld })
     }
     return result
   })

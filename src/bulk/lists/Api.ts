@@ -37,6 +37,21 @@ const Member = Schema.extend(Contact, Schema.Struct({ membership_status: Schema.
   .annotations({ identifier: "ListMember" })
 const MemberPage = Schema.Struct({ total: Schema.Int, limit: Schema.Int, offset: Schema.Int, items: Schema.Array(Member) })
 
+/** The members call's answer: the list, and what the call did about confirmation mail. */
+const MembersAdded = Schema.extend(List, Schema.Struct({
+  confirmations_queued: Schema.Int.annotations({ description: "Confirmation mails this call queued" }),
+  confirmations_withheld: Schema.Int.annotations({
+    description: "New pending members that got no mail because their address had this list's confirmation in the last 24 hours"
+  })
+})).annotations({ identifier: "ListMembersAdded" })
+
+const ConfirmationResent = Schema.Struct({
+  id: Schema.String.annotations({ description: "The contact" }),
+  list_id: Schema.String,
+  email: Schema.String,
+  confirmation_sent_at: Schema.String
+}).annotations({ identifier: "ListConfirmationResent" })
+
 const MembersAdd = Schema.Struct({
   contacts: Schema.Array(Schema.String).pipe(Schema.minItems(1), Schema.maxItems(1000)).annotations({
     description: "Contact ids or email addresses; an address not yet a contact of the key becomes one"
@@ -67,13 +82,22 @@ const CONFIRMATION_DESCRIPTION = "With require_confirmation, every contact that 
   + "list_ids unless confirmed: true) becomes a pending member and gets one confirmation mail, queued with the call: from "
   + "confirm_from_email / confirm_from_name, subject confirm_subject, confirm_intro and a link to {HERALD_BASE_URL}/confirm/<token> "
   + "(valid 7 days). confirm_subject and confirm_intro are templates of the rendering engine (text; variables: email, name, "
-  + "metadata.*, list_name, confirm_url); one that does not compile → 400 render_failed. The link opens a page with one button; "
-  + "its POST confirms the membership and emits contact.confirmed once (a GET alone changes nothing)."
+  + "metadata.*, list_name, account_name, request_date, confirm_url); one that does not compile → 400 render_failed. The mail ends "
+  + "with a fixed line naming the account, the list and the date of the request. The link opens a page with two buttons: "
+  + "confirm (its POST confirms the membership and emits contact.confirmed once) and \"I did not ask for this\" (its POST "
+  + "unsubscribes the address from all the account's mail, suppression source not-me); a GET alone changes nothing."
 const ADD_MEMBERS_DESCRIPTION = "On a list that requires confirmation, each new member is pending and gets one confirmation mail "
   + "(bulk channel, counted against the monthly quota), queued before the answer; re-adding a pending member sends nothing again. "
   + "A suppressed address, one on a blocked domain, or a contact that is not active gets no mail and stays pending. "
   + "The send's refusals apply: 403 account_suspended, sending_paused or domain_not_verified (the confirm_from_email's domain), "
-  + "429 monthly_quota_exceeded, 400 overage_not_offered; then nothing is added."
+  + "429 monthly_quota_exceeded, 400 overage_not_offered; then nothing is added. "
+  + "Mail others trigger is bounded: a call on a list requiring confirmation counts once in the key's and the account's per-minute "
+  + "windows like a send (over it: 429 rate_limit_exceeded, nothing added), and an address gets at most one confirmation per list "
+  + "in 24 hours, also across delete and re-add: a member added again inside it is pending without mail, counted in confirmations_withheld."
+const RESEND_DESCRIPTION = "The confirmation mail again, to a pending member of a list requiring confirmation (not pending → 409). "
+  + "At most one per address and list in 24 hours: inside it → 429 confirmation_recently_sent with Retry-After (seconds). Counts "
+  + "in the per-minute windows like a send (429 rate_limit_exceeded) and against the monthly quota; a suppressed address, one on a "
+  + "blocked domain or a contact that is not active → 400 recipient_suppressed (param contact)."
 
 const ById = Schema.Struct({ id: Schema.String })
 const MemberRef = Schema.Struct({ id: Schema.String, contact: Schema.String.annotations({ description: "A contact id (ct_…) or its percent-encoded email" }) })
@@ -95,7 +119,7 @@ export class ListsGroup extends HttpApiGroup.make("lists")
       .annotate(OpenApi.Description, CONFIRMATION_DESCRIPTION)
   )
   .add(
-    HttpApiEndpoint.post("addMembers", "/v1/bulk/lists/:id/contacts").setPath(ById).setPayload(MembersAdd).addSuccess(List)
+    HttpApiEndpoint.post("addMembers", "/v1/bulk/lists/:id/contacts").setPath(ById).setPayload(MembersAdd).addSuccess(MembersAdded)
       .addError(Forbidden).addError(RateLimited)
       .annotate(OpenApi.Summary, "Add members by contact id or email (pending when the list requires confirmation)")
       .annotate(OpenApi.Description, ADD_MEMBERS_DESCRIPTION)
@@ -106,6 +130,12 @@ export class ListsGroup extends HttpApiGroup.make("lists")
       .addSuccess(MemberPage)
   )
   .add(HttpApiEndpoint.del("removeMember", "/v1/bulk/lists/:id/contacts/:contact").setPath(MemberRef).addSuccess(Deleted))
+  .add(
+    HttpApiEndpoint.post("resendConfirmation", "/v1/bulk/lists/:id/contacts/:contact/resend").setPath(MemberRef).addSuccess(ConfirmationResent)
+      .addError(Forbidden).addError(RateLimited)
+      .annotate(OpenApi.Summary, "Send a pending member's confirmation mail again (at most one per address and list in 24 hours)")
+      .annotate(OpenApi.Description, RESEND_DESCRIPTION)
+  )
   // Not found (another key's list too), conflict (a list in use), refused settings or members.
   .addError(NotFound)
   .addError(BadRequest)

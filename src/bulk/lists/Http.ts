@@ -1,12 +1,13 @@
 import { HttpApiBuilder } from "@effect/platform"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { HeraldApi } from "../../http/api.ts"
 import { mailingAnswer, renderFailedAnswer } from "../http-answers.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import {
   BadRequestError,
   conflict,
+  confirmationRecentlySent,
   type ConflictError,
   type ForbiddenError,
   notFound,
@@ -14,14 +15,17 @@ import {
   type RateLimitedError,
   validationFailed
 } from "../../http/errors.ts"
+import { setResponseHeaders } from "../../http/request-context.ts"
 import type { AccountMissing } from "../../platform/usage/AccountLimits.ts"
 import type { MailRefusal } from "../../http/mail-refusals.ts"
+import type { MailRateLimited } from "../../transactional/send-context.ts"
 import type { RenderFailed } from "../render/errors.ts"
-import type { BadConfirmation, BadMember, ListInUse, ListNotFound, MemberNotFound } from "./Lists.ts"
+import type { ConfirmationRecentlySent } from "./confirmation-window.ts"
+import type { BadConfirmation, BadMember, ListInUse, ListNotFound, MemberNotFound, MemberNotMailable, MemberNotPending } from "./Lists.ts"
 import { Lists } from "./Lists.ts"
 
-/** What queuing a confirmation mail may meet: the send path's refusals, and its content failing to render. */
-export type ConfirmationRefusal = MailRefusal | RenderFailed | AccountMissing
+/** What queuing a confirmation mail may meet: the send path's refusals, the rate window, and its content failing to render. */
+export type ConfirmationRefusal = MailRefusal | RenderFailed | AccountMissing | MailRateLimited
 
 /** The confirmation mail's refusals as the API's envelope, as the send and the test-send answer them. */
 export const confirmationRefusal = (e: ConfirmationRefusal) => mailingAnswer(e, "The confirmation mail")
@@ -57,6 +61,38 @@ const answerAdding = (
     ? answer(e)
     : confirmationRefusal(e)
 
+/**
+ * The resend's own failures: 429 `confirmation_recently_sent` with `Retry-After` (seconds until the
+ * address's 24 h for this list end), 409 for a member not pending, 400 `recipient_suppressed`.
+ */
+const answerResend = (
+  e: Failure | ConfirmationRefusal | ConfirmationRecentlySent | MemberNotPending | MemberNotMailable
+): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | ForbiddenError | RateLimitedError> => {
+  switch (e._tag) {
+    case "ConfirmationRecentlySent":
+      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const seconds = Math.max(1, Math.ceil((e.nextAt - now) / 1000))
+        return Effect.zipRight(
+          setResponseHeaders({ "Retry-After": String(seconds) }),
+          Effect.fail(confirmationRecentlySent(
+            `${e.address} had this list's confirmation mail less than 24 hours ago; the next may go at ${new Date(e.nextAt).toISOString()}`
+          ))
+        )
+      })
+    case "MemberNotPending":
+      return Effect.fail(conflict(`${e.ref} is not a pending member of list ${e.listId}, or the list does not require confirmation`))
+    case "MemberNotMailable":
+      return Effect.fail(new BadRequestError({
+        type: "invalid_request_error",
+        code: "recipient_suppressed",
+        message: `${e.email} gets no mail: it is suppressed, on a blocked domain, or its contact is not active`,
+        param: "contact"
+      }))
+    default:
+      return answerAdding(e)
+  }
+}
+
 export const ListsHttpLive = HttpApiBuilder.group(HeraldApi, "lists", (handlers) =>
   Effect.gen(function*() {
     const lists = yield* Lists
@@ -73,6 +109,8 @@ export const ListsHttpLive = HttpApiBuilder.group(HeraldApi, "lists", (handlers)
       .handle("addMembers", ({ path, payload }) =>
         Effect.flatMap(CurrentKey, (me) => lists.addMembers(me, path.id, payload.contacts)).pipe(Effect.catchAll(answerAdding)))
       .handle("members", ({ path, urlParams }) => Effect.flatMap(CurrentKey, (me) => lists.members(me, path.id, urlParams)).pipe(Effect.catchAll(answer)))
+      .handle("resendConfirmation", ({ path }) =>
+        Effect.flatMap(CurrentKey, (me) => lists.resendConfirmation(me, path.id, path.contact)).pipe(Effect.catchAll(answerResend)))
       .handle("removeMember", ({ path }) =>
         Effect.flatMap(CurrentKey, (me) => lists.removeMember(me, path.id, path.contact)).pipe(Effect.catchAll(answer)))
   }))

@@ -15,6 +15,7 @@ import { contactsOfAddresses } from "../contacts/by-address.ts"
 import { contactColumns, type ContactRecord, type ContactRow, type Owner, toContactRecord } from "../contacts/Contacts.ts"
 import { RenderEngine } from "../render/RenderEngine.ts"
 import { ConfirmationMail, defaultConfirmIntro, defaultConfirmSubject } from "./confirmation-mail.ts"
+import { ConfirmationRecentlySent, heldUntil } from "./confirmation-window.ts"
 import { addMemberships } from "./memberships.ts"
 import { sendableMember } from "./sendable.ts"
 import { listUsers } from "./users.ts"
@@ -48,6 +49,10 @@ export class MemberNotFound extends Data.TaggedError("MemberNotFound")<{ readonl
 export class ListInUse extends Data.TaggedError("ListInUse")<{ readonly id: string; readonly users: ReadonlyArray<string> }> {}
 /** A member reference that is neither a contact of the key nor a valid address. */
 export class BadMember extends Data.TaggedError("BadMember")<{ readonly index: number; readonly ref: string; readonly message: string }> {}
+/** A resend for a member that is not pending on a list requiring confirmation. */
+export class MemberNotPending extends Data.TaggedError("MemberNotPending")<{ readonly listId: string; readonly ref: string }> {}
+/** A resend to an address that gets no mail: suppressed, on a blocked domain, or its contact not active. */
+export class MemberNotMailable extends Data.TaggedError("MemberNotMailable")<{ readonly email: string }> {}
 /** Confirmation settings refused: `param` names the field. */
 export class BadConfirmation extends Data.TaggedError("BadConfirmation")<{ readonly param: string; readonly message: string }> {}
 
@@ -137,11 +142,18 @@ export class Lists extends Effect.Service<Lists>()("herald/Lists", {
         return { id, deleted: true as const }
       }))
 
-    /** Members by contact id or by address; an address not yet a contact of the key becomes one. All or nothing. */
+    /**
+     * Members by contact id or by address; an address not yet a contact of the key becomes one. All
+     * or nothing. On a list requiring confirmation the call counts in the rate windows first
+     * (ConfirmationMail.admitCall), and answers how many confirmation mails it queued and how many
+     * new pending members the 24 h window held back.
+     */
     const addMembers = (owner: Owner, id: string, refs: ReadonlyArray<string>) =>
+      Effect.flatMap(now, (at) => Effect.zipRight(confirmationMail.admitCall(owner, [id], false, at), addMembersAt(owner, id, refs, at)))
+
+    const addMembersAt = (owner: Owner, id: string, refs: ReadonlyArray<string>, at: Date) =>
       sql.withTransaction(Effect.gen(function*() {
         const target = yield* find(owner, id)
-        const at = yield* now
         const emails: Array<string> = []
         const ids: Array<string> = []
         for (const [index, raw] of refs.entries()) {
@@ -157,17 +169,17 @@ export class Lists extends Effect.Service<Lists>()("herald/Lists", {
         if (unknown >= 0) return yield* new BadMember({ index: refs.indexOf(ids[unknown]!), ref: ids[unknown]!, message: `No contact ${ids[unknown]}` })
         const created = yield* contactsOfAddresses(owner, emails, at)
         const members = [...new Set([...knownIds, ...created.values()])]
-        const { mailed, quotaCount } = yield* addMemberships(owner, [{ ...target, require_confirmation: target.require_confirmation === 1 }], members, {
+        const { mailed, quotaCount, withheld } = yield* addMemberships(owner, [{ ...target, require_confirmation: target.require_confirmation === 1 }], members, {
           confirmed: false,
           at
         })
         yield* confirmationMail.charge(owner, quotaCount, at)
-        return { list: yield* find(owner, id), mailed }
+        return { list: yield* find(owner, id), mailed, withheld }
       })).pipe(
         Effect.provideService(ConfirmationMail, confirmationMail),
         // The confirmation mail is committed: the MTA may take it now.
         Effect.tap(({ mailed }) => mailed > 0 ? signal.wake("herald_queue") : Effect.void),
-        Effect.map(({ list }) => list)
+        Effect.map(({ list, mailed, withheld }) => ({ ...list, confirmations_queued: mailed, confirmations_withheld: withheld }))
       )
 
     const memberOf = (owner: Owner, id: string, ref: string) =>
@@ -204,6 +216,36 @@ export class Lists extends Effect.Service<Lists>()("herald/Lists", {
         }))
         return { total: count?.total ?? 0, limit: f.limit, offset: f.offset, items }
       })
+
+    /**
+     * POST …/contacts/{contact}/resend: the confirmation mail again, to a pending member of a list
+     * requiring confirmation. Within 24 h of the list's last confirmation to the address →
+     * ConfirmationRecentlySent, checked before the rate window (a refused resend takes no place
+     * in it) and again, authoritatively, by the claim inside the transaction. Counts in the
+     * windows like the members call; an address that may not be mailed → MemberNotMailable.
+     */
+    const resendConfirmation = (owner: Owner, id: string, ref: string) =>
+      Effect.gen(function*() {
+        const target = yield* find(owner, id)
+        const contactId = yield* memberOf(owner, id, ref)
+        const [member] = yield* sql<{ status: string; email: string }>`SELECT m.status, c.email FROM list_memberships m
+          JOIN contacts c ON c.id = m.contact_id WHERE m.list_id = ${id} AND m.contact_id = ${contactId}`
+        if (target.require_confirmation !== 1 || member?.status !== "pending") return yield* new MemberNotPending({ listId: id, ref })
+        const at = yield* now
+        const slot = { listId: id, address: member.email.toLowerCase() }
+        const recentlySent = (nextAt: number | undefined) => new ConfirmationRecentlySent({ ...slot, nextAt: nextAt ?? at.getTime() })
+        const held = yield* heldUntil(slot, at)
+        if (held !== undefined) return yield* recentlySent(held)
+        yield* confirmationMail.admitCall(owner, [id], false, at)
+        yield* sql.withTransaction(Effect.gen(function*() {
+          const queued = yield* confirmationMail.queue(owner, [{ list: target, contactId }], at)
+          if (queued.withheld > 0) return yield* recentlySent(yield* heldUntil(slot, at))
+          if (queued.mailed === 0) return yield* new MemberNotMailable({ email: member.email })
+          yield* confirmationMail.charge(owner, queued.quotaCount, at)
+        }))
+        yield* signal.wake("herald_queue")
+        return { id: contactId, list_id: id, email: member.email, confirmation_sent_at: at.toISOString() }
+      }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
 
     /** A sender whose domain is registered to the account and may send (verified, or within its grace). */
     const senderVerified = (owner: Owner, email: string, at: Date) =>
@@ -279,6 +321,7 @@ export class Lists extends Effect.Service<Lists>()("herald/Lists", {
       remove,
       addMembers,
       removeMember,
+      resendConfirmation,
       members,
       configure,
       removeMany

@@ -17,6 +17,14 @@
  * commits or rolls back with the mail; simulator addresses are free); an address on a suppression list (account or platform) or
  * on a blocked domain, and a contact that is not `active`, get no mail and stay `pending`. All the
  * messages of one call are one queue write per sender address (one statement while they fit).
+ *
+ * Mail that others trigger is bounded (issue 26, finding 5): an address gets at most one of a
+ * list's confirmations in 24 h, across delete and re-add (confirmation-window.ts; a member held
+ * back stays `pending` with no mail and is counted as `withheld`), and a call that may queue
+ * confirmation mail counts once in the key's and the account's per-minute windows (`admitCall`).
+ * The fixed frame names the account, the list and the date of the request, whatever the account
+ * wrote in its subject and intro, so a recipient who did not ask can tell who did; the page's
+ * second button ("I did not ask for this") unsubscribes the address from all the account's mail.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Either } from "effect"
@@ -32,12 +40,14 @@ import { AccountLimits } from "../../platform/usage/AccountLimits.ts"
 import { reserveQuota } from "../../platform/usage/Quota.ts"
 import { refuseSender } from "../../transactional/accept.ts"
 import { type QueuedMessage, writeQueue } from "../../transactional/queue-writer.ts"
+import { SendContext } from "../../transactional/send-context.ts"
 import type { Owner } from "../contacts/Contacts.ts"
 import type { CompiledField, RenderEngineShape } from "../render/engine.ts"
 import { contactScope, type PreparedContent, prepareContent } from "../render/content.ts"
 import { RenderFailed } from "../render/errors.ts"
 import { RenderEngine } from "../render/RenderEngine.ts"
 import { PublicTokens } from "../public/tokens.ts"
+import { claimConfirmations, isClaimed } from "./confirmation-window.ts"
 
 /** How long a confirmation link works (DESIGN "Public pages and tokens"). */
 export const CONFIRM_TOKEN_TTL_MS = 7 * 24 * 60 * 60 * 1000
@@ -57,13 +67,21 @@ export interface ConfirmingList {
   readonly confirm_intro: string | null
 }
 
-/** What one call queued: messages, and how many of them the quota counts. */
+/**
+ * What one call queued: messages, how many of them the quota counts, and how many new pending
+ * members got none because their address had this list's confirmation in the last 24 h.
+ */
 export interface Queued {
   readonly mailed: number
   readonly quotaCount: number
+  readonly withheld: number
 }
-export const NOTHING_QUEUED: Queued = { mailed: 0, quotaCount: 0 }
-export const addQueued = (a: Queued, b: Queued): Queued => ({ mailed: a.mailed + b.mailed, quotaCount: a.quotaCount + b.quotaCount })
+export const NOTHING_QUEUED: Queued = { mailed: 0, quotaCount: 0, withheld: 0 }
+export const addQueued = (a: Queued, b: Queued): Queued => ({
+  mailed: a.mailed + b.mailed,
+  quotaCount: a.quotaCount + b.quotaCount,
+  withheld: a.withheld + b.withheld
+})
 
 /** A membership that has just been created `pending`. */
 export interface NewPending {
@@ -74,6 +92,13 @@ export interface NewPending {
 /** The page of a token: `{HERALD_BASE_URL}/confirm/<token>`. */
 export const confirmUrl = (baseUrl: string, token: string) => `${baseUrl.replace(/\/+$/, "")}/confirm/${token}`
 
+/**
+ * Who asked, for which list and when, in words the account does not choose (the intro and subject
+ * are its own): a recipient who did not ask can tell who did, and where to say so.
+ */
+const REQUEST_LINE = "This request was made on {{ request_date }} through {{ account_name }} for the list \"{{ list_name }}\". "
+  + "If you did not ask for it, open the link and press \"I did not ask for this\": you will get no more mail from {{ account_name }}."
+
 /** The fixed frame around the operator's intro: the intro arrives rendered, as `confirm_intro`. */
 const CONFIRM_HTML = [
   "<!doctype html>",
@@ -81,9 +106,13 @@ const CONFIRM_HTML = [
   "<p style=\"white-space:pre-line\">{{ confirm_intro }}</p>",
   "<p><a href=\"{{ confirm_url }}\" style=\"display:inline-block;padding:.5rem 1.25rem;border:1px solid #333;text-decoration:none\">Confirm my subscription</a></p>",
   "<p style=\"font-size:.875rem;color:#555\">If the button does not work, open this address: {{ confirm_url }}</p>",
+  `<p style="font-size:.875rem;color:#555">${REQUEST_LINE}</p>`,
   "</body></html>"
 ].join("\n")
-const CONFIRM_TEXT = "{{ confirm_intro }}\n\nConfirm your subscription: {{ confirm_url }}\n"
+const CONFIRM_TEXT = `{{ confirm_intro }}\n\nConfirm your subscription: {{ confirm_url }}\n\n${REQUEST_LINE}\n`
+
+/** The request's date as the mail states it: `2026-11-28 10:33 UTC`. */
+export const requestDate = (at: Date) => `${at.toISOString().slice(0, 16).replace("T", " ")} UTC`
 
 /** A list's subject and intro as the engine reads them (the documented defaults when unset). */
 export const confirmSources = (list: ConfirmingList) => ({
@@ -120,16 +149,30 @@ export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald
     const suppressions = yield* Suppressions
     const domains = yield* Domains
     const accountLimits = yield* AccountLimits
+    const sendContext = yield* SendContext
     const { baseUrl } = yield* AppConfig
 
     /**
-     * Queues the confirmation mail of `pending` (inside the caller's transaction); answers how
-     * many messages were queued and how many of them the quota counts. The caller charges the
-     * quota (`charge`) as the last step of its transaction and wakes the queue after its commit.
+     * A call that may queue confirmation mail — a members call or an import naming a list of the
+     * key that requires confirmation, without the operator's consent (`confirmed`) — counts once
+     * in the key's and the account's per-minute windows, like a send (DESIGN "Errors", Wave 3), and
+     * over it fails with MailRateLimited. It runs before the call's transaction: a refused call
+     * writes nothing, and the window's statement never waits for a second pool connection while a
+     * transaction holds one. Counted whether or not the call then mails (re-adding members who are
+     * all there already): what it may trigger is what others receive.
      */
-    const queue = (owner: Owner, pending: ReadonlyArray<NewPending>, at: Date) =>
+    const admitCall = (owner: Owner, listIds: ReadonlyArray<string>, confirmed: boolean, at: Date) =>
       Effect.gen(function*() {
-        if (pending.length === 0) return NOTHING_QUEUED
+        if (confirmed || listIds.length === 0) return
+        const [confirming] = yield* sql`SELECT 1 FROM lists
+          WHERE key_id = ${owner.keyId} AND id = ANY(${[...new Set(listIds)]}) AND require_confirmation LIMIT 1`
+        if (confirming === undefined) return
+        yield* sendContext.admit(owner.keyId, owner.accountId, at, undefined)
+      }).pipe(Effect.catchTag("AccountMissing", Effect.die))
+
+    /** The new pending members that may be mailed at all: an `active` contact, not suppressed, not on a blocked domain. */
+    const reachableOf = (owner: Owner, pending: ReadonlyArray<NewPending>) =>
+      Effect.gen(function*() {
         const ids = [...new Set(pending.map((p) => p.contactId))]
         const contacts = new Map((yield* sql<ContactRow>`
           SELECT id, email, name, metadata, status FROM contacts WHERE key_id = ${owner.keyId} AND id = ANY(${ids})`).map((c) => [c.id, c]))
@@ -138,14 +181,31 @@ export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald
         const domainsOfAddresses = [...new Set(addresses.map(domainOf))]
         const blocked = new Set((yield* sql<{ domain: string }>`
           SELECT domain FROM blocked_domains WHERE domain = ANY(${domainsOfAddresses})`).map((b) => b.domain))
-        const mailable = pending.flatMap((p) => {
+        return pending.flatMap((p) => {
           const contact = contacts.get(p.contactId)
           // A list requiring confirmation always has a sender (configure refuses one without).
           if (contact === undefined || contact.status !== "active" || p.list.confirm_from_email === null) return []
           const address = contact.email.toLowerCase()
           return suppressed.has(address) || blocked.has(domainOf(address)) ? [] : [{ ...p, contact }]
         })
-        if (mailable.length === 0) return NOTHING_QUEUED
+      })
+
+    /**
+     * Queues the confirmation mail of `pending` (inside the caller's transaction); answers how
+     * many messages were queued, how many of them the quota counts, and how many reachable members
+     * the 24 h window held back (they stay pending, unmailed). The caller charges the
+     * quota (`charge`) as the last step of its transaction and wakes the queue after its commit.
+     */
+    const queue = (owner: Owner, pending: ReadonlyArray<NewPending>, at: Date) =>
+      Effect.gen(function*() {
+        if (pending.length === 0) return NOTHING_QUEUED
+        const reachable = yield* reachableOf(owner, pending)
+        // At most one confirmation per address and list in 24 h: the others stay pending, unmailed.
+        const slotOf = (m: typeof reachable[number]) => ({ listId: m.list.id, address: m.contact.email.toLowerCase() })
+        const claimed = yield* claimConfirmations(reachable.map(slotOf), at).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        const mailable = reachable.filter((m) => isClaimed(claimed, slotOf(m)))
+        const withheld = reachable.length - mailable.length
+        if (mailable.length === 0) return { ...NOTHING_QUEUED, withheld }
 
         // The send path's refusals, once per sender address of the call.
         const limits = yield* accountLimits.of(owner.accountId, at)
@@ -164,6 +224,8 @@ export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald
         const prepared = new Map<string, { readonly intro: CompiledField; readonly content: PreparedContent }>()
         const expiresAt = at.getTime() + CONFIRM_TOKEN_TTL_MS
         const requestId = (yield* currentRequestId) || newId("req")
+        const [account] = yield* sql<{ name: string }>`SELECT name FROM accounts WHERE id = ${owner.accountId}`
+        const requestedBy = { account_name: account?.name ?? owner.accountId, request_date: requestDate(at) }
 
         for (const [from, group] of bySender) {
           const messages: Array<QueuedMessage> = []
@@ -174,7 +236,7 @@ export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald
               prepared.set(list.id, content)
             }
             const url = confirmUrl(baseUrl, tokens.mint("confirm", [list.id, contact.id], expiresAt))
-            const scope = { ...contactScope({ list_name: list.name }, contact), confirm_url: url }
+            const scope = { ...contactScope({ list_name: list.name, ...requestedBy }, contact), confirm_url: url }
             const intro = yield* engine.render(content.intro, scope, "confirm_intro")
             // The fields one by one rather than renderContent: it also lists missing variables, unused here.
             const full = { ...scope, confirm_intro: intro }
@@ -204,7 +266,7 @@ export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald
           yield* writeQueue({ accountId: owner.accountId, keyId: owner.keyId, requestId, fromEmail: from, now: at }, messages)
         }
         // A confirmation to a simulator address is free, as a send to one is (src/lib/simulator.ts).
-        return { mailed: mailable.length, quotaCount: quotaCountOf(mailable.map((m) => m.contact.email)) }
+        return { mailed: mailable.length, quotaCount: quotaCountOf(mailable.map((m) => m.contact.email)), withheld }
       })
 
     /**
@@ -221,6 +283,6 @@ export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald
           Effect.provideService(SqlClient.SqlClient, sql)
         )
 
-    return { queue, charge } as const
+    return { admitCall, queue, charge } as const
   })
 }) {}

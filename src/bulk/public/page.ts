@@ -1,7 +1,7 @@
 /**
  * The public pages (confirm, unsubscribe; DESIGN "Public pages and tokens"): plain HTML with no
  * script, every value escaped, framed by nobody, posting only to themselves. A GET shows a page
- * with one button (a POST form), so a link scanner that opens the link changes nothing.
+ * with buttons (POST forms), so a link scanner that opens the link changes nothing.
  */
 import { HttpServerResponse } from "@effect/platform"
 import { escapeHtml } from "../../http/meta/HomePage.ts"
@@ -16,23 +16,36 @@ export const PUBLIC_PAGE_HEADERS = {
 const STYLE = "body{font-family:system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem;line-height:1.5}" +
   "button{font-size:1rem;padding:.5rem 1.25rem}"
 
-/** A page titled `title` with `paragraphs` (text, escaped here) and, optionally, one button posting to `action`. */
+/** A button: a form of its own posting `fields` (hidden) to `action`. */
+export interface PageButton {
+  readonly action: string
+  readonly label: string
+  readonly fields?: Readonly<Record<string, string>>
+}
+
+const formOf = (button: PageButton) =>
+  [
+    `<form method="post" action="${escapeHtml(button.action)}">`,
+    ...Object.entries(button.fields ?? {}).map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`),
+    `<button type="submit">${escapeHtml(button.label)}</button>`,
+    "</form>"
+  ].join("\n")
+
+/**
+ * A page titled `title` with `paragraphs` (text, escaped here) and, optionally, a button posting to
+ * `action` (`buttons`: more of them, each its own form, after it).
+ */
 export const publicPage = (
   options: {
     readonly title: string
     readonly paragraphs: ReadonlyArray<string>
-    readonly button?: { readonly action: string; readonly label: string; readonly fields?: Readonly<Record<string, string>> }
+    readonly button?: PageButton
+    readonly buttons?: ReadonlyArray<PageButton>
     readonly status?: number
   }
 ) => {
-  const { title, paragraphs, button, status = 200 } = options
-  const form = button === undefined ? "" : [
-    `<form method="post" action="${escapeHtml(button.action)}">`,
-    ...Object.entries(button.fields ?? {}).map(([name, value]) =>
-      `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`),
-    `<button type="submit">${escapeHtml(button.label)}</button>`,
-    "</form>"
-  ].join("\n")
+  const { title, paragraphs, button, buttons = [], status = 200 } = options
+  const form = [...(button === undefined ? [] : [button]), ...buttons].map(formOf).join("\n")
   const html = [
     "<!doctype html>",
     `<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">`,

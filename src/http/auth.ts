@@ -15,7 +15,7 @@ import { AppConfig } from "../config/app-config.ts"
 import { ApiKeys, type Principal } from "../platform/keys/ApiKeys.ts"
 import { makeAuthFailures } from "./auth-failures.ts"
 import { RateLimited, RateLimitedError, Unauthorized, unauthorized } from "./errors.ts"
-import { setResponseHeaders } from "./request-context.ts"
+import { setBodyOwner, setResponseHeaders } from "./request-context.ts"
 
 export class CurrentKey extends Context.Tag("herald/CurrentKey")<CurrentKey, Principal>() {}
 
@@ -68,6 +68,8 @@ export const AuthenticationLive = Layer.effect(
             failures.record(address, now)
             return yield* Effect.fail(unauthorized())
           }
+          // The body, read after this, takes its room in the budget as this key's and account's.
+          yield* setBodyOwner({ _tag: "Key", accountId: principal.value.accountId, keyId: principal.value.keyId })
           yield* Effect.annotateCurrentSpan("app", principal.value.keyId)
           return principal.value
         })

@@ -122,7 +122,8 @@ const handle = <E, R>(
     const run = hasBody && !readsOwnBody(request)
       ? Effect.provideService(app, HttpServerRequest.HttpServerRequest, boundedJsonRequest(request, limits))
       : app
-    const inner = Effect.ensuring(run, release)
+    // The room a body read took (body-reader.ts) goes back when the request is answered.
+    const inner = hasBody ? Effect.ensuring(run, release) : run
     const response = Number.isFinite(declared) && declared > limits.maxBytes
       ? envelope(
         413,

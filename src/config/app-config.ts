@@ -54,7 +54,9 @@ export interface AppConfigShape {
   readonly httpBodyBudgetBytes: number
   /** HERALD_HTTP_MAX_BODY_KB in bytes: the largest body of any route but the send (which has MAX_JSON_MB). */
   readonly httpMaxBodyBytes: number
-  /** HERALD_HTTP_BODY_KEY_SHARE_PERCENT: the part of the body budget one key may hold (server-middleware.ts). */
+  /** HERALD_HTTP_BODY_ACCOUNT_SHARE_PERCENT: the part of the body budget one account, across its keys, may hold (body-budget.ts). */
+  readonly httpBodyAccountSharePercent: number
+  /** HERALD_HTTP_BODY_KEY_SHARE_PERCENT: the part of its account's share one key may hold (body-budget.ts). */
   readonly httpBodyKeySharePercent: number
   /** HERALD_HTTP_MIN_UPLOAD_KBPS in bytes per second: slower uploads are dropped after the grace period. */
   readonly httpMinUploadBytesPerSecond: number
@@ -190,6 +192,13 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   maxJsonBytes: megabytes("MAX_JSON_MB", 15),
   httpBodyBudgetBytes: megabytes("HERALD_HTTP_BODY_BUDGET_MB", 32),
   httpMaxBodyBytes: atLeast("HERALD_HTTP_MAX_BODY_KB", 1, 1024).pipe(Config.map((kb) => kb * 1024)),
+  httpBodyAccountSharePercent: checked(
+    "HERALD_HTTP_BODY_ACCOUNT_SHARE_PERCENT",
+    Config.number(),
+    "must be a percentage above 0 and at most 100",
+    (n) => n > 0 && n <= 100,
+    50
+  ),
   httpBodyKeySharePercent: checked(
     "HERALD_HTTP_BODY_KEY_SHARE_PERCENT",
     Config.number(),

@@ -5,9 +5,12 @@
  * Authentication also records the key's `last_used_at` (at most once a minute, off the request's
  * path: see ApiKeys.authenticate).
  *
- * A client address with HERALD_AUTH_FAILURES_PER_MIN failures in its current minute gets 429
- * `rate_limit_exceeded` (with Retry-After) until that minute ends, whatever token it sends — a good
- * one too: the token is not even looked at (auth-failures.ts). Other addresses are not affected.
+ * A client address with HERALD_AUTH_FAILURES_PER_MIN failures in its current minute is throttled
+ * until that minute ends: throttling stops guesses, not customers (behind a reverse proxy they all
+ * share one address). A valid key is served: its token is found in the key cache (no database
+ * cost), or looked up because it was valid here recently, or within the address's small allowance
+ * of lookups (auth-failures.ts). Every other token gets 429 `rate_limit_exceeded` with Retry-After,
+ * without a database lookup past the allowance. Other addresses are not affected.
  */
 import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest, OpenApi } from "@effect/platform"
 import { Clock, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
@@ -15,7 +18,7 @@ import { AppConfig } from "../config/app-config.ts"
 import { ApiKeys, type Principal } from "../platform/keys/ApiKeys.ts"
 import { makeAuthFailures } from "./auth-failures.ts"
 import { RateLimited, RateLimitedError, Unauthorized, unauthorized } from "./errors.ts"
-import { setResponseHeaders } from "./request-context.ts"
+import { setBodyOwner, setResponseHeaders } from "./request-context.ts"
 
 export class CurrentKey extends Context.Tag("herald/CurrentKey")<CurrentKey, Principal>() {}
 
@@ -61,13 +64,17 @@ export const AuthenticationLive = Layer.effect(
           const address = yield* clientAddress
           const now = yield* Clock.currentTimeMillis
           const until = failures.refusedUntil(address, now)
-          if (until !== undefined) return yield* refuse(until, now)
+          const identify = until === undefined
+            ? keys.authenticate(Redacted.value(token))
+            : keys.authenticateSparingly(Redacted.value(token), () => failures.takeLookup(address, now))
           // A database failure is a 500, never a 401: the key may be perfectly valid.
-          const principal = yield* Effect.orDie(keys.authenticate(Redacted.value(token)))
+          const principal = yield* Effect.orDie(identify)
           if (Option.isNone(principal)) {
             failures.record(address, now)
-            return yield* Effect.fail(unauthorized())
+            return yield* (until === undefined ? Effect.fail(unauthorized()) : refuse(until, now))
           }
+          // The body, read after this, takes its room in the budget as this key's and account's.
+          yield* setBodyOwner({ _tag: "Key", accountId: principal.value.accountId, keyId: principal.value.keyId })
           yield* Effect.annotateCurrentSpan("app", principal.value.keyId)
           return principal.value
         })

@@ -7,7 +7,9 @@
  * Why not the platform's reader: past its limit it destroys the request stream, which destroys the
  * socket while the client is still sending, so the client gets a reset instead of the 413. Here,
  * past the limit, the data is dropped but the socket keeps being drained, so the 413 arrives and
- * the connection stays usable. And it has no notion of rate: an upload that trickles holds its
+ * the connection stays usable. Every body read here first takes its room in the body budget
+ * (body-budget.ts), so no route reads a large body outside it. And the platform's reader has no
+ * notion of rate: an upload that trickles holds its
  * share of the body budget for as long as Node's `requestTimeout` (5 minutes) lets it; here one
  * slower than `minBytesPerSecond` on average, once `graceMs` has passed, is dropped (408, and the
  * connection is closed rather than drained).
@@ -16,6 +18,8 @@ import type { IncomingMessage } from "node:http"
 import { HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Clock, Data, Effect } from "effect"
+import { budgetKb } from "./body-budget.ts"
+import { takeBodyBudget } from "./request-context.ts"
 
 /** True when the request carries a body of undeclared length. */
 export const isChunked = (request: HttpServerRequest.HttpServerRequest): boolean =>
@@ -115,5 +119,11 @@ export const readBodyWithin = (request: HttpServerRequest.HttpServerRequest, lim
         })
       )
     }
-    return readStream(NodeHttpServerRequest.toIncomingMessage(request), limits, () => clock.unsafeCurrentTimeMillis())
+    // Room in the body budget first (body-budget.ts): as much as this read may bring, taken only
+    // now that the owner is known (after authentication), and held until the request is answered.
+    const mayBring = isChunked(request) ? limits.maxBytes : Math.min(Number.isFinite(declared) ? declared : 0, limits.maxBytes)
+    return Effect.zipRight(
+      takeBodyBudget(budgetKb(mayBring)),
+      readStream(NodeHttpServerRequest.toIncomingMessage(request), limits, () => clock.unsafeCurrentTimeMillis())
+    )
   })

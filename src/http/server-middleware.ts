@@ -8,28 +8,24 @@
  * Bodies are read after authentication, where the API asks for them (body-reader.ts: within the
  * limit, at a minimum rate), and other routes' JSON is parsed within bounds (bounded-json.ts).
  *
- * Bodies are handled a budget at a time (HERALD_HTTP_BODY_BUDGET_MB): what a body costs once
- * parsed and handled is a few times its size (README "Memory"), so many of them together could take
- * more memory than the process has. A body over SMALL_BODY takes its size (in KB; a chunked one
- * its route's limit) from the budget while it is read and handled, and waits while the budget is
- * spent. One key (one Authorization header) may hold at most HERALD_HTTP_BODY_KEY_SHARE_PERCENT of
- * the budget, so one key's uploads cannot keep every other account waiting.
+ * Bodies are handled a budget at a time (HERALD_HTTP_BODY_BUDGET_MB, body-budget.ts): a body over
+ * SMALL_BODY takes its room when it starts to be read (body-reader.ts), after authentication has
+ * named whose room it is (its key and account; a public page's: its client address), and gives it
+ * back when the request is answered.
  */
 import { FileSystem, HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Effect, Layer, Option } from "effect"
+import { Cause, Effect, Exit, Layer, Option, Scope } from "effect"
 import { randomBase62 } from "../lib/ids.ts"
+import { type BodyBudget, makeBodyBudget } from "./body-budget.ts"
 import { BodyRejected, type BodyReadLimits, isChunked } from "./body-reader.ts"
 import { boundedJsonRequest } from "./bounded-request.ts"
-import { currentRequest, type RequestState } from "./request-context.ts"
-
-const KB = 1024
-/** Bodies up to this size pass without the budget: what they parse into is at most a few MB. */
-const SMALL_BODY = 64 * KB
+import { currentRequest, type RequestBodyBudget, type RequestState } from "./request-context.ts"
 
 export interface BodyPolicy {
   readonly maxJsonBytes: number
   readonly maxBodyBytes: number
   readonly budgetBytes: number
+  readonly accountSharePercent: number
   readonly keySharePercent: number
   readonly minBytesPerSecond: number
   readonly graceMs: number
@@ -64,39 +60,27 @@ const bodyLimitsFor = (request: HttpServerRequest.HttpServerRequest, policy: Bod
     ? { maxBytes: policy.maxJsonBytes, limitName: "MAX_JSON_MB", minBytesPerSecond: policy.minBytesPerSecond, graceMs: policy.graceMs }
     : { maxBytes: policy.maxBodyBytes, limitName: "HERALD_HTTP_MAX_BODY_KB", minBytesPerSecond: policy.minBytesPerSecond, graceMs: policy.graceMs }
 
-/** The body budget (permits in KB), shared by all keys, and each key's own part of it. */
-const makeBudget = (policy: BodyPolicy) => {
-  const totalKb = Math.max(1, Math.floor(policy.budgetBytes / KB))
-  // A key may always hold one send of the largest size the budget admits.
-  const perKeyKb = Math.max(Math.floor((totalKb * policy.keySharePercent) / 100), Math.min(totalKb, Math.ceil(policy.maxJsonBytes / KB)))
-  const total = Effect.unsafeMakeSemaphore(totalKb)
-  const keys = new Map<string, { readonly semaphore: Effect.Semaphore; users: number }>()
-  const enter = (key: string) =>
-    Effect.sync(() => {
-      const entry = keys.get(key) ?? { semaphore: Effect.unsafeMakeSemaphore(perKeyKb), users: 0 }
-      entry.users++
-      keys.set(key, entry)
-      return entry
-    })
-  const leave = (key: string) =>
-    Effect.sync(() => {
-      const entry = keys.get(key)
-      if (entry !== undefined && --entry.users === 0) keys.delete(key)
-    })
-  /** Runs `effect` holding `kb` of the budget: first of the key's part, then of the total. */
-  const withShare = (key: string, kb: number) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    Effect.acquireUseRelease(
-      enter(key),
-      (entry) => entry.semaphore.withPermits(Math.min(kb, perKeyKb))(total.withPermits(Math.min(kb, totalKb))(effect)),
-      () => leave(key)
-    )
-  return { withShare }
-}
-
-/** The body a request may bring, in KB of the budget: none up to SMALL_BODY. */
-const budgetShare = (request: HttpServerRequest.HttpServerRequest, limits: BodyReadLimits) => {
-  const bytes = isChunked(request) ? limits.maxBytes : Number(request.headers["content-length"] ?? "0")
-  return bytes <= SMALL_BODY ? 0 : Math.ceil(bytes / KB)
+/**
+ * A request's place in the body budget: its room is taken once, by the first body read, for the
+ * owner authentication named (or the client address), and given back by `release` when the request
+ * is answered (or abandoned: an interrupted wait takes nothing).
+ */
+const requestBodyBudget = (budget: BodyBudget, address: string) => {
+  let scope: Scope.CloseableScope | undefined
+  const slot: RequestBodyBudget = {
+    owner: undefined,
+    take: (kb) =>
+      Effect.suspend(() =>
+        scope !== undefined
+          ? Effect.void
+          : Effect.flatMap(Scope.make(), (opened) => {
+            scope = opened
+            return Scope.extend(budget.hold(slot.owner ?? { _tag: "Public", address }, kb), opened)
+          })
+      )
+  }
+  const release = Effect.suspend(() => (scope === undefined ? Effect.void : Scope.close(scope, Exit.void)))
+  return { slot, release }
 }
 
 /** A body refusal found in a cause (HttpApi reads bodies with orDie, so it arrives as a defect). */
@@ -125,7 +109,7 @@ const handle = <E, R>(
   app: HttpApp.Default<E, R>,
   state: RequestState,
   policy: BodyPolicy,
-  budget: ReturnType<typeof makeBudget>
+  release: Effect.Effect<void>
 ) =>
   Effect.gen(function*() {
     const { requestId } = state
@@ -138,8 +122,8 @@ const handle = <E, R>(
     const run = hasBody && !readsOwnBody(request)
       ? Effect.provideService(app, HttpServerRequest.HttpServerRequest, boundedJsonRequest(request, limits))
       : app
-    const share = budgetShare(request, limits)
-    const inner = share === 0 ? run : budget.withShare(request.headers["authorization"] ?? "", share)(run)
+    // The room a body read took (body-reader.ts) goes back when the request is answered.
+    const inner = hasBody ? Effect.ensuring(run, release) : run
     const response = Number.isFinite(declared) && declared > limits.maxBytes
       ? envelope(
         413,
@@ -183,10 +167,12 @@ export const bodyLimitLayer = (maxBodyBytes: number) =>
   Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(maxBodyBytes)))
 
 export const requestMiddleware = (policy: BodyPolicy) => {
-  const budget = makeBudget(policy)
+  const budget = makeBodyBudget(policy)
   return <E, R>(app: HttpApp.Default<E, R>) =>
-    Effect.suspend(() => {
-      const state: RequestState = { requestId: `req_${randomBase62(20)}`, responseHeaders: {} }
-      return Effect.locally(handle(app, state, policy, budget), currentRequest, state)
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      const address = Option.getOrElse(request.remoteAddress, () => "unknown")
+      const { release, slot } = requestBodyBudget(budget, address)
+      const state: RequestState = { requestId: `req_${randomBase62(20)}`, responseHeaders: {}, bodyBudget: slot }
+      return Effect.locally(handle(app, state, policy, release), currentRequest, state)
     })
 }

@@ -89,6 +89,7 @@ const ServeLive = Layer.unwrapEffect(
       maxJsonBytes: config.maxJsonBytes,
       maxBodyBytes: config.httpMaxBodyBytes,
       budgetBytes: config.httpBodyBudgetBytes,
+      accountSharePercent: config.httpBodyAccountSharePercent,
       keySharePercent: config.httpBodyKeySharePercent,
       minBytesPerSecond: config.httpMinUploadBytesPerSecond,
       graceMs: config.httpUploadGraceMs

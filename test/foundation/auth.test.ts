@@ -1,10 +1,11 @@
 /**
- * Bearer authentication on /v1/, the throttle on failed authentications per client address, and
- * the public paths that need no key (DESIGN.md "Public paths").
+ * Bearer authentication on /v1/, the throttle on failed authentications per client address (which
+ * stops guesses, not the customers who share the address: issue #26), and the public paths that need no key (DESIGN.md "Public paths").
  */
 import * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ApiResponse, type Appliance, newToken, startAppliance } from "../support/appliance.ts"
+import { query } from "../support/database.ts"
 
 let app: Appliance
 beforeAll(async () => {
@@ -55,12 +56,12 @@ describe("authentication on /v1/", () => {
  * GET /v1/client/keys from the loopback address `from` (all of 127/8 is the loopback interface):
  * how a test is several clients at once.
  */
-const getKeysFrom = (from: string, token: string) =>
+const getKeysFrom = (from: string, token: string, agent: http.Agent | false = false) =>
   new Promise<{ status: number; retryAfter: string | undefined; json: { error?: { type: string; code: string } } }>((resolve, reject) => {
     const request = http.request(`${app.baseUrl}/v1/client/keys`, {
       localAddress: from,
       headers: { authorization: `Bearer ${token}` },
-      agent: false
+      agent
     }, (response) => {
       let text = ""
       response.on("data", (chunk: Buffer) => (text += chunk.toString()))
@@ -74,7 +75,7 @@ const getKeysFrom = (from: string, token: string) =>
   })
 
 describe("failed authentications per client address (HERALD_AUTH_FAILURES_PER_MIN, 20 by default)", () => {
-  it("answers 429 with Retry-After past 20 failures of one address, even to a good key, while other addresses authenticate", async () => {
+  it("answers 429 with Retry-After past 20 failures of one address, to its wrong tokens only, while other addresses authenticate", async () => {
     const prober = "127.0.0.3"
     for (let i = 0; i < 20; i++) expect((await getKeysFrom(prober, newToken())).status).toBe(401)
     const refused = await getKeysFrom(prober, newToken())
@@ -83,13 +84,83 @@ describe("failed authentications per client address (HERALD_AUTH_FAILURES_PER_MI
     const retryAfter = Number(refused.retryAfter)
     expect(retryAfter).toBeGreaterThanOrEqual(1)
     expect(retryAfter).toBeLessThanOrEqual(60)
-    // The token is not looked at: a good key from that address waits too.
-    expect((await getKeysFrom(prober, app.adminToken)).status).toBe(429)
+    // Throttling stops guesses, not customers: a good key from that address is still served.
+    expect((await getKeysFrom(prober, app.adminToken)).status).toBe(200)
+    expect((await getKeysFrom(prober, newToken())).status).toBe(429)
 
     // Another address is a client of its own: its good key works, its wrong one is a plain 401.
     expect((await getKeysFrom("127.0.0.4", app.adminToken)).status).toBe(200)
     expect((await getKeysFrom("127.0.0.4", newToken())).status).toBe(401)
   })
+})
+
+/** The times PostgreSQL has read api_keys (every key lookup reads it once), as its statistics say. */
+const keyTableScans = async () => {
+  const rows = await query<{ n: string }>(
+    app.databaseUrl,
+    "SELECT (coalesce(seq_scan, 0) + coalesce(idx_scan, 0))::text AS n FROM pg_stat_user_tables WHERE relname = 'api_keys'"
+  )
+  return Number(rows[0]!.n)
+}
+/** A backend sends its statistics when idle for at most this long (PostgreSQL's idle stats update timeout is 10 s). */
+const STATS_FLUSH_MS = 11_000
+
+/** Throttles `from`: 20 wrong tokens, each a 401. */
+const throttle = async (from: string) => {
+  for (let i = 0; i < 20; i++) expect((await getKeysFrom(from, newToken())).status).toBe(401)
+}
+
+describe("a throttled address's customers (behind a reverse proxy they all share it)", () => {
+  it("serves a valid key the key cache knows, without waiting for the address's minute to end", async () => {
+    const proxy = "127.0.0.5"
+    // The customer's key was used a moment ago (it is in the cache).
+    expect((await getKeysFrom(proxy, app.adminToken)).status).toBe(200)
+    await throttle(proxy)
+    // A wrong token takes the address's one lookup of this second and is refused; the customer is not.
+    expect((await getKeysFrom(proxy, newToken())).status).toBe(429)
+    expect((await getKeysFrom(proxy, app.adminToken)).status).toBe(200)
+    expect((await getKeysFrom(proxy, newToken())).status).toBe(429)
+  })
+
+  it("serves a valid key the cache does not know within the address's lookup allowance, one a second", async () => {
+    const proxy = "127.0.0.6"
+    const created = await app.request("POST", "/v1/client/keys", { body: { label: "behind the proxy" } })
+    expect(created.status).toBe(201)
+    const fresh: string = created.json.token
+    await throttle(proxy)
+    // This second's lookup goes to a wrong token; the new key, which nobody has used yet, waits its turn.
+    expect((await getKeysFrom(proxy, newToken())).status).toBe(429)
+    const waiting = await getKeysFrom(proxy, fresh)
+    expect(waiting.status).toBe(429)
+    expect(Number(waiting.retryAfter)).toBeGreaterThanOrEqual(1)
+    await new Promise((resolve) => setTimeout(resolve, 1_100))
+    expect((await getKeysFrom(proxy, fresh)).status).toBe(200)
+    // Found once, it is known (cached, and recognized as valid): served at once from then on.
+    for (let i = 0; i < 3; i++) {
+      expect((await getKeysFrom(proxy, newToken())).status).toBe(429)
+      expect((await getKeysFrom(proxy, fresh)).status).toBe(200)
+    }
+  })
+
+  it("answers 2,000 wrong tokens from a throttled address with 429 at a bounded number of database lookups", async () => {
+    const prober = "127.0.0.7"
+    await throttle(prober)
+    await new Promise((resolve) => setTimeout(resolve, STATS_FLUSH_MS))
+    const before = await keyTableScans()
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 16, localAddress: prober } as http.AgentOptions)
+    const started = Date.now()
+    try {
+      const statuses = await Promise.all(Array.from({ length: 2_000 }, () => getKeysFrom(prober, newToken(), agent).then((r) => r.status)))
+      expect(new Set(statuses)).toEqual(new Set([429]))
+    } finally {
+      agent.destroy()
+    }
+    const seconds = (Date.now() - started) / 1000
+    await new Promise((resolve) => setTimeout(resolve, STATS_FLUSH_MS))
+    const lookups = (await keyTableScans()) - before
+    // One a second (THROTTLED_LOOKUP_INTERVAL_MS), and a few reads of the table by other work.
+    expect(lookups).toBeLessThanOrEqual(Math.ceil(seconds) + 5)
+  }, 120_000)
 })
 
 describe("public paths", () => {

@@ -1,6 +1,9 @@
-/** The failed-authentication table's own rules: a window per client, IPv6 by its /64, bounded. */
+/**
+ * The failed-authentication table's own rules: a window per client, IPv6 by its /64, bounded; a
+ * throttled client's lookups of unknown tokens, one per THROTTLED_LOOKUP_INTERVAL_MS.
+ */
 import { describe, expect, it } from "vitest"
-import { clientOf, makeAuthFailures, WINDOW_MS } from "../../src/http/auth-failures.ts"
+import { clientOf, makeAuthFailures, THROTTLED_LOOKUP_INTERVAL_MS, WINDOW_MS } from "../../src/http/auth-failures.ts"
 
 describe("makeAuthFailures", () => {
   it("refuses an address from its limit-th failure until its window ends", () => {
@@ -36,5 +39,21 @@ describe("makeAuthFailures", () => {
     failures.record("2001:db8:1:2::a", 0)
     failures.record("2001:db8:1:2::b", 0)
     expect(failures.refusedUntil("2001:db8:1:2::c", 1)).toBe(WINDOW_MS)
+  })
+
+  it("grants a throttled client one lookup per interval, whatever it asks, and any client that is not throttled all", () => {
+    const failures = makeAuthFailures(2)
+    expect(failures.takeLookup("192.0.2.1", 0)).toBe(true)
+    failures.record("192.0.2.1", 0)
+    failures.record("192.0.2.1", 10)
+    expect(failures.takeLookup("192.0.2.1", 20)).toBe(true)
+    for (let i = 0; i < 100; i++) expect(failures.takeLookup("192.0.2.1", 21 + i)).toBe(false)
+    expect(failures.takeLookup("192.0.2.1", 20 + THROTTLED_LOOKUP_INTERVAL_MS)).toBe(true)
+    expect(failures.takeLookup("192.0.2.1", 21 + THROTTLED_LOOKUP_INTERVAL_MS)).toBe(false)
+    // Another client is not throttled; and the window's end ends the throttle.
+    expect(failures.takeLookup("192.0.2.2", 30)).toBe(true)
+    expect(failures.takeLookup("192.0.2.2", 31)).toBe(true)
+    expect(failures.takeLookup("192.0.2.1", WINDOW_MS)).toBe(true)
+    expect(failures.takeLookup("192.0.2.1", WINDOW_MS + 1)).toBe(true)
   })
 })

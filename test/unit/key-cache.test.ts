@@ -1,6 +1,9 @@
-/** The key cache's own rules: remembered until the time limit, forgotten whole on clear, bounded. */
+/**
+ * The key cache's own rules: remembered until the time limit, forgotten whole on clear, bounded;
+ * and the tokens it recognizes as valid before (a reason to look one up for a throttled address).
+ */
 import { describe, expect, it } from "vitest"
-import { KEY_CACHE_TTL_MS, makeKeyCache } from "../../src/platform/keys/key-cache.ts"
+import { KEY_CACHE_TTL_MS, makeKeyCache, RECOGNIZED_TTL_MS } from "../../src/platform/keys/key-cache.ts"
 
 describe("makeKeyCache", () => {
   it("answers a remembered digest until the time limit, then forgets it", () => {
@@ -37,5 +40,19 @@ describe("makeKeyCache", () => {
     cache.set("one-more", { principal: -1, lastUsedAt: null }, 0, cache.generation())
     expect(cache.size()).toBe(1)
     expect(cache.get("one-more", 1)?.principal).toBe(-1)
+  })
+
+  it("recognizes a token that was valid for a day, across clears, until a lookup of it fails", () => {
+    const cache = makeKeyCache<string>()
+    expect(cache.recognizes("d1", 0)).toBe(false)
+    cache.recognize("d1", 1_000)
+    // Emptied by a key change: no longer trusted, still recognized (so still looked up).
+    cache.clear()
+    expect(cache.get("d1", 2_000)).toBeUndefined()
+    expect(cache.recognizes("d1", 2_000)).toBe(true)
+    expect(cache.recognizes("d1", 1_000 + RECOGNIZED_TTL_MS)).toBe(false)
+    cache.recognize("d2", 0)
+    cache.unrecognize("d2")
+    expect(cache.recognizes("d2", 1)).toBe(false)
   })
 })

@@ -83,7 +83,35 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
         )
       })
 
-    const authenticate = (token: string) =>
+    /** The key of `digest` from the database, remembered in the cache (and recognized) when found. */
+    const lookUp = (cacheKey: string, digest: Buffer, now: number) =>
+      Effect.gen(function*() {
+        const readAt = cache.generation()
+        const rows = yield* sql<{ id: string; account_id: string; is_admin: boolean; last_used_at: Date | null }>`
+          SELECT k.id, k.account_id, a.is_admin, k.last_used_at
+          FROM api_keys k JOIN accounts a ON a.id = k.account_id
+          WHERE k.token_hash = ${digest} AND k.revoked_at IS NULL`
+        const row = rows[0]
+        if (row === undefined) {
+          cache.unrecognize(cacheKey)
+          return Option.none<Principal>()
+        }
+        const key: CachedKey<Principal> = {
+          principal: { keyId: row.id, accountId: row.account_id, isAdmin: row.is_admin },
+          lastUsedAt: row.last_used_at
+        }
+        cache.set(cacheKey, key, now, readAt)
+        cache.recognize(cacheKey, now)
+        yield* touch(key, now)
+        return Option.some(key.principal)
+      })
+
+    /**
+     * Who `token` is: from the cache, else from the database when `mayLookUp` says so — always for
+     * `authenticate`; for a throttled client address (`authenticateSparingly`), only for a token
+     * recognized as valid here before, or when the address's few lookups allow (src/http/auth.ts).
+     */
+    const identify = (token: string, mayLookUp: () => boolean) =>
       Effect.gen(function*() {
         if (token.length === 0 || token.length > 200) return Option.none<Principal>()
         const now = yield* Clock.currentTimeMillis
@@ -95,21 +123,14 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
           yield* touch(cached, now)
           return Option.some(cached.principal)
         }
-        const readAt = cache.generation()
-        const rows = yield* sql<{ id: string; account_id: string; is_admin: boolean; last_used_at: Date | null }>`
-          SELECT k.id, k.account_id, a.is_admin, k.last_used_at
-          FROM api_keys k JOIN accounts a ON a.id = k.account_id
-          WHERE k.token_hash = ${digest} AND k.revoked_at IS NULL`
-        const row = rows[0]
-        if (row === undefined) return Option.none<Principal>()
-        const key: CachedKey<Principal> = {
-          principal: { keyId: row.id, accountId: row.account_id, isAdmin: row.is_admin },
-          lastUsedAt: row.last_used_at
-        }
-        cache.set(cacheKey, key, now, readAt)
-        yield* touch(key, now)
-        return Option.some(key.principal)
+        if (!cache.recognizes(cacheKey, now) && !mayLookUp()) return Option.none<Principal>()
+        return yield* lookUp(cacheKey, digest, now)
       })
+
+    const authenticate = (token: string) => identify(token, () => true)
+
+    /** `authenticate` without a database lookup for an unknown token unless `mayLookUp()` grants one. */
+    const authenticateSparingly = (token: string, mayLookUp: () => boolean) => identify(token, mayLookUp)
 
     /**
      * Inserts a key with the given token or a fresh random one, whatever the account has: for
@@ -195,7 +216,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
     /** Start-up's own key comes back when HERALD_BOOTSTRAP_KEY still names it (bootstrap.ts). */
     const reinstate = (id: string) => Effect.asVoid(sql`UPDATE api_keys SET revoked_at = NULL WHERE id = ${id}`)
 
-    return { authenticate, install, create, list, get, rename, revoke, revokeById, reinstate } as const
+    return { authenticate, authenticateSparingly, install, create, list, get, rename, revoke, revokeById, reinstate } as const
   }),
   // The same layer value as the appliance's own: one QueueSignal (layers are shared by reference).
   dependencies: [QueueSignal.Default]

@@ -10,6 +10,13 @@
  * made a moment ago must work at once. A lookup that was under way when the cache was emptied is
  * not remembered either (it may have read the key before its revocation): `set` takes the
  * generation read before the lookup, and every `clear` starts a new one.
+ *
+ * Apart from the cache, it recognizes the digests of tokens that were valid here in the last
+ * RECOGNIZED_TTL_MS: not a reason to trust one (that is the database's, and the cache's for
+ * seconds), only to spend a lookup on it when its client address is throttled for failed
+ * authentications (src/http/auth.ts), so that customers behind a shared address keep working while
+ * a stranger's guesses there wait their turn. `clear` does not forget them: a revoked token is
+ * still looked up (and fails, and is forgotten then).
  */
 export interface CachedKey<A> {
   readonly principal: A
@@ -21,9 +28,13 @@ export interface CachedKey<A> {
 export const KEY_CACHE_TTL_MS = 10_000
 /** More distinct tokens than any deployment uses at once: past it, the cache starts afresh. */
 const MAX_ENTRIES = 10_000
+/** How long a token that was valid is recognized: a day covers a client's quiet night. */
+export const RECOGNIZED_TTL_MS = 24 * 60 * 60 * 1000
 
 export const makeKeyCache = <A>() => {
   const entries = new Map<string, { readonly key: CachedKey<A>; readonly expires: number }>()
+  // Digest → until when it is recognized; bounded like the cache (about 100 bytes each).
+  const recognized = new Map<string, number>()
   let generation = 0
   return {
     generation: () => generation,
@@ -44,6 +55,21 @@ export const makeKeyCache = <A>() => {
       generation += 1
       entries.clear()
     },
+    /** Remembers that the token of `digest` was valid at `now`. */
+    recognize: (digest: string, now: number) => {
+      if (recognized.size >= MAX_ENTRIES && !recognized.has(digest)) recognized.clear()
+      recognized.set(digest, now + RECOGNIZED_TTL_MS)
+    },
+    /** True when the token of `digest` was valid here within RECOGNIZED_TTL_MS and has not failed since. */
+    recognizes: (digest: string, now: number): boolean => {
+      const until = recognized.get(digest)
+      if (until === undefined) return false
+      if (until > now) return true
+      recognized.delete(digest)
+      return false
+    },
+    /** The token of `digest` failed a lookup (revoked): no more lookups on its account. */
+    unrecognize: (digest: string) => void recognized.delete(digest),
     size: () => entries.size
   }
 }

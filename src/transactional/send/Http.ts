@@ -72,8 +72,9 @@ export const SendHttpLive = HttpApiBuilder.group(HeraldApi, "send", (handlers) =
         const raw = bytes.toString("utf8")
         const parsed = parseBoundedJson(raw)
         if (Either.isLeft(parsed)) {
-          const { message, reason } = parsed.left
-          return yield* invalid(reason === "bounds" ? "json_too_complex" : "invalid_json", message)
+          const rejection = parsed.left
+          if (rejection.reason === "unstorable") return yield* invalid("validation_failed", rejection.message, rejection.param || undefined)
+          return yield* invalid(rejection.reason === "bounds" ? "json_too_complex" : "invalid_json", rejection.message)
         }
         const json = parsed.right
         const decoded = decodeSendRequest(json, { maxRequestRecipients: config.maxRequestRecipients })

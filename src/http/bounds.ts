@@ -110,6 +110,39 @@ export const jsonDepth = (value: unknown): number => {
 export const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value) ?? "", "utf8")
 
 /**
+ * At most what `value` costs as compact JSON, counted without serialising it: each string's
+ * length (UTF-8 never takes fewer bytes than UTF-16 code units) with its quotes, and one byte per
+ * other token. Stops once past `limit`, so a 10 MB value over a 32 KB bound is refused without
+ * being copied.
+ */
+const jsonBytesAtLeast = (value: unknown, limit: number): number => {
+  let total = 0
+  const visit = (node: unknown): void => {
+    if (total > limit) return
+    if (typeof node === "string") total += node.length + 2
+    else if (typeof node !== "object" || node === null) total += 1
+    else if (Array.isArray(node)) {
+      total += 1 + node.length
+      for (const member of node) visit(member)
+    } else {
+      for (const key of Object.keys(node)) {
+        total += key.length + 4
+        visit((node as Record<string, unknown>)[key])
+      }
+      total += 1
+    }
+  }
+  visit(value)
+  return total
+}
+
+/** A value's compact JSON size when it is at most `limit`; otherwise some number over `limit`. */
+export const jsonBytesUpTo = (value: unknown, limit: number): number => {
+  const atLeast = jsonBytesAtLeast(value, limit)
+  return atLeast > limit ? atLeast : jsonBytes(value)
+}
+
+/**
  * A free-form JSON object (contact metadata, template variables) of at most `maxBytes` as compact
  * JSON and `maxDepth` levels (the object itself is level 1). The bound shows in the documents as
  * `x-max-bytes` and `x-max-depth`, and in the description.
@@ -119,8 +152,8 @@ export const freeFormObject = (options: { readonly maxBytes: number; readonly ma
     Schema.filter((value) => {
       const depth = jsonDepth(value)
       if (depth > options.maxDepth) return `must nest at most ${options.maxDepth} levels (${depth} given)`
-      const bytes = jsonBytes(value)
-      return bytes <= options.maxBytes || `must be at most ${options.maxBytes} bytes as JSON (${bytes} given)`
+      const bytes = jsonBytesUpTo(value, options.maxBytes)
+      return bytes <= options.maxBytes || `must be at most ${options.maxBytes} bytes as JSON (at least ${bytes} given)`
     }, { jsonSchema: { "x-max-bytes": options.maxBytes, "x-max-depth": options.maxDepth } }),
     Schema.annotations({
       description: `${options.description}. At most ${options.maxBytes / KB} KB as compact JSON and ${options.maxDepth} levels deep`

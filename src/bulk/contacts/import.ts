@@ -16,7 +16,7 @@ import { parse } from "csv-parse"
 import { Clock, Data, Effect, Fiber } from "effect"
 import { QueueSignal } from "../../db/QueueSignal.ts"
 import { newId } from "../../lib/ids.ts"
-import { jsonBytes, jsonDepth, MAX_METADATA_BYTES, MAX_METADATA_DEPTH } from "../../http/bounds.ts"
+import { jsonBytesUpTo, jsonDepth, MAX_METADATA_BYTES, MAX_METADATA_DEPTH } from "../../http/bounds.ts"
 import { NUL_BYTE } from "../../http/storable-input.ts"
 import { isEmailAddress } from "../../lib/email.ts"
 import { addQueued, ConfirmationMail, NOTHING_QUEUED } from "../lists/confirmation-mail.ts"
@@ -79,8 +79,8 @@ const BATCH = 2000
 const metadataProblem = (metadata: Readonly<Record<string, unknown>>): string | undefined => {
   const depth = jsonDepth(metadata)
   if (depth > MAX_METADATA_DEPTH) return `must nest at most ${MAX_METADATA_DEPTH} levels (${depth} given)`
-  const bytes = jsonBytes(metadata)
-  return bytes > MAX_METADATA_BYTES ? `must be at most ${MAX_METADATA_BYTES} bytes as JSON (${bytes} once merged)` : undefined
+  const bytes = jsonBytesUpTo(metadata, MAX_METADATA_BYTES)
+  return bytes > MAX_METADATA_BYTES ? `must be at most ${MAX_METADATA_BYTES} bytes as JSON (at least ${bytes} once merged)` : undefined
 }
 
 /**

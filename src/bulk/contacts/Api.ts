@@ -8,7 +8,7 @@ import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
 import { BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge, RateLimited, Unprocessable } from "../../http/errors.ts"
 import { EmailAddress } from "../../lib/email.ts"
-import { boundedArray, boundedText, ContactMetadata, IdText, MAX_EMAIL_LENGTH, MAX_ID_LENGTH, MAX_LINE_LENGTH, MAX_NAME_LENGTH, QueryText, queryInt, rawBodyBoundedBy } from "../../http/bounds.ts"
+import { boundedArray, boundedText, ContactMetadata, IdText, MAX_EMAIL_LENGTH, MAX_ID_LENGTH, MAX_LINE_LENGTH, MAX_METADATA_BYTES, MAX_METADATA_DEPTH, MAX_NAME_LENGTH, QueryText, queryInt, rawBodyBoundedBy } from "../../http/bounds.ts"
 
 const Status = Schema.Literal("active", "unsubscribed", "bounced", "complained")
 const Name = boundedText(MAX_NAME_LENGTH, { trim: true })
@@ -46,7 +46,7 @@ const ContactCreate = Schema.Struct({
 const ContactPatch = Schema.Struct({
   name: Schema.optional(Schema.NullOr(Name)),
   tags: Schema.optional(Tags),
-  metadata: Schema.optional(Metadata.annotations({ description: "Replaces the custom fields" })),
+  metadata: Schema.optional(Metadata.annotations({ description: `Replaces the custom fields; at most ${MAX_METADATA_BYTES / 1024} KB as compact JSON, ${MAX_METADATA_DEPTH} levels deep` })),
   status: Schema.optional(Schema.Literal("active", "unsubscribed").annotations({
     description: "unsubscribed applies the whole unsubscribe (account suppression, every contact of the address, contact.unsubscribed); "
       + "active only when no suppression of the address remains (409 otherwise)"

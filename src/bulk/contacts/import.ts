@@ -163,7 +163,9 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
       /** One batch's INSERT, answering how many rows it created and how many it updated. */
       const writeBatch = (batch: ReadonlyArray<ImportRow>, json: string) =>
         Effect.gen(function*() {
-          if (options.updateExisting) yield* refuseMetadataGrowth(owner, json, rows.metadataParam)
+          // Only rows bringing metadata can grow a stored contact's.
+          const bringsMetadata = batch.some((r) => r.metadata !== undefined && Object.keys(r.metadata).length > 0)
+          if (options.updateExisting && bringsMetadata) yield* refuseMetadataGrowth(owner, json, rows.metadataParam)
           const [counts] = yield* sql<{ created: number; written: number }>`
             WITH written AS (
               INSERT INTO contacts (id, account_id, key_id, email, name, tags, metadata, created_at, updated_at)

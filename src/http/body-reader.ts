@@ -28,8 +28,10 @@ export const isChunked = (request: HttpServerRequest.HttpServerRequest): boolean
 /** A body refused while it was read or parsed; `status` and `code` are its answer (server-middleware.ts). */
 export class BodyRejected extends Data.TaggedError("BodyRejected")<{
   readonly status: 400 | 408 | 413
-  readonly code: "payload_too_large" | "upload_too_slow" | "invalid_json" | "json_too_complex"
+  readonly code: "payload_too_large" | "upload_too_slow" | "invalid_json" | "json_too_complex" | "validation_failed"
   readonly message: string
+  /** The field a 400 `validation_failed` names. */
+  readonly param?: string | undefined
 }> {}
 
 export interface BodyReadLimits {

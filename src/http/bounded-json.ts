@@ -11,6 +11,7 @@
  * at most about 4 times its text for small bodies and 13 MB for the largest (bench/body-heap.ts).
  */
 import { Either } from "effect"
+import { unstorableInJson } from "./storable-input.ts"
 
 export const MAX_JSON_DEPTH = 64
 export const MAX_JSON_NODES = 200_000
@@ -67,14 +68,25 @@ export const jsonBoundsProblem = (text: string, maxDepth = MAX_JSON_DEPTH, maxNo
 export type JsonRejection =
   | { readonly reason: "syntax"; readonly message: string }
   | { readonly reason: "bounds"; readonly message: string }
+  | { readonly reason: "unstorable"; readonly message: string; readonly param: string }
 
-/** The parsed text, or why not: over the bounds (checked first) or not JSON. */
-export const parseBoundedJson = (text: string): Either.Either<unknown, JsonRejection> => {
-  const problem = jsonBoundsProblem(text)
+/**
+ * The parsed text, or why not: over the bounds (checked first), not JSON, or holding a string
+ * PostgreSQL cannot store (storable-input.ts: the one place every JSON body is checked for it).
+ */
+export const parseBoundedJson = (
+  text: string,
+  maxDepth = MAX_JSON_DEPTH,
+  maxNodes = maxJsonNodes(text.length)
+): Either.Either<unknown, JsonRejection> => {
+  const problem = jsonBoundsProblem(text, maxDepth, maxNodes)
   if (problem !== undefined) return Either.left({ reason: "bounds", message: problem })
+  let parsed: unknown
   try {
-    return Either.right(JSON.parse(text))
+    parsed = JSON.parse(text)
   } catch (e) {
     return Either.left({ reason: "syntax", message: `The body is not valid JSON: ${e instanceof Error ? e.message : String(e)}` })
   }
+  const unstorable = unstorableInJson(parsed)
+  return unstorable === undefined ? Either.right(parsed) : Either.left({ reason: "unstorable", ...unstorable })
 }

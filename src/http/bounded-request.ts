@@ -20,7 +20,9 @@ export const boundedJsonRequest = (
   const json = Effect.flatMap(text, (body) =>
     parseBoundedJson(body).pipe(
       Effect.mapError((rejection) =>
-        new BodyRejected({ status: 400, code: rejection.reason === "bounds" ? "json_too_complex" : "invalid_json", message: rejection.message })
+        rejection.reason === "unstorable"
+          ? new BodyRejected({ status: 400, code: "validation_failed", message: rejection.message, param: rejection.param || undefined })
+          : new BodyRejected({ status: 400, code: rejection.reason === "bounds" ? "json_too_complex" : "invalid_json", message: rejection.message })
       )
     ))
   // The platform's other readers (urlParamsBody, …) go through `text` on this object too.

@@ -31,8 +31,8 @@ export interface BodyPolicy {
   readonly graceMs: number
 }
 
-const envelope = (status: number, type: string, code: string, message: string) =>
-  HttpServerResponse.unsafeJson({ error: { type, code, message } }, { status })
+const envelope = (status: number, type: string, code: string, message: string, param?: string) =>
+  HttpServerResponse.unsafeJson({ error: param === undefined ? { type, code, message } : { type, code, message, param } }, { status })
 
 /**
  * The routes whose body may be MAX_JSON_MB (every other route: HERALD_HTTP_MAX_BODY_KB), and
@@ -99,7 +99,7 @@ const bodyRejection = (cause: Cause.Cause<unknown>): Option.Option<BodyRejected>
 }
 
 const rejectionResponse = (rejected: BodyRejected) => {
-  const response = envelope(rejected.status, "invalid_request_error", rejected.code, rejected.message)
+  const response = envelope(rejected.status, "invalid_request_error", rejected.code, rejected.message, rejected.param)
   // A dropped upload is not drained: the connection goes with the answer.
   return rejected.status === 408 ? HttpServerResponse.setHeader(response, "connection", "close") : response
 }

@@ -35,6 +35,7 @@ import { ErrorMappingLive } from "./error-mapping.ts"
 import { MetaHttpLive } from "./meta/Http.ts"
 import { withMethodNotAllowed } from "./method-not-allowed.ts"
 import { bodyLimitLayer, requestMiddleware } from "./server-middleware.ts"
+import { withStorableUrl } from "./storable-input.ts"
 
 const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
   Layer.provide([
@@ -96,7 +97,9 @@ const ServeLive = Layer.unwrapEffect(
     }
     // No request span (tracing is off, appliance.ts): the platform's tracer middleware would still
     // parse each request's URL and redact its headers before finding that out.
-    return HttpServer.serve(requestMiddleware(policy)(withMethodNotAllowed(router.routes, app))).pipe(
+    // NUL and lone surrogates in a path or query are refused before routing (storable-input.ts).
+    const served = withStorableUrl(router.routes, withMethodNotAllowed(router.routes, app))
+    return HttpServer.serve(requestMiddleware(policy)(served)).pipe(
       HttpMiddleware.withTracerDisabledWhen(() => true),
       Layer.provide(bodyLimitLayer(config.httpMaxBodyBytes))
     )

@@ -35,6 +35,7 @@ export const isEmailAddress = (value: string): boolean => {
 export const domainOf = (address: string): string => address.slice(address.lastIndexOf("@") + 1).toLowerCase()
 
 export const EmailAddress = Schema.String.pipe(
-  Schema.filter((s) => isEmailAddress(s) || "must be a valid email address (local@domain)"),
+  // The length is part of the check (254); the annotation shows it in the OpenAPI documents.
+  Schema.filter((s) => isEmailAddress(s) || "must be a valid email address (local@domain)", { jsonSchema: { maxLength: 254 } }),
   Schema.annotations({ identifier: "EmailAddress", format: "email", description: "An email address" })
 )

@@ -9,6 +9,7 @@ import addressparser from "nodemailer/lib/addressparser"
 import { EmailAddress, isEmailAddress } from "../lib/email.ts"
 import { formatPath } from "../lib/issue-path.ts"
 import { isStorableText, storable, StorableString, UNSTORABLE_TEXT_MESSAGE } from "../lib/text.ts"
+import { bodyBoundedText, boundedArray, boundedText, MAX_DATE_LENGTH, MAX_LINE_LENGTH } from "../http/bounds.ts"
 
 /**
  * How much one send may ask of the composer, beyond MAX_JSON_MB and the attachment bytes: each
@@ -24,6 +25,15 @@ export const MAX_HEADER_VALUE_LENGTH = 998
 export const MAX_HEADERS_BYTES = 64 * 1024
 export const MAX_SUBJECT_LENGTH = 998
 export const MAX_PERSONALIZATIONS = 1000
+/**
+ * One to, cc or bcc list: HERALD_MAX_REQUEST_RECIPIENTS' default, the most one request may have in
+ * all (the total is checked first, against the configured value).
+ */
+export const MAX_RECIPIENTS_PER_LIST = 10_000
+/** text/plain and text/html, with room for a client that repeats one. */
+export const MAX_CONTENT_PARTS = 10
+/** RFC 6838 §4.2: a type and a subtype of at most 127 characters each. */
+const MAX_MIME_TYPE_LENGTH = 255
 
 const PERSONALIZATIONS_COUNT = `personalizations must contain 1 to ${MAX_PERSONALIZATIONS} items`
 const ATTACHMENTS_COUNT = `attachments must contain at most ${MAX_ATTACHMENTS} items`
@@ -39,7 +49,7 @@ const Subject = (name: string) =>
 
 const AddressObject = Schema.Struct({
   email: EmailAddress,
-  name: Schema.optional(StorableString)
+  name: Schema.optional(boundedText(MAX_LINE_LENGTH))
 }).annotations({ identifier: "Address" })
 export type Address = typeof Address.Type
 
@@ -52,7 +62,7 @@ const ADDRESS_STRING_MESSAGE = "must be one address, such as \"Ada <ada@example.
  * refused rather than guessed at.
  */
 const AddressString = Schema.transformOrFail(
-  Schema.String.annotations({
+  Schema.String.pipe(Schema.maxLength(MAX_LINE_LENGTH)).annotations({
     identifier: "AddressString",
     description: "One address as a string: \"Name <a@b.example>\" or \"a@b.example\"",
     examples: ["Ada Lovelace <ada@example.org>", "ada@example.org"]
@@ -93,7 +103,7 @@ const ADDRESS_MESSAGE = "must be an address: an object {email, name?} or a strin
 /** An address: the object `{email, name?}` or the same as one string; either decodes to the object. */
 export const Address = Schema.Union(AddressObject, AddressString).annotations({ message: formsMessage(ADDRESS_MESSAGE) })
 
-const Recipients = Schema.Array(Address).pipe(Schema.minItems(1, { message: () => "to must contain at least 1 recipient" }))
+const Recipients = boundedArray(Address, MAX_RECIPIENTS_PER_LIST).pipe(Schema.minItems(1, { message: () => "to must contain at least 1 recipient" }))
 
 /** The flat form's `to`: a list of addresses, or one address string (`"to": "ada@example.org"`). */
 const FlatRecipients = Schema.Union(
@@ -130,7 +140,7 @@ const headersSizeProblem = (headers: Readonly<Record<string, string>>): string |
 export const Headers = Schema.Record({ key: Schema.String, value: HeaderValue }).pipe(
   Schema.filter((headers) =>
     headersSizeProblem(headers) ?? Object.keys(headers).map(headerNameProblem).find((p) => p !== undefined) ?? true, {
-    jsonSchema: {},
+    jsonSchema: { maxProperties: MAX_HEADERS, "x-max-bytes": MAX_HEADERS_BYTES },
     description: `At most ${MAX_HEADERS} headers and ${MAX_HEADERS_BYTES} bytes of names and values; ` +
       `each value at most ${MAX_HEADER_VALUE_LENGTH} characters, without line breaks`
   })
@@ -145,10 +155,11 @@ export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
   "content-transfer-encoding", "return-path", "dkim-signature", "sender", "x-herald-message-id"
 ])
 
-const Base64 = Schema.String.pipe(
+// Bounded by the body (MAX_JSON_MB) and, decoded, by MAX_ATTACHMENT_MB: no tighter bound of its own.
+const Base64 = bodyBoundedText(Schema.String.pipe(
   Schema.minLength(1, { message: () => "content must not be empty" }),
   Schema.filter((s) => isBase64(s) || "content must be base64")
-)
+))
 
 export const isBase64 = (s: string): boolean => {
   const compact = s.replace(/[\r\n]/g, "")
@@ -157,17 +168,19 @@ export const isBase64 = (s: string): boolean => {
 
 export const Attachment = Schema.Struct({
   content: Base64,
-  filename: NonEmpty("filename"),
-  type: Schema.optional(
-    Schema.String.pipe(Schema.filter((s) => /^[\w.+-]+\/[\w.+-]+$/.test(s) || "type must be a MIME type such as application/pdf"))
-  ),
-  content_id: Schema.optional(NonEmpty("content_id"))
+  filename: NonEmpty("filename").pipe(Schema.maxLength(MAX_LINE_LENGTH)),
+  type: Schema.optional(Schema.String.pipe(
+    Schema.maxLength(MAX_MIME_TYPE_LENGTH),
+    Schema.filter((s) => /^[\w.+-]+\/[\w.+-]+$/.test(s) || "type must be a MIME type such as application/pdf")
+  )),
+  content_id: Schema.optional(NonEmpty("content_id").pipe(Schema.maxLength(MAX_LINE_LENGTH)))
 }).annotations({ identifier: "Attachment" })
 
 const SEND_AT_MESSAGE = "send_at must be an ISO 8601 date-time with a time zone, such as 2026-12-01T09:00:00Z, " +
   "or an integer of Unix seconds"
 
 const IsoDateTime = Schema.String.pipe(
+  Schema.maxLength(MAX_DATE_LENGTH, { message: () => SEND_AT_MESSAGE }),
   Schema.filter((s) =>
     (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(s) && !Number.isNaN(Date.parse(s))) ||
     SEND_AT_MESSAGE, { jsonSchema: {} }
@@ -196,8 +209,8 @@ const DateTime = Schema.Union(IsoDateTime, UnixSeconds).annotations({
 
 export const Personalization = Schema.Struct({
   to: Recipients,
-  cc: Schema.optional(Schema.Array(Address)),
-  bcc: Schema.optional(Schema.Array(Address)),
+  cc: Schema.optional(boundedArray(Address, MAX_RECIPIENTS_PER_LIST)),
+  bcc: Schema.optional(boundedArray(Address, MAX_RECIPIENTS_PER_LIST)),
   subject: Schema.optional(Subject("subject")),
   headers: Schema.optional(Headers)
 }).annotations({ identifier: "Personalization" })
@@ -207,7 +220,7 @@ export const Content = Schema.Struct({
   type: Schema.Literal("text/plain", "text/html").annotations({
     message: () => "type must be text/plain or text/html"
   }),
-  value: StorableString
+  value: bodyBoundedText(StorableString)
 }).annotations({ identifier: "Content" })
 
 const common = {
@@ -228,7 +241,7 @@ export const FullRequest = Schema.Struct({
   ),
   from: Address,
   subject: Subject("subject"),
-  content: Schema.Array(Content).pipe(Schema.minItems(1, { message: () => "content must contain at least 1 item" })),
+  content: boundedArray(Content, MAX_CONTENT_PARTS).pipe(Schema.minItems(1, { message: () => "content must contain at least 1 item" })),
   ...common
 }).annotations({
   identifier: "SendRequest",
@@ -248,11 +261,11 @@ export type FullRequest = typeof FullRequest.Type
 export const FlatRequest = Schema.Struct({
   from: Address,
   to: FlatRecipients,
-  cc: Schema.optional(Schema.Array(Address)),
-  bcc: Schema.optional(Schema.Array(Address)),
+  cc: Schema.optional(boundedArray(Address, MAX_RECIPIENTS_PER_LIST)),
+  bcc: Schema.optional(boundedArray(Address, MAX_RECIPIENTS_PER_LIST)),
   subject: Subject("subject"),
-  text: Schema.optional(StorableString),
-  html: Schema.optional(StorableString),
+  text: Schema.optional(bodyBoundedText(StorableString)),
+  html: Schema.optional(bodyBoundedText(StorableString)),
   ...common
 }).annotations({
   identifier: "FlatSendRequest",

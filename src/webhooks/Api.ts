@@ -6,6 +6,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../http/auth.ts"
 import { Conflict, Forbidden, NotFound } from "../http/errors.ts"
+import { IdText, queryInt } from "../http/bounds.ts"
 
 export const WebhookConfig = Schema.Struct({
   webhook_url: Schema.NullOr(Schema.String),
@@ -62,11 +63,11 @@ export const DeliveryDetail = Schema.Struct({
 const DeliveryList = Schema.Struct({ total: Schema.Int, items: Schema.Array(DeliveryItem) })
 const ListParams = Schema.Struct({
   status: Schema.optional(Schema.Literal("pending", "delivered", "failed")),
-  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)), { default: () => 50 }),
-  offset: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), { default: () => 0 })
+  limit: Schema.optionalWith(queryInt(1, 200), { default: () => 50 }),
+  offset: Schema.optionalWith(queryInt(0), { default: () => 0 })
 })
-const KeyPath = Schema.Struct({ id: Schema.String })
-const DeliveryPath = Schema.Struct({ id: Schema.String, dId: Schema.String })
+const KeyPath = Schema.Struct({ id: IdText })
+const DeliveryPath = Schema.Struct({ id: IdText, dId: IdText })
 
 const history = <const P extends string>(prefix: P) => ({
   list: HttpApiEndpoint.get(`${prefix}List`, `/v1/client/${prefix === "key" ? "keys" : "webhook-endpoints"}/:id${prefix === "key" ? "/webhook" : ""}/deliveries`)

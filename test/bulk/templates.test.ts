@@ -161,8 +161,12 @@ describe("templates", () => {
     const broken = await api("POST", "/v1/bulk/templates", { name: "B", subject: "{{ x | nope }}" })
     expect(broken.status).toBe(400)
     expect(broken.json.error).toMatchObject({ code: "render_failed", param: "subject" })
+    // One field over its bound is that field's 400; fields within theirs but together over 512 KB, the template's 413.
     const tooBig = await api("POST", "/v1/bulk/templates", { name: "Big", subject: "s", html: "x".repeat(513 * 1024) })
-    expect(tooBig.status).toBe(413)
+    expect(tooBig.status).toBe(400)
+    expect(tooBig.json.error).toMatchObject({ code: "validation_failed", param: "html" })
+    const together = await api("POST", "/v1/bulk/templates", { name: "Big", subject: "s", html: "x".repeat(300 * 1024), body_text: "x".repeat(300 * 1024) })
+    expect(together.status).toBe(413)
   })
 
   it("belongs to its key: another key's template is not found", async () => {

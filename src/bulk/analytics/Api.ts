@@ -7,6 +7,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
 import { NotFound } from "../../http/errors.ts"
+import { IdText } from "../../http/bounds.ts"
 
 const Rates = Schema.Struct({
   open: Schema.Number.annotations({ description: "opens_unique / delivered" }),
@@ -69,7 +70,7 @@ const RatesParams = Schema.Struct({
 
 export class AnalyticsGroup extends HttpApiGroup.make("analytics")
   .add(
-    HttpApiEndpoint.get("campaign", "/v1/bulk/campaigns/:id/analytics").setPath(Schema.Struct({ id: Schema.String }))
+    HttpApiEndpoint.get("campaign", "/v1/bulk/campaigns/:id/analytics").setPath(Schema.Struct({ id: IdText }))
       .setUrlParams(AnalyticsParams)
       .addSuccess(CampaignAnalytics)
       .addSuccess(Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/csv" })))

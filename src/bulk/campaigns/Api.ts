@@ -8,12 +8,12 @@ import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
 import { BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge, RateLimited } from "../../http/errors.ts"
 import { EmailAddress } from "../../lib/email.ts"
-import { storable, StorableString } from "../../lib/text.ts"
 import { CAMPAIGN_STATUSES, PAUSE_REASONS, STATE_TABLE } from "./states.ts"
+import { boundedArray, boundedText, ContentText, IdText, LineText, MAX_DATE_LENGTH, MAX_NAME_LENGTH, queryInt } from "../../http/bounds.ts"
 
-const Name = storable(Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(200)))
-const Short = storable(Schema.String.pipe(Schema.maxLength(998)))
-const Ids = Schema.Array(Schema.String).pipe(Schema.maxItems(100))
+const Name = boundedText(MAX_NAME_LENGTH, { trim: true, minLength: 1 })
+const Short = LineText
+const Ids = boundedArray(IdText, 100)
 
 export const Campaign = Schema.Struct({
   id: Schema.String,
@@ -42,17 +42,17 @@ export const Campaign = Schema.Struct({
 }).annotations({ identifier: "Campaign" })
 
 const contentFields = {
-  template_id: Schema.NullOr(Schema.String),
+  template_id: Schema.NullOr(IdText),
   subject: Schema.NullOr(Short),
-  html: Schema.NullOr(StorableString),
-  body_text: Schema.NullOr(StorableString),
-  mjml: Schema.NullOr(StorableString),
+  html: Schema.NullOr(ContentText),
+  body_text: Schema.NullOr(ContentText),
+  mjml: Schema.NullOr(ContentText),
   preheader: Schema.NullOr(Short),
   from_email: Schema.NullOr(EmailAddress),
   from_name: Schema.NullOr(Short),
   reply_to: Schema.NullOr(EmailAddress),
   list_ids: Ids,
-  segment_id: Schema.NullOr(Schema.String)
+  segment_id: Schema.NullOr(IdText)
 }
 
 const optionalContent = {
@@ -72,14 +72,14 @@ const CampaignCreate = Schema.Struct({ name: Name, ...optionalContent })
 const CampaignPatch = Schema.Struct({ name: Schema.optional(Name), ...optionalContent })
 
 const ListParams = Schema.Struct({
-  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)), { default: () => 50 }),
-  offset: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), { default: () => 0 })
+  limit: Schema.optionalWith(queryInt(1, 200), { default: () => 50 }),
+  offset: Schema.optionalWith(queryInt(0), { default: () => 0 })
 })
 const CampaignPage = Schema.Struct({ total: Schema.Int, limit: Schema.Int, offset: Schema.Int, items: Schema.Array(Campaign) })
 
 /** The body is optional: none (read as null), `{}` or `{scheduled_at: null}` send now. */
 const SendRequest = Schema.NullOr(Schema.Struct({
-  scheduled_at: Schema.optional(Schema.NullOr(Schema.String)).annotations({
+  scheduled_at: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(MAX_DATE_LENGTH)))).annotations({
     description: "ISO 8601 date-time with a time zone, in the future (60 s of clock skew allowed), at most 90 days ahead; omit to send now"
   })
 }).annotations({ identifier: "CampaignSendRequest" }))
@@ -90,7 +90,7 @@ const SendResponse = Schema.Struct({
   scheduled_at: Schema.optional(Schema.String).annotations({ description: "Only when status is scheduled" })
 }).annotations({ identifier: "CampaignSendResponse" })
 
-const ById = Schema.Struct({ id: Schema.String })
+const ById = Schema.Struct({ id: IdText })
 const Deleted = Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) })
 
 export class CampaignsGroup extends HttpApiGroup.make("campaigns")

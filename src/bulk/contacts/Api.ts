@@ -8,16 +8,21 @@ import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
 import { BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge, RateLimited, Unprocessable } from "../../http/errors.ts"
 import { EmailAddress } from "../../lib/email.ts"
-import { storable } from "../../lib/text.ts"
+import { boundedArray, boundedText, ContactMetadata, IdText, MAX_EMAIL_LENGTH, MAX_ID_LENGTH, MAX_LINE_LENGTH, MAX_METADATA_BYTES, MAX_METADATA_DEPTH, MAX_NAME_LENGTH, QueryText, queryInt, rawBodyBoundedBy } from "../../http/bounds.ts"
 
 const Status = Schema.Literal("active", "unsubscribed", "bounced", "complained")
-const Name = storable(Schema.Trim.pipe(Schema.maxLength(200)))
-const Tag = storable(Schema.String.pipe(Schema.maxLength(100)))
-const Tags = Schema.Array(Tag).pipe(Schema.maxItems(100)).annotations({ description: "Tags (strings); repeats and empty ones are dropped" })
-export const Metadata = Schema.Record({ key: Schema.String, value: Schema.Unknown }).pipe(
-  Schema.filter((m) => !JSON.stringify(m).includes("\\u0000") || "must not contain NUL (U+0000) characters"),
-  Schema.annotations({ description: "Custom fields (a JSON object); the segment rule `custom` reads it" })
-)
+const Name = boundedText(MAX_NAME_LENGTH, { trim: true })
+const MAX_TAG_LENGTH = 100
+const MAX_TAGS = 100
+const MAX_LIST_IDS = 100
+/**
+ * One JSON import (and one preview) may name this many contacts: more than a MAX_JSON_MB body can
+ * hold at the default (15 MB of the shortest rows is about 790,000), so the body stays the bound.
+ */
+export const MAX_IMPORT_CONTACTS = 1_000_000
+const Tag = boundedText(MAX_TAG_LENGTH)
+const Tags = boundedArray(Tag, MAX_TAGS).annotations({ description: "Tags (strings); repeats and empty ones are dropped" })
+export const Metadata = ContactMetadata
 
 export const Contact = Schema.Struct({
   id: Schema.String,
@@ -41,38 +46,39 @@ const ContactCreate = Schema.Struct({
 const ContactPatch = Schema.Struct({
   name: Schema.optional(Schema.NullOr(Name)),
   tags: Schema.optional(Tags),
-  metadata: Schema.optional(Metadata.annotations({ description: "Replaces the custom fields" })),
+  metadata: Schema.optional(Metadata.annotations({ description: `Replaces the custom fields; at most ${MAX_METADATA_BYTES / 1024} KB as compact JSON, ${MAX_METADATA_DEPTH} levels deep` })),
   status: Schema.optional(Schema.Literal("active", "unsubscribed").annotations({
     description: "unsubscribed applies the whole unsubscribe (account suppression, every contact of the address, contact.unsubscribed); "
       + "active only when no suppression of the address remains (409 otherwise)"
   }))
 })
 
-const Limit = Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)), { default: () => 50 })
-const Offset = Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), { default: () => 0 })
+const Limit = Schema.optionalWith(queryInt(1, 200), { default: () => 50 })
+const Offset = Schema.optionalWith(queryInt(0), { default: () => 0 })
 const ListParams = Schema.Struct({
   status: Schema.optional(Status),
-  tag: Schema.optional(Schema.String),
-  list_id: Schema.optional(Schema.String),
-  search: Schema.optional(Schema.String.annotations({ description: "Part of the email or name, any case" })),
+  tag: Schema.optional(Tag),
+  list_id: Schema.optional(IdText),
+  search: Schema.optional(QueryText.annotations({ description: "Part of the email or name, any case" })),
   limit: Limit,
   offset: Offset
 })
 const ContactList = Schema.Struct({ total: Schema.Int, limit: Schema.Int, offset: Schema.Int, items: Schema.Array(Contact) })
 
 export const ImportContact = Schema.Struct({
-  email: Schema.String,
+  // Any text up to a line: a malformed address is an invalid row of the report, not a refused import.
+  email: Schema.String.pipe(Schema.maxLength(MAX_LINE_LENGTH)),
   name: Schema.optional(Schema.NullOr(Name)),
   tags: Schema.optional(Tags),
   metadata: Schema.optional(Metadata)
 })
 
-const ListIds = Schema.Array(Schema.String).pipe(Schema.maxItems(100)).annotations({
+const ListIds = boundedArray(IdText, MAX_LIST_IDS).annotations({
   description: "Lists of the key every imported contact joins (pending on a list requiring confirmation unless confirmed); another key's or an unknown list → 400"
 })
 
 export const ImportRequest = Schema.Struct({
-  contacts: Schema.Array(ImportContact),
+  contacts: boundedArray(ImportContact, MAX_IMPORT_CONTACTS),
   list_ids: Schema.optional(ListIds),
   tags: Schema.optional(Tags.annotations({ description: "Added to every imported contact" })),
   update_existing: Schema.optional(Schema.Boolean),
@@ -81,8 +87,8 @@ export const ImportRequest = Schema.Struct({
 
 const Flag = Schema.Literal("true", "false", "1", "0")
 const ImportQuery = Schema.Struct({
-  list_ids: Schema.optional(Schema.String.annotations({ description: "CSV body: list ids, comma-separated" })),
-  tags: Schema.optional(Schema.String.annotations({ description: "CSV body: tags added to every contact, comma-separated" })),
+  list_ids: Schema.optional(boundedText(MAX_LIST_IDS * (MAX_ID_LENGTH + 1)).annotations({ description: "CSV body: list ids, comma-separated" })),
+  tags: Schema.optional(boundedText(MAX_TAGS * (MAX_TAG_LENGTH + 1)).annotations({ description: "CSV body: tags added to every contact, comma-separated" })),
   update_existing: Schema.optional(Flag),
   confirmed: Schema.optional(Flag)
 })
@@ -100,7 +106,8 @@ const ImportResult = Schema.Struct({
   })
 }).annotations({ identifier: "ContactImportResult" })
 
-const PreviewRequest = Schema.Union(Schema.Struct({ emails: Schema.Array(Schema.String) }), Schema.Array(Schema.String))
+const PreviewEmails = boundedArray(Schema.String.pipe(Schema.maxLength(MAX_LINE_LENGTH)), MAX_IMPORT_CONTACTS)
+const PreviewRequest = Schema.Union(Schema.Struct({ emails: PreviewEmails }), PreviewEmails)
 const PreviewResponse = Schema.Struct({
   existing: Schema.Array(Schema.String).annotations({ description: "Addresses already contacts of the key, as stored" }),
   total_unique: Schema.Int,
@@ -125,8 +132,8 @@ const Engagement = Schema.Struct({
   }))
 }).annotations({ identifier: "ContactEngagement" })
 
-const Ref = Schema.Struct({ id: Schema.String.annotations({ description: "A contact id (ct_…) or its percent-encoded email" }) })
-const ByEmail = Schema.Struct({ email: Schema.String })
+const Ref = Schema.Struct({ id: boundedText(MAX_EMAIL_LENGTH).annotations({ description: "A contact id (ct_…) or its percent-encoded email" }) })
+const ByEmail = Schema.Struct({ email: boundedText(MAX_EMAIL_LENGTH) })
 
 export class ContactsGroup extends HttpApiGroup.make("contacts")
   .add(HttpApiEndpoint.post("create", "/v1/bulk/contacts").setPayload(ContactCreate).addSuccess(Contact, { status: 201 }).addError(Conflict))
@@ -134,7 +141,11 @@ export class ContactsGroup extends HttpApiGroup.make("contacts")
   .add(
     HttpApiEndpoint.post("import", "/v1/bulk/contacts/import")
       .setUrlParams(ImportQuery)
-      .setPayload(Schema.Union(ImportRequest, Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/csv" }))))
+      .setPayload(Schema.Union(
+        ImportRequest,
+        Schema.String.annotations({ jsonSchema: rawBodyBoundedBy("MAX_JSON_MB") })
+          .pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/csv" }))
+      ))
       .addSuccess(ImportResult)
       .addError(Unprocessable).addError(PayloadTooLarge).addError(Forbidden).addError(RateLimited)
       .annotate(OpenApi.Summary, "Import contacts from JSON or a CSV body (one transaction)")

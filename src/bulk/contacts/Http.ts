@@ -7,7 +7,7 @@ import { AppConfig } from "../../config/app-config.ts"
 import { HeraldApi } from "../../http/api.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import { readBodyWithin } from "../../http/body-reader.ts"
-import { jsonBoundsProblem } from "../../http/bounded-json.ts"
+import { parseBoundedJson } from "../../http/bounded-json.ts"
 import {
   BadRequestError,
   conflict,
@@ -28,15 +28,16 @@ import { type ConfirmationRefusal, confirmationRefusal } from "../lists/Http.ts"
 import { ImportRequest } from "./Api.ts"
 import { type ContactExists, type ContactNotFound, Contacts, type Owner, type StillSuppressed } from "./Contacts.ts"
 import { type CsvRejected, type ImportGate, ImportRows, readCsv, type TooManyInvalid, type UnknownLists, writeImport } from "./import.ts"
+import type { MetadataTooLarge } from "./metadata-bound.ts"
 
-type Failure = ContactNotFound | ContactExists | StillSuppressed | TooManyInvalid | CsvRejected | UnknownLists | SqlError
+type Failure = ContactNotFound | ContactExists | StillSuppressed | TooManyInvalid | CsvRejected | UnknownLists | MetadataTooLarge | SqlError
 
 type Answer = NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | UnprocessableError
 
 /** An import may also meet the confirmation mail's refusals (lists with double opt-in). */
 const answerImport = (e: Failure | ConfirmationRefusal): Effect.Effect<never, Answer | ForbiddenError | RateLimitedError> =>
   e._tag === "ContactNotFound" || e._tag === "ContactExists" || e._tag === "StillSuppressed" || e._tag === "TooManyInvalid"
-    || e._tag === "CsvRejected" || e._tag === "UnknownLists" || e._tag === "SqlError"
+    || e._tag === "CsvRejected" || e._tag === "UnknownLists" || e._tag === "MetadataTooLarge" || e._tag === "SqlError"
     ? answer(e)
     : confirmationRefusal(e)
 
@@ -58,6 +59,9 @@ const answer = (e: Failure): Effect.Effect<never, Answer> => {
       }))
     case "UnknownLists":
       return Effect.fail(validationFailed(`No list ${e.ids.join(", ")} of this key`, "list_ids"))
+    case "MetadataTooLarge":
+      // Nothing was imported: the check runs before any row is written, in the import's transaction.
+      return Effect.fail(validationFailed(`${e.param} (row ${e.row}, ${e.email}) ${e.problem}; nothing was imported`, e.param))
     case "CsvRejected":
       return Effect.fail(e.tooLarge ? payloadTooLarge(e.message) : validationFailed(e.message))
     case "SqlError":
@@ -108,13 +112,18 @@ export const ContactsHttpLive = HttpApiBuilder.group(HeraldApi, "contacts", (han
         )
         const text = bytes.toString("utf8")
         // A contact is about 4 values in 60 bytes: one value per 8 bytes admits any real list.
-        const problem = jsonBoundsProblem(text, 16, 4_096 + Math.floor(text.length / 8))
-        if (problem !== undefined) return yield* new BadRequestError({ type: "invalid_request_error", code: "json_too_complex", message: problem })
-        const json = yield* Effect.try({
-          try: () => JSON.parse(text) as unknown,
-          catch: (e) => new BadRequestError({ type: "invalid_request_error", code: "invalid_json", message: `Invalid JSON: ${(e as Error).message}` })
-        })
-        const decoded = decodeImport(json)
+        const parsed = parseBoundedJson(text, 16, 4_096 + Math.floor(text.length / 8))
+        if (Either.isLeft(parsed)) {
+          const rejection = parsed.left
+          return yield* rejection.reason === "unstorable"
+            ? validationFailed(rejection.message, rejection.param || undefined)
+            : new BadRequestError({
+              type: "invalid_request_error",
+              code: rejection.reason === "bounds" ? "json_too_complex" : "invalid_json",
+              message: rejection.message
+            })
+        }
+        const decoded = decodeImport(parsed.right)
         if (Either.isLeft(decoded)) return yield* firstIssue(decoded.left)
         for (const contact of decoded.right.contacts) rows.add(contact)
         return {
@@ -136,8 +145,9 @@ export const ContactsHttpLive = HttpApiBuilder.group(HeraldApi, "contacts", (han
     ) =>
       Effect.gen(function*() {
         const me: Owner = yield* CurrentKey
-        const rows = new ImportRows()
         const contentType = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
+        // A CSV row's metadata is its extra columns: the refusal names the field, the message the row.
+        const rows = contentType === "text/csv" ? new ImportRows(() => "metadata") : new ImportRows()
         const options = contentType === "text/csv"
           ? yield* Effect.gen(function*() {
             yield* readCsv(NodeHttpServerRequest.toIncomingMessage(request), config.maxJsonBytes, rows).pipe(Effect.catchAll(answer))

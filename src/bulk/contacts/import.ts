@@ -16,11 +16,13 @@ import { parse } from "csv-parse"
 import { Clock, Data, Effect, Fiber } from "effect"
 import { QueueSignal } from "../../db/QueueSignal.ts"
 import { newId } from "../../lib/ids.ts"
+import { jsonBytesUpTo, jsonDepth, MAX_METADATA_BYTES, MAX_METADATA_DEPTH } from "../../http/bounds.ts"
+import { NUL_BYTE } from "../../http/storable-input.ts"
 import { isEmailAddress } from "../../lib/email.ts"
-import { isStorableText } from "../../lib/text.ts"
 import { addQueued, ConfirmationMail, NOTHING_QUEUED } from "../lists/confirmation-mail.ts"
 import { addMemberships, listsOfKey } from "../lists/memberships.ts"
 import { cleanTags, type Owner } from "./Contacts.ts"
+import { MetadataTooLarge, refuseMetadataGrowth } from "./metadata-bound.ts"
 
 export interface ImportRow {
   readonly email: string
@@ -76,52 +78,60 @@ export class CsvRejected extends Data.TaggedError("CsvRejected")<{ readonly tooL
 const MAX_ERRORS = 100
 const BATCH = 2000
 
-/**
- * Every string of a metadata value, keys included, can be stored (lib/text.ts): jsonb refuses NUL
- * and unpaired surrogates. Walked rather than serialised: it runs once per imported row.
- */
-const isStorableValue = (value: unknown): boolean => {
-  if (typeof value === "string") return isStorableText(value)
-  if (Array.isArray(value)) return value.every(isStorableValue)
-  if (typeof value === "object" && value !== null) {
-    for (const key in value) {
-      if (!isStorableText(key) || !isStorableValue((value as Record<string, unknown>)[key])) return false
-    }
-  }
-  return true
+/** Why a metadata value is over its bound, or undefined. */
+const metadataProblem = (metadata: Readonly<Record<string, unknown>>): string | undefined => {
+  const depth = jsonDepth(metadata)
+  if (depth > MAX_METADATA_DEPTH) return `must nest at most ${MAX_METADATA_DEPTH} levels (${depth} given)`
+  const bytes = jsonBytesUpTo(metadata, MAX_METADATA_BYTES)
+  return bytes > MAX_METADATA_BYTES ? `must be at most ${MAX_METADATA_BYTES} bytes as JSON (at least ${bytes} once merged)` : undefined
 }
 
-/** The rows of one import, gathered by address as they arrive (one copy: the parsed rows). */
+/**
+ * The rows of one import, gathered by address as they arrive (one copy: the parsed rows).
+ * NUL and lone surrogates never reach here: the JSON body and the CSV stream refuse them
+ * (http/storable-input.ts). `metadataParam` names a row's metadata in a refusal.
+ */
 export class ImportRows {
-  readonly valid = new Map<string, { email: string; name: string | null; tags: Array<string>; metadata: Readonly<Record<string, unknown>> }>()
+  readonly valid = new Map<string, { row: number; email: string; name: string | null; tags: Array<string>; metadata: Readonly<Record<string, unknown>> }>()
   readonly invalidAddresses = new Set<string>()
   readonly errors: Array<ImportError> = []
   invalidRows = 0
   received = 0
+  /** The first row whose address's metadata is over the bound: the import is refused with it. */
+  oversized: MetadataTooLarge | undefined
+
+  constructor(readonly metadataParam: (row: number) => string = (row) => `contacts[${row - 1}].metadata`) {}
+
+  private checkMetadata(row: number, email: string, metadata: Readonly<Record<string, unknown>>) {
+    if (this.oversized !== undefined) return
+    const problem = metadataProblem(metadata)
+    if (problem !== undefined) this.oversized = new MetadataTooLarge({ row, email, param: this.metadataParam(row), problem })
+  }
 
   add(input: ImportRow) {
     const row = ++this.received
     const email = input.email.trim()
     const address = email.toLowerCase()
-    const unstorable = !isStorableText(input.name ?? "") || !isStorableValue(input.metadata ?? {})
-    if (!isEmailAddress(email) || unstorable) {
+    if (!isEmailAddress(email)) {
       this.invalidRows++
       this.invalidAddresses.add(address)
-      if (this.errors.length < MAX_ERRORS) {
-        const reason = email === "" ? "missing email" : unstorable ? "name or metadata holds NUL or unpaired surrogate characters" : "invalid email syntax"
-        this.errors.push({ row, email, reason })
-      }
+      if (this.errors.length < MAX_ERRORS) this.errors.push({ row, email, reason: email === "" ? "missing email" : "invalid email syntax" })
       return
     }
     const seen = this.valid.get(address)
     const tags = cleanTags(input.tags ?? [])
     if (seen === undefined) {
       // The row's metadata is kept as given (not copied): a later row of the address merges into a copy.
-      this.valid.set(address, { email, name: input.name ?? null, tags, metadata: input.metadata ?? {} })
+      this.valid.set(address, { row, email, name: input.name ?? null, tags, metadata: input.metadata ?? {} })
+      // A JSON row was bounded by its schema; a CSV row's columns were not.
+      if (input.metadata !== undefined) this.checkMetadata(row, email, input.metadata)
     } else {
       if (input.name !== undefined && input.name !== null) seen.name = input.name
       seen.tags = cleanTags([...seen.tags, ...tags])
-      seen.metadata = { ...seen.metadata, ...input.metadata }
+      if (input.metadata !== undefined && Object.keys(input.metadata).length > 0) {
+        seen.metadata = { ...seen.metadata, ...input.metadata }
+        this.checkMetadata(row, email, seen.metadata)
+      }
     }
   }
 
@@ -139,6 +149,7 @@ export const checkGate = (rows: ImportRows, gate: ImportGate) =>
 /** Writes the valid rows in one transaction; nothing when the gate refuses the import. */
 export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptions, gate: ImportGate) =>
   Effect.gen(function*() {
+    if (rows.oversized !== undefined) return yield* rows.oversized
     yield* checkGate(rows, gate)
     const sql = yield* SqlClient.SqlClient
     const at = new Date(yield* Clock.currentTimeMillis)
@@ -157,6 +168,9 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
       /** One batch's INSERT, answering how many rows it created and how many it updated. */
       const writeBatch = (batch: ReadonlyArray<ImportRow>, json: string) =>
         Effect.gen(function*() {
+          // Only rows bringing metadata can grow a stored contact's.
+          const bringsMetadata = batch.some((r) => r.metadata !== undefined && Object.keys(r.metadata).length > 0)
+          if (options.updateExisting && bringsMetadata) yield* refuseMetadataGrowth(owner, json, rows.metadataParam)
           const [counts] = yield* sql<{ created: number; written: number }>`
             WITH written AS (
               INSERT INTO contacts (id, account_id, key_id, email, name, tags, metadata, created_at, updated_at)
@@ -185,6 +199,7 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
       for (let start = 0; start < all.length; start += BATCH) {
         const batch = all.slice(start, start + BATCH)
         const json = JSON.stringify(batch.map((r) => ({
+          source_row: r.row,
           id: newId("ct"),
           email: r.email,
           name: r.name,
@@ -274,6 +289,11 @@ export const readCsv = (source: Readable, maxBytes: number, rows: ImportRows) =>
     })
     source.on("data", (chunk: Buffer) => {
       if (done) return
+      // The one thing a UTF-8 body can hold that PostgreSQL cannot store (http/storable-input.ts).
+      if (chunk.includes(NUL_BYTE)) {
+        finish(Effect.fail(new CsvRejected({ tooLarge: false, message: "The CSV body holds a NUL (U+0000) character, which cannot be stored" })))
+        return
+      }
       size += chunk.length
       if (size > maxBytes) {
         finish(Effect.fail(new CsvRejected({ tooLarge: true, message: `The request body is over the limit of ${maxBytes} bytes (MAX_JSON_MB)` })))

@@ -8,11 +8,11 @@ import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
 import { BadRequest, Conflict, Forbidden, NotFound, RateLimited } from "../../http/errors.ts"
 import { EmailAddress } from "../../lib/email.ts"
-import { storable } from "../../lib/text.ts"
 import { Contact } from "../contacts/Api.ts"
+import { boundedArray, boundedText, IdText, MAX_EMAIL_LENGTH, MAX_NAME_LENGTH, queryInt } from "../../http/bounds.ts"
 
-const Name = storable(Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(200)))
-const Setting = storable(Schema.String.pipe(Schema.maxLength(2000)))
+const Name = boundedText(MAX_NAME_LENGTH, { trim: true, minLength: 1 })
+const Setting = boundedText(2000)
 
 export const List = Schema.Struct({
   id: Schema.String,
@@ -29,8 +29,8 @@ export const List = Schema.Struct({
   pending_count: Schema.Int.annotations({ description: "Members still to confirm" })
 }).annotations({ identifier: "List" })
 
-const Limit = Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)), { default: () => 50 })
-const Offset = Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), { default: () => 0 })
+const Limit = Schema.optionalWith(queryInt(1, 200), { default: () => 50 })
+const Offset = Schema.optionalWith(queryInt(0), { default: () => 0 })
 
 const ListPage = Schema.Struct({ total: Schema.Int, limit: Schema.Int, offset: Schema.Int, items: Schema.Array(List) })
 const Member = Schema.extend(Contact, Schema.Struct({ membership_status: Schema.Literal("pending", "confirmed") }))
@@ -53,7 +53,7 @@ const ConfirmationResent = Schema.Struct({
 }).annotations({ identifier: "ListConfirmationResent" })
 
 const MembersAdd = Schema.Struct({
-  contacts: Schema.Array(Schema.String).pipe(Schema.minItems(1), Schema.maxItems(1000)).annotations({
+  contacts: boundedArray(boundedText(MAX_EMAIL_LENGTH), 1000).pipe(Schema.minItems(1)).annotations({
     description: "Contact ids or email addresses; an address not yet a contact of the key becomes one"
   })
 })
@@ -68,7 +68,7 @@ const Confirmation = Schema.Struct({
   })
 })
 
-const Ids = Schema.Array(Schema.String).pipe(Schema.maxItems(1000))
+const Ids = boundedArray(IdText, 1000)
 const DeleteRequest = Schema.Union(Ids, Schema.Struct({ ids: Ids }))
 const DeleteReport = Schema.Struct({
   deleted: Schema.Int,
@@ -99,8 +99,8 @@ const RESEND_DESCRIPTION = "The confirmation mail again, to a pending member of 
   + "in the per-minute windows like a send (429 rate_limit_exceeded) and against the monthly quota; a suppressed address, one on a "
   + "blocked domain or a contact that is not active → 400 recipient_suppressed (param contact)."
 
-const ById = Schema.Struct({ id: Schema.String })
-const MemberRef = Schema.Struct({ id: Schema.String, contact: Schema.String.annotations({ description: "A contact id (ct_…) or its percent-encoded email" }) })
+const ById = Schema.Struct({ id: IdText })
+const MemberRef = Schema.Struct({ id: IdText, contact: boundedText(MAX_EMAIL_LENGTH).annotations({ description: "A contact id (ct_…) or its percent-encoded email" }) })
 const Deleted = Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) })
 
 export class ListsGroup extends HttpApiGroup.make("lists")

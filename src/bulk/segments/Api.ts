@@ -6,10 +6,10 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
 import { BadRequest, NotFound } from "../../http/errors.ts"
-import { storable } from "../../lib/text.ts"
 import { SegmentRules } from "./rules.ts"
+import { boundedText, IdText, MAX_NAME_LENGTH, queryInt } from "../../http/bounds.ts"
 
-const Name = storable(Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(200)))
+const Name = boundedText(MAX_NAME_LENGTH, { trim: true, minLength: 1 })
 
 export const Segment = Schema.Struct({
   id: Schema.String,
@@ -24,7 +24,7 @@ const SegmentPatch = Schema.Struct({ name: Schema.optional(Name), rules: Schema.
 
 const PreviewRequest = Schema.Struct({
   rules: SegmentRules,
-  list_id: Schema.optional(Schema.String.annotations({ description: "Narrows to the members of this list of the key" })),
+  list_id: Schema.optional(IdText.annotations({ description: "Narrows to the members of this list of the key" })),
   limit: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 100)), { default: () => 10 })
     .annotations({ description: "Size of the sample (default 10, at most 100)" })
 })
@@ -40,10 +40,10 @@ const PreviewResponse = Schema.Struct({
 
 const SegmentList = Schema.Struct({ total: Schema.Int, limit: Schema.Int, offset: Schema.Int, items: Schema.Array(Segment) })
 const ListParams = Schema.Struct({
-  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)), { default: () => 50 }),
-  offset: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), { default: () => 0 })
+  limit: Schema.optionalWith(queryInt(1, 200), { default: () => 50 }),
+  offset: Schema.optionalWith(queryInt(0), { default: () => 0 })
 })
-const Id = Schema.Struct({ id: Schema.String })
+const Id = Schema.Struct({ id: IdText })
 
 export class SegmentsGroup extends HttpApiGroup.make("segments")
   .add(

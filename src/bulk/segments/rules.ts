@@ -8,6 +8,7 @@ import type { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
 import { Schema } from "effect"
 import { StorableString } from "../../lib/text.ts"
+import { MAX_DATE_LENGTH } from "../../http/bounds.ts"
 
 /** A literal set whose failure says which values the field takes (the default names only the first). */
 const ops = <const L extends ReadonlyArray<string>>(field: string, ...values: L) =>
@@ -33,6 +34,7 @@ const isCalendarDay = (s: string) => {
 }
 
 const IsoDate = Schema.String.pipe(
+  Schema.maxLength(MAX_DATE_LENGTH),
   Schema.filter((s) => ISO_DATE.test(s) && isCalendarDay(s) && !Number.isNaN(instantOf(s).getTime()), {
     message: () => "must be an ISO 8601 date (2024-05-01) or date-time (2024-05-01T12:00:00Z)"
   })

@@ -9,10 +9,12 @@ import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
 import { BadRequest, Conflict, NotFound, PayloadTooLarge, RateLimited } from "../../http/errors.ts"
 import { EmailAddress } from "../../lib/email.ts"
-import { storable, StorableString } from "../../lib/text.ts"
+import { boundedArray, boundedText, ContentText, IdText, LineText, MAX_NAME_LENGTH, queryInt } from "../../http/bounds.ts"
 
-const Name = storable(Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(200)))
-const Short = storable(Schema.String.pipe(Schema.maxLength(998)))
+const Name = boundedText(MAX_NAME_LENGTH, { trim: true, minLength: 1 })
+const Short = LineText
+/** More steps than any drip sequence has; the order call names them all. */
+const MAX_STEPS_IN_ORDER = 1000
 const Status = Schema.Literal("active", "inactive")
 const State = Schema.Literal("active", "paused", "completed", "cancelled")
 const Reason = Schema.Literal("unsubscribed", "manual", "bounced", "complained", "suppressed")
@@ -60,8 +62,8 @@ export const Subscription = Schema.Struct({
   updated_at: Schema.String
 }).annotations({ identifier: "SequenceSubscription" })
 
-const Limit = Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)), { default: () => 50 })
-const Offset = Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), { default: () => 0 })
+const Limit = Schema.optionalWith(queryInt(1, 200), { default: () => 50 })
+const Offset = Schema.optionalWith(queryInt(0), { default: () => 0 })
 const page = <A, I>(item: Schema.Schema<A, I>) => Schema.Struct({ total: Schema.Int, limit: Schema.Int, offset: Schema.Int, items: Schema.Array(item) })
 
 const SequenceCreate = Schema.Struct({
@@ -83,13 +85,13 @@ const Offset_seconds = Schema.Int.pipe(Schema.between(0, 10 * 365 * 86_400))
 const stepFields = {
   subject: Schema.NullOr(Short),
   preheader: Schema.NullOr(Short),
-  mjml: Schema.NullOr(StorableString),
-  html: Schema.NullOr(StorableString),
-  body_text: Schema.NullOr(StorableString),
+  mjml: Schema.NullOr(ContentText),
+  html: Schema.NullOr(ContentText),
+  body_text: Schema.NullOr(ContentText),
   from_email: Schema.NullOr(EmailAddress),
   from_name: Schema.NullOr(Short),
   reply_to: Schema.NullOr(EmailAddress),
-  template_id: Schema.NullOr(Schema.String)
+  template_id: Schema.NullOr(IdText)
 }
 const StepCreate = Schema.Struct({
   offset_seconds: Schema.optionalWith(Offset_seconds, { default: () => 0 }),
@@ -117,7 +119,7 @@ const StepPatch = Schema.Struct({
 })
 
 const EnrollRequest = Schema.Struct({
-  list_id: Schema.optional(Schema.String).annotations({ description: "Required: the list whose contacts are enrolled" })
+  list_id: Schema.optional(IdText).annotations({ description: "Required: the list whose contacts are enrolled" })
 })
 const EnrollResult = Schema.Struct({
   enrolled: Schema.Int.annotations({ description: "New subscriptions" }),
@@ -128,9 +130,9 @@ const EnrollResult = Schema.Struct({
   truncated: Schema.Boolean.annotations({ description: "Eligible contacts remain unenrolled (HERALD_ENROLL_CAP per run): enrol again to continue" })
 }).annotations({ identifier: "EnrollResult" })
 
-const ById = Schema.Struct({ id: Schema.String })
-const StepPath = Schema.Struct({ id: Schema.String, step_id: Schema.NumberFromString.pipe(Schema.int()) })
-const SubscriptionPath = Schema.Struct({ id: Schema.String, subscription_id: Schema.String })
+const ById = Schema.Struct({ id: IdText })
+const StepPath = Schema.Struct({ id: IdText, step_id: queryInt(0) })
+const SubscriptionPath = Schema.Struct({ id: IdText, subscription_id: IdText })
 const Deleted = Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) })
 const StepDeleted = Schema.Struct({ id: Schema.Int, deleted: Schema.Literal(true) })
 
@@ -154,7 +156,7 @@ export class SequencesGroup extends HttpApiGroup.make("sequences")
   .add(HttpApiEndpoint.get("steps", "/v1/bulk/sequences/:id/steps").setPath(ById).addSuccess(Schema.Array(Step)))
   .add(
     HttpApiEndpoint.put("order", "/v1/bulk/sequences/:id/steps/order").setPath(ById)
-      .setPayload(Schema.Struct({ order: Schema.Array(Schema.Int).annotations({ description: "Ids of ALL steps of the sequence in the desired order" }) }))
+      .setPayload(Schema.Struct({ order: boundedArray(Schema.Int, MAX_STEPS_IN_ORDER).annotations({ description: "Ids of ALL steps of the sequence in the desired order" }) }))
       .addSuccess(Schema.Array(Step))
       .annotate(OpenApi.Summary, "Reorder the steps (409 while a subscription is active or paused); answers them renumbered 1..N")
   )

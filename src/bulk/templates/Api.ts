@@ -7,17 +7,17 @@ import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
 import { Conflict, Forbidden, NotFound, RateLimited } from "../../http/errors.ts"
 import { EmailAddress } from "../../lib/email.ts"
-import { storable, StorableString } from "../../lib/text.ts"
+import { boundedText, ContentText, IdText, LineText, MAX_NAME_LENGTH, MAX_VARS_BYTES, MAX_VARS_DEPTH, queryInt, TemplateVars } from "../../http/bounds.ts"
 
-const Name = storable(Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(200)))
-const Short = storable(Schema.String.pipe(Schema.maxLength(998)))
-const Vars = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ description: "Default values of variables" })
+const Name = boundedText(MAX_NAME_LENGTH, { trim: true, minLength: 1 })
+const Short = LineText
+const Vars = TemplateVars.annotations({ description: `Default values of variables (at most ${MAX_VARS_BYTES / 1024} KB as compact JSON, ${MAX_VARS_DEPTH} levels deep)` })
 
 const contentFields = {
   subject: Short,
-  html: StorableString,
-  body_text: StorableString,
-  mjml: Schema.NullOr(StorableString).annotations({ description: "MJML design source; when present, html is compiled from it on save" }),
+  html: ContentText,
+  body_text: ContentText,
+  mjml: Schema.NullOr(ContentText).annotations({ description: "MJML design source; when present, html is compiled from it on save" }),
   preheader: Schema.NullOr(Short).annotations({ description: "Hidden inbox-preview text" }),
   vars: Vars,
   from_email: Schema.NullOr(EmailAddress),
@@ -25,10 +25,17 @@ const contentFields = {
   reply_to: Schema.NullOr(EmailAddress)
 }
 
+/** Answers show what is stored as it is: a row from before a bound stays readable. */
+const StoredVars = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ description: "Default values of variables" })
+
 export const Template = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
   ...contentFields,
+  html: Schema.String,
+  body_text: Schema.String,
+  mjml: Schema.NullOr(Schema.String).annotations({ description: "MJML design source; when present, html is compiled from it on save" }),
+  vars: StoredVars,
   created_at: Schema.String,
   updated_at: Schema.String
 }).annotations({ identifier: "Template" })
@@ -36,8 +43,8 @@ export const Template = Schema.Struct({
 const TemplateCreate = Schema.Struct({
   name: Name,
   subject: Schema.optionalWith(Short, { default: () => "" }),
-  html: Schema.optionalWith(StorableString, { default: () => "" }),
-  body_text: Schema.optionalWith(StorableString, { default: () => "" }),
+  html: Schema.optionalWith(ContentText, { default: () => "" }),
+  body_text: Schema.optionalWith(ContentText, { default: () => "" }),
   mjml: Schema.optionalWith(contentFields.mjml, { default: () => null }),
   preheader: Schema.optionalWith(contentFields.preheader, { default: () => null }),
   vars: Schema.optionalWith(Vars, { default: () => ({}) }),
@@ -49,8 +56,8 @@ const TemplateCreate = Schema.Struct({
 const TemplatePatch = Schema.Struct({
   name: Schema.optional(Name),
   subject: Schema.optional(Short),
-  html: Schema.optional(StorableString),
-  body_text: Schema.optional(StorableString),
+  html: Schema.optional(ContentText),
+  body_text: Schema.optional(ContentText),
   mjml: Schema.optional(contentFields.mjml),
   preheader: Schema.optional(contentFields.preheader),
   vars: Schema.optional(Vars),
@@ -61,8 +68,8 @@ const TemplatePatch = Schema.Struct({
 
 const TemplateList = Schema.Struct({ total: Schema.Int, limit: Schema.Int, offset: Schema.Int, items: Schema.Array(Template) })
 const ListParams = Schema.Struct({
-  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)), { default: () => 50 }),
-  offset: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), { default: () => 0 })
+  limit: Schema.optionalWith(queryInt(1, 200), { default: () => 50 }),
+  offset: Schema.optionalWith(queryInt(0), { default: () => 0 })
 })
 
 const TemplateVersion = Schema.Struct({
@@ -77,10 +84,10 @@ const TemplateVersion = Schema.Struct({
 
 const PreviewRequest = Schema.Struct({
   subject: Schema.optionalWith(Short, { default: () => "" }),
-  html: Schema.optionalWith(StorableString, { default: () => "" }),
-  body_text: Schema.optionalWith(StorableString, { default: () => "" }),
+  html: Schema.optionalWith(ContentText, { default: () => "" }),
+  body_text: Schema.optionalWith(ContentText, { default: () => "" }),
   vars: Schema.optionalWith(Vars, { default: () => ({}) }),
-  mjml: Schema.optional(Schema.NullOr(StorableString)),
+  mjml: Schema.optional(Schema.NullOr(ContentText)),
   preheader: Schema.optional(Schema.NullOr(Short))
 })
 
@@ -88,7 +95,7 @@ const PreviewResponse = Schema.Struct({
   subject: Schema.String,
   html: Schema.String,
   body_text: Schema.String,
-  vars: Vars,
+  vars: StoredVars,
   variables: Schema.Array(Schema.String).annotations({ description: "Every variable the content reads, sorted" }),
   missing: Schema.Array(Schema.String).annotations({ description: "Variables read but not given (they render empty), sorted" })
 }).annotations({ identifier: "TemplatePreview" })
@@ -102,8 +109,8 @@ const TestSendRequest = Schema.Struct({
 
 const TestSendResponse = Schema.Struct({ ok: Schema.Boolean, message_id: Schema.String, to: Schema.String })
 
-const Id = Schema.Struct({ id: Schema.String })
-const VersionPath = Schema.Struct({ id: Schema.String, vid: Schema.NumberFromString.pipe(Schema.int()) })
+const Id = Schema.Struct({ id: IdText })
+const VersionPath = Schema.Struct({ id: IdText, vid: queryInt(0) })
 
 export class TemplatesGroup extends HttpApiGroup.make("templates")
   .add(

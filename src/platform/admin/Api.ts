@@ -4,14 +4,18 @@ import { Schema } from "effect"
 import { AdminAuthentication } from "../../http/admin-auth.ts"
 import { Conflict, Forbidden, NotFound } from "../../http/errors.ts"
 import { EmailAddress } from "../../lib/email.ts"
-import { Domain } from "../domains/Api.ts"
+import { Domain, DomainPath } from "../domains/Api.ts"
 import { CreatedKey, CreateKeyRequest } from "../keys/Api.ts"
+import { boundedText, IdText, MAX_NAME_LENGTH, MAX_PASSWORD_LENGTH } from "../../http/bounds.ts"
 
 export const CreateAccountRequest = Schema.Struct({
-  name: Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(200)),
+  name: boundedText(MAX_NAME_LENGTH, { trim: true, minLength: 1 }),
   email: EmailAddress,
-  password: Schema.String.pipe(Schema.minLength(8, { message: () => "password must be at least 8 characters" })),
-  package_id: Schema.optional(Schema.String)
+  password: Schema.String.pipe(
+    Schema.minLength(8, { message: () => "password must be at least 8 characters" }),
+    Schema.maxLength(MAX_PASSWORD_LENGTH)
+  ),
+  package_id: Schema.optional(IdText)
 }).annotations({ identifier: "CreateAccountRequest" })
 
 export const Account = Schema.Struct({
@@ -27,7 +31,7 @@ export const Account = Schema.Struct({
   created_at: Schema.String
 }).annotations({ identifier: "Account" })
 
-const AccountId = Schema.Struct({ id: Schema.String })
+const AccountId = Schema.Struct({ id: IdText })
 
 const accountAction = <const Name extends string>(name: Name, path: `/${string}`, summary: string) =>
   HttpApiEndpoint.post(name, path).setPath(AccountId).addSuccess(Account).addError(Forbidden).addError(NotFound)
@@ -44,7 +48,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
   )
   .add(
     HttpApiEndpoint.post("createAccountKey", "/v1/admin/accounts/:id/keys")
-      .setPath(Schema.Struct({ id: Schema.String }))
+      .setPath(Schema.Struct({ id: IdText }))
       .setPayload(CreateKeyRequest)
       .addSuccess(CreatedKey, { status: 201 })
       .addError(Forbidden)
@@ -59,7 +63,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
   .add(
     HttpApiEndpoint.put("assignPlan", "/v1/admin/accounts/:id/plan")
       .setPath(AccountId)
-      .setPayload(Schema.Struct({ package_id: Schema.String }))
+      .setPayload(Schema.Struct({ package_id: IdText }))
       .addSuccess(Account)
       .addError(Forbidden)
       .addError(NotFound)
@@ -82,7 +86,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
   )
   .add(
     HttpApiEndpoint.post("trustDomain", "/v1/admin/accounts/:id/domains/:domain/trust")
-      .setPath(Schema.Struct({ id: Schema.String, domain: Schema.String }))
+      .setPath(Schema.Struct({ id: IdText, domain: DomainPath.fields.domain }))
       .addSuccess(Domain)
       .addError(Forbidden)
       .addError(NotFound)

@@ -8,8 +8,9 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
 import { Forbidden, NotFound } from "../../http/errors.ts"
+import { QueryText, queryInt } from "../../http/bounds.ts"
 
-const EpochSeconds = Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())
+const EpochSeconds = queryInt(0)
 
 export const DmarcReportItem = Schema.Struct({
   id: Schema.Int,
@@ -41,11 +42,11 @@ export class DmarcGroup extends HttpApiGroup.make("dmarc")
   .add(
     HttpApiEndpoint.get("list", "/v1/client/dmarc/reports")
       .setUrlParams(Schema.Struct({
-        page: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.greaterThanOrEqualTo(1)), { default: () => 1 }),
-        per_page: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100)), { default: () => 50 }),
+        page: Schema.optionalWith(queryInt(1), { default: () => 1 }),
+        per_page: Schema.optionalWith(queryInt(1, 100), { default: () => 50 }),
         from: Schema.optional(EpochSeconds),
         to: Schema.optional(EpochSeconds),
-        domain: Schema.optional(Schema.String)
+        domain: Schema.optional(QueryText)
       }))
       .addSuccess(Schema.Struct({
         page: Schema.Int,
@@ -58,7 +59,7 @@ export class DmarcGroup extends HttpApiGroup.make("dmarc")
   )
   .add(
     HttpApiEndpoint.get("get", "/v1/client/dmarc/reports/:id")
-      .setPath(Schema.Struct({ id: Schema.NumberFromString.pipe(Schema.int()) }))
+      .setPath(Schema.Struct({ id: queryInt(0) }))
       .addSuccess(DmarcReportDetail)
       .addError(Forbidden)
       .addError(NotFound)

@@ -4,13 +4,17 @@ import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
 import { Conflict, NotFound, Unavailable } from "../../http/errors.ts"
 import { isDomainName } from "../../lib/email.ts"
+import { boundedText, MAX_DOMAIN_LENGTH } from "../../http/bounds.ts"
 
-export const DomainName = Schema.Trim.pipe(
+/** Room for spaces around a name and its trailing dot, which are dropped. */
+const DOMAIN_PADDING = 47
+
+export const DomainName = Schema.compose(Schema.String.pipe(Schema.maxLength(MAX_DOMAIN_LENGTH + DOMAIN_PADDING)), Schema.Trim).pipe(
   Schema.filter((s) => isDomainName(s) || "must be a domain name such as example.com"),
   Schema.annotations({ identifier: "DomainName", examples: ["example.com"] })
 )
 
-export const DomainPath = Schema.Struct({ domain: Schema.String })
+export const DomainPath = Schema.Struct({ domain: boundedText(MAX_DOMAIN_LENGTH + DOMAIN_PADDING) })
 
 const dnsRecordFields = {
   purpose: Schema.Literal("verification", "dkim", "spf", "dmarc", "return_path").annotations({

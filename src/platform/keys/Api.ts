@@ -4,12 +4,18 @@ import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
 import { Conflict, Forbidden, NotFound } from "../../http/errors.ts"
 import { storable } from "../../lib/text.ts"
+import { boundedText, IdText, MAX_URL_LENGTH } from "../../http/bounds.ts"
 
-export const KeyId = Schema.Struct({ id: Schema.String })
+/** Spaces around a label that trimming removes: a label of 100 characters may come padded. */
+const MAX_LABEL_PADDING = 100
 
-export const Label = storable(Schema.Trim.pipe(
+export const KeyId = Schema.Struct({ id: IdText })
+
+const LABEL_TOO_LONG = { message: () => "label must be at most 100 characters" }
+// The length is checked on what was sent (so the documents show it) and on what is kept after trimming.
+export const Label = storable(Schema.compose(Schema.String.pipe(Schema.maxLength(100 + MAX_LABEL_PADDING, LABEL_TOO_LONG)), Schema.Trim).pipe(
   Schema.minLength(1, { message: () => "label is required and must not be empty" }),
-  Schema.maxLength(100, { message: () => "label must be at most 100 characters" })
+  Schema.maxLength(100, LABEL_TOO_LONG)
 ))
 
 export const CreateKeyRequest = Schema.Struct({ label: Label }).annotations({ identifier: "CreateKeyRequest" })
@@ -40,7 +46,7 @@ export const WebhookSecret = Schema.String.pipe(
 
 export const UpdateKeyRequest = Schema.Struct({
   label: Label,
-  webhook_url: Schema.optional(Schema.NullOr(Schema.String)),
+  webhook_url: Schema.optional(Schema.NullOr(boundedText(MAX_URL_LENGTH))),
   webhook_secret: Schema.optional(Schema.NullOr(WebhookSecret)).annotations({
     description: "16–256 characters; omitted or null with a new webhook_url: one is generated"
   })

@@ -3,10 +3,11 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
 import { Forbidden } from "../../http/errors.ts"
+import { IdText, MAX_PASSWORD_LENGTH } from "../../http/bounds.ts"
 
 export const ChangePlanRequest = Schema.Struct({
-  package_id: Schema.String.pipe(Schema.minLength(1)),
-  password: Schema.String.pipe(Schema.minLength(1))
+  package_id: IdText.pipe(Schema.minLength(1)),
+  password: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_PASSWORD_LENGTH))
 }).annotations({ identifier: "ChangePlanRequest" })
 
 export const ChangePlanResponse = Schema.Struct({

@@ -11,11 +11,12 @@ import { Conflict, Forbidden, NotFound } from "../../http/errors.ts"
 import { EmailAddress, isDomainName } from "../../lib/email.ts"
 import { Reason } from "./Api.ts"
 import { normalizeDomain } from "./BlockedDomains.ts"
+import { boundedText, IdText, MAX_DOMAIN_LENGTH, MAX_EMAIL_LENGTH, QueryText, queryInt } from "../../http/bounds.ts"
 
 /** REST conventions: limit 1..200 (default 50), offset ≥ 0. */
 const Page = {
-  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)), { default: () => 50 }),
-  offset: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), { default: () => 0 })
+  limit: Schema.optionalWith(queryInt(1, 200), { default: () => 50 }),
+  offset: Schema.optionalWith(queryInt(0), { default: () => 0 })
 }
 
 export const Scope = Schema.Literal("platform", "account").annotations({
@@ -25,7 +26,7 @@ export const Scope = Schema.Literal("platform", "account").annotations({
 /** Which list: `scope=account` needs `account_id`, `scope=platform` takes none. */
 const ScopeParams = {
   scope: Scope,
-  account_id: Schema.optional(Schema.String)
+  account_id: Schema.optional(IdText)
 }
 
 export const AdminSuppression = Schema.Struct({
@@ -38,6 +39,7 @@ export const AdminSuppression = Schema.Struct({
 }).annotations({ identifier: "AdminSuppression" })
 
 export const DomainName = Schema.String.pipe(
+  Schema.maxLength(MAX_DOMAIN_LENGTH + 47),
   Schema.filter((s) => isDomainName(normalizeDomain(s)) || "must be a domain name such as example.com"),
   Schema.annotations({ identifier: "DomainName", description: "A domain name; stored in lower case without a trailing dot" })
 )
@@ -54,7 +56,7 @@ const pageOf = <A, I, R>(item: Schema.Schema<A, I, R>) =>
 export class AdminSuppressionsGroup extends HttpApiGroup.make("adminSuppressions")
   .add(
     HttpApiEndpoint.get("list", "/v1/admin/suppressions")
-      .setUrlParams(Schema.Struct({ ...ScopeParams, email: Schema.optional(Schema.String), ...Page }))
+      .setUrlParams(Schema.Struct({ ...ScopeParams, email: Schema.optional(QueryText), ...Page }))
       .addSuccess(pageOf(AdminSuppression))
       .addError(Forbidden)
       .addError(NotFound)
@@ -65,7 +67,7 @@ export class AdminSuppressionsGroup extends HttpApiGroup.make("adminSuppressions
       .setPayload(Schema.Struct({
         email: EmailAddress,
         scope: Scope,
-        account_id: Schema.optional(Schema.NullOr(Schema.String)),
+        account_id: Schema.optional(Schema.NullOr(IdText)),
         reason: Schema.optionalWith(Reason, { default: () => "manual" as const })
       }))
       .addSuccess(AdminSuppression, { status: 201 })
@@ -77,7 +79,7 @@ export class AdminSuppressionsGroup extends HttpApiGroup.make("adminSuppressions
   )
   .add(
     HttpApiEndpoint.del("remove", "/v1/admin/suppressions/:email")
-      .setPath(Schema.Struct({ email: Schema.String }))
+      .setPath(Schema.Struct({ email: boundedText(MAX_EMAIL_LENGTH) }))
       .setUrlParams(Schema.Struct(ScopeParams))
       .addSuccess(Schema.Struct({ email: Schema.String, deleted: Schema.Literal(true) }))
       .addError(Forbidden)
@@ -91,7 +93,7 @@ export class AdminSuppressionsGroup extends HttpApiGroup.make("adminSuppressions
 export class AdminBlockedDomainsGroup extends HttpApiGroup.make("adminBlockedDomains")
   .add(
     HttpApiEndpoint.get("list", "/v1/admin/blocked-domains")
-      .setUrlParams(Schema.Struct({ domain: Schema.optional(Schema.String), ...Page }))
+      .setUrlParams(Schema.Struct({ domain: Schema.optional(QueryText), ...Page }))
       .addSuccess(pageOf(BlockedDomain))
       .addError(Forbidden)
       .annotate(OpenApi.Summary, "List the blocked recipient domains in name order (domain: substring filter)")
@@ -100,7 +102,7 @@ export class AdminBlockedDomainsGroup extends HttpApiGroup.make("adminBlockedDom
     HttpApiEndpoint.post("add", "/v1/admin/blocked-domains")
       .setPayload(Schema.Struct({
         domain: DomainName,
-        reason: Schema.optional(Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(500)))
+        reason: Schema.optional(boundedText(500, { trim: true, minLength: 1 }))
       }))
       .addSuccess(BlockedDomain, { status: 201 })
       .addError(Forbidden)
@@ -110,7 +112,7 @@ export class AdminBlockedDomainsGroup extends HttpApiGroup.make("adminBlockedDom
   )
   .add(
     HttpApiEndpoint.del("remove", "/v1/admin/blocked-domains/:domain")
-      .setPath(Schema.Struct({ domain: Schema.String }))
+      .setPath(Schema.Struct({ domain: boundedText(MAX_DOMAIN_LENGTH + 47) }))
       .addSuccess(Schema.Struct({ domain: Schema.String, deleted: Schema.Literal(true) }))
       .addError(Forbidden)
       .addError(NotFound)

@@ -4,6 +4,7 @@ import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
 import { NotFound } from "../../http/errors.ts"
 import { EmailAddress } from "../../lib/email.ts"
+import { boundedText, MAX_EMAIL_LENGTH, QueryText, queryInt } from "../../http/bounds.ts"
 
 export const Reason = Schema.Literal("bounce", "complaint", "unsubscribe", "manual")
 
@@ -15,14 +16,14 @@ export const Suppression = Schema.Struct({
 }).annotations({ identifier: "Suppression" })
 
 export const Page = {
-  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000)), { default: () => 100 }),
-  offset: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), { default: () => 0 })
+  limit: Schema.optionalWith(queryInt(1, 1000), { default: () => 100 }),
+  offset: Schema.optionalWith(queryInt(0), { default: () => 0 })
 }
 
 export class SuppressionsGroup extends HttpApiGroup.make("suppressions")
   .add(
     HttpApiEndpoint.get("list", "/v1/client/suppressions")
-      .setUrlParams(Schema.Struct({ email: Schema.optional(Schema.String), reason: Schema.optional(Reason), ...Page }))
+      .setUrlParams(Schema.Struct({ email: Schema.optional(QueryText), reason: Schema.optional(Reason), ...Page }))
       .addSuccess(Schema.Struct({
         total: Schema.Int,
         limit: Schema.Int,
@@ -42,7 +43,7 @@ export class SuppressionsGroup extends HttpApiGroup.make("suppressions")
   )
   .add(
     HttpApiEndpoint.del("remove", "/v1/client/suppressions/:email")
-      .setPath(Schema.Struct({ email: Schema.String }))
+      .setPath(Schema.Struct({ email: boundedText(MAX_EMAIL_LENGTH) }))
       .addSuccess(Schema.Struct({ email: Schema.String, deleted: Schema.Literal(true) }))
       .addError(NotFound)
   )

@@ -4,11 +4,11 @@ import { Schema } from "effect"
 import { AdminAuthentication } from "../../http/admin-auth.ts"
 import { Authentication } from "../../http/auth.ts"
 import { Forbidden, NotFound } from "../../http/errors.ts"
-import { storable } from "../../lib/text.ts"
+import { boundedText, IdText } from "../../http/bounds.ts"
 
 const Status = Schema.Literal("open", "answered", "closed")
 const Priority = Schema.Literal("low", "normal", "high", "urgent")
-const Text = (max: number) => storable(Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(max)))
+const Text = (max: number) => boundedText(max, { trim: true, minLength: 1 })
 
 export const TicketSummary = Schema.Struct({
   id: Schema.String,
@@ -31,7 +31,7 @@ export const Ticket = Schema.Struct({
   }))
 }).annotations({ identifier: "Ticket" })
 
-const Id = Schema.Struct({ id: Schema.String })
+const Id = Schema.Struct({ id: IdText })
 const TicketList = Schema.Struct({ items: Schema.Array(TicketSummary) })
 
 export class TicketsGroup extends HttpApiGroup.make("tickets")

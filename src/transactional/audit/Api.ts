@@ -3,9 +3,8 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
 import { Forbidden } from "../../http/errors.ts"
-import { StorableString } from "../../lib/text.ts"
+import { IdText, MAX_DATE_LENGTH, MAX_QUERY_TEXT_LENGTH, QueryText, queryInt } from "../../http/bounds.ts"
 
-const IntParam = Schema.NumberFromString.pipe(Schema.int())
 
 /**
  * A bound of the time filter. Schema.DateFromString alone lets "yesterday" through as an Invalid
@@ -14,6 +13,7 @@ const IntParam = Schema.NumberFromString.pipe(Schema.int())
  * OpenAPI document still shows a string.
  */
 const DateParam = Schema.String.pipe(
+  Schema.maxLength(MAX_DATE_LENGTH),
   Schema.filter((s) => {
     const year = new Date(s).getUTCFullYear()
     return (year >= 1 && year <= 9999) || "must be an ISO 8601 date-time, such as 2026-01-31T00:00:00Z"
@@ -22,12 +22,13 @@ const DateParam = Schema.String.pipe(
 )
 
 export const AuditParams = Schema.Struct({
-  limit: Schema.optionalWith(IntParam.pipe(Schema.between(1, 1000)), { default: () => 100 }),
-  offset: Schema.optionalWith(IntParam.pipe(Schema.nonNegative()), { default: () => 0 }),
-  app: Schema.optional(StorableString.annotations({ description: "Only this key's deliveries" })),
-  client_id: Schema.optional(StorableString.annotations({ description: "Admin only: every key of this account" })),
+  limit: Schema.optionalWith(queryInt(1, 1000), { default: () => 100 }),
+  offset: Schema.optionalWith(queryInt(0), { default: () => 0 }),
+  app: Schema.optional(IdText.annotations({ description: "Only this key's deliveries" })),
+  client_id: Schema.optional(IdText.annotations({ description: "Admin only: every key of this account" })),
   event: Schema.optional(
     Schema.String.pipe(
+      Schema.maxLength(MAX_QUERY_TEXT_LENGTH),
       Schema.filter((s) =>
         s.split(",").every((e) => ["sent", "failed", "queued"].includes(e.trim())) ||
         "event must be sent, failed or queued, or a comma-separated list of them"
@@ -36,8 +37,8 @@ export const AuditParams = Schema.Struct({
   ),
   from: Schema.optional(DateParam.annotations({ description: "ISO 8601, inclusive" })),
   to: Schema.optional(DateParam.annotations({ description: "ISO 8601, inclusive" })),
-  search: Schema.optional(StorableString.annotations({ description: "Case-insensitive substring of recipient or subject" })),
-  message_id: Schema.optional(StorableString.annotations({ description: "Only the deliveries of this message (its message_id, exactly)" })),
+  search: Schema.optional(QueryText.annotations({ description: "Case-insensitive substring of recipient or subject" })),
+  message_id: Schema.optional(IdText.annotations({ description: "Only the deliveries of this message (its message_id, exactly)" })),
   sort_by: Schema.optionalWith(Schema.Literal("ts", "recipient", "subject", "event"), { default: () => "ts" as const }),
   sort_dir: Schema.optionalWith(Schema.Literal("asc", "desc"), { default: () => "desc" as const }),
   format: Schema.optionalWith(Schema.Literal("json", "csv"), { default: () => "json" as const })

@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
 import { NotFound } from "../../http/errors.ts"
-import { StorableString } from "../../lib/text.ts"
+import { IdText } from "../../http/bounds.ts"
 
 export const RecipientState = Schema.Literal("queued", "deferred", "sent", "bounced", "failed", "suppressed", "complained")
 export type RecipientState = typeof RecipientState.Type
@@ -61,7 +61,7 @@ export type MessageView = typeof MessageView.Type
 export class MessagesGroup extends HttpApiGroup.make("messages")
   .add(
     HttpApiEndpoint.get("get", "/v1/mail/messages/:message_id")
-      .setPath(Schema.Struct({ message_id: StorableString }))
+      .setPath(Schema.Struct({ message_id: IdText }))
       .addSuccess(MessageView)
       .addError(NotFound)
       .annotate(

@@ -3,6 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
 import { Conflict, NotFound } from "../../http/errors.ts"
+import { IdText } from "../../http/bounds.ts"
 
 export const ScheduledSend = Schema.Struct({
   id: Schema.String,
@@ -13,7 +14,7 @@ export const ScheduledSend = Schema.Struct({
   reason: Schema.NullOr(Schema.String).annotations({ description: "Why a send was discarded" })
 }).annotations({ identifier: "ScheduledSend" })
 
-const Id = Schema.Struct({ id: Schema.String })
+const Id = Schema.Struct({ id: IdText })
 
 export class ScheduledGroup extends HttpApiGroup.make("scheduled")
   .add(HttpApiEndpoint.get("get", "/v1/mail/scheduled/:id").setPath(Id).addSuccess(ScheduledSend).addError(NotFound))

@@ -34,13 +34,20 @@ export const SendResponse = Schema.Struct({
 })
 export type SendResponse = typeof SendResponse.Type
 
+/** The longest Idempotency-Key (checked by the handler, so its 400 is the send's own). */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 200
+/** Longer than any of the values that mean sandbox (true, 1, yes, on). */
+const MAX_TEST_HEADER_LENGTH = 64
+
 export const SendHeaders = Schema.Struct({
-  "x-herald-test": Schema.optional(Schema.String).annotations({
+  "x-herald-test": Schema.optional(Schema.String.pipe(Schema.maxLength(MAX_TEST_HEADER_LENGTH))).annotations({
     description: "true, 1, yes or on (any case): sandbox mode — validated exactly like a real send, nothing sent"
   }),
   // The length (at most 200 characters) is checked by the handler, so that its 400 is the send
   // endpoint's own (top-level message, RateLimit-* headers).
-  "idempotency-key": Schema.optional(Schema.String).annotations({
+  "idempotency-key": Schema.optional(
+    Schema.String.pipe(Schema.filter(() => true, { jsonSchema: { maxLength: MAX_IDEMPOTENCY_KEY_LENGTH } }))
+  ).annotations({
     description: "At most 200 characters. Replays the stored response of the same key and body for 24 h; " +
       "a different body → 409"
   })

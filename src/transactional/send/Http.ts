@@ -33,13 +33,12 @@ import { sendResponseText } from "../Idempotency.ts"
 import { checkAttachmentSizes, checkSchedule } from "../limits.ts"
 import { canonicalize } from "../normalize.ts"
 import { decodeSendRequest } from "../request.ts"
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from "./Api.ts"
 import { SendContext } from "../send-context.ts"
 import { checkSimulatorRecipients } from "../simulator-recipients.ts"
 
 const SANDBOX_VALUES = new Set(["true", "1", "yes", "on"])
 export const isSandbox = (header: string | undefined) => header !== undefined && SANDBOX_VALUES.has(header.trim().toLowerCase())
-
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 200
 
 const jsonText = (text: string, status: number) => HttpServerResponse.text(text, { status, contentType: "application/json" })
 
@@ -73,8 +72,9 @@ export const SendHttpLive = HttpApiBuilder.group(HeraldApi, "send", (handlers) =
         const raw = bytes.toString("utf8")
         const parsed = parseBoundedJson(raw)
         if (Either.isLeft(parsed)) {
-          const { message, reason } = parsed.left
-          return yield* invalid(reason === "bounds" ? "json_too_complex" : "invalid_json", message)
+          const rejection = parsed.left
+          if (rejection.reason === "unstorable") return yield* invalid("validation_failed", rejection.message, rejection.param || undefined)
+          return yield* invalid(rejection.reason === "bounds" ? "json_too_complex" : "invalid_json", rejection.message)
         }
         const json = parsed.right
         const decoded = decodeSendRequest(json, { maxRequestRecipients: config.maxRequestRecipients })

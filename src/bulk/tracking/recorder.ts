@@ -83,7 +83,7 @@ export class TrackingRecorder extends Effect.Service<TrackingRecorder>()("herald
       /** Logs an open; resumes once it is committed (at once for a repeat, which is not logged). */
       open: (target: OpenTarget, at: Date, machine: boolean) =>
         log({ campaignId: target.campaignId, deliveryId: target.deliveryId, linkIndex: null, machine, at }),
-      /** Logs a click, as an open. Only for a link the campaign has: see `linkUrl`. */
+      /** Logs a click, as `open` does. Only for a link the campaign has: see `linkUrl`. */
       click: (target: ClickTarget, at: Date) =>
         log({ campaignId: target.campaignId, deliveryId: target.deliveryId, linkIndex: target.linkIndex, machine: false, at }),
       linkUrl,

@@ -74,6 +74,8 @@ export interface AppConfigShape {
   readonly enrollCap: number
   /** HERALD_CAMPAIGN_FANOUT_BATCH: campaign recipients queued per fan-out transaction. */
   readonly campaignFanoutBatch: number
+  /** HERALD_TRACKING_REPEAT_SECONDS in milliseconds: a token's fetches this close to its last counted one are no new open or click. */
+  readonly trackingRepeatMs: number
   readonly maxAttachmentBytes: number
   readonly maxTotalAttachmentsBytes: number
 }
@@ -216,6 +218,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   importMaxInvalidPct: checked("HERALD_IMPORT_MAX_INVALID_PCT", Config.number(), "must be a percentage from 0 to 100", (n) => n >= 0 && n <= 100, 10),
   enrollCap: atLeast("HERALD_ENROLL_CAP", 1, 10_000),
   campaignFanoutBatch: atLeast("HERALD_CAMPAIGN_FANOUT_BATCH", 1, 10_000),
+  trackingRepeatMs: checked("HERALD_TRACKING_REPEAT_SECONDS", Config.number(), "must be zero or more seconds", (n) => n >= 0, 60)
+    .pipe(Config.map((s) => Math.round(s * 1000))),
   maxAttachmentBytes: megabytes("MAX_ATTACHMENT_MB", 10),
   maxTotalAttachmentsBytes: megabytes("MAX_TOTAL_ATTACHMENTS_MB", 20)
 }).pipe(

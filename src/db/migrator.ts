@@ -43,7 +43,8 @@ export const migrationFiles = [
   "0027_tracking_ingest.sql",
   "0028_sequence_claim_eligible.sql",
   "0029_queue_rows_without_fk_checks.sql",
-  "0030_confirmation_sends.sql"
+  "0030_confirmation_sends.sql",
+  "0031_tracking_token_windows.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

@@ -1,13 +1,20 @@
 /**
  * Campaign analytics: one campaign's figures (or its per-recipient detail as CSV) and the rates of
  * every campaign of the key over a recent period. Rates are fractions with 4 decimals, 0 when their
- * denominator is 0.
+ * denominator is 0. What an open and a click are (the repeat window) is said in OPENS_AND_CLICKS.
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
 import { NotFound } from "../../http/errors.ts"
 import { IdText } from "../../http/bounds.ts"
+
+/** The definition the totals, the timeline and top_links count by (src/bulk/tracking/windows.ts). */
+const OPENS_AND_CLICKS = "An open (a click) is a fetch of a recipient's pixel (of one of its links) that is not within "
+  + "HERALD_TRACKING_REPEAT_SECONDS (60 s by default) of that token's last counted fetch: a reload, a client fetching twice or a "
+  + "replayed token counts once per window. opens_total, clicks_total, the timeline and top_links count opens and clicks so "
+  + "defined; the _unique counts are contacts, as before. Per-recipient detail (the engagement history, the message timeline) "
+  + "keeps at most 50 opens or clicks per token; the counts go on."
 
 const Rates = Schema.Struct({
   open: Schema.Number.annotations({ description: "opens_unique / delivered" }),
@@ -31,20 +38,22 @@ export const CampaignAnalytics = Schema.Struct({
   campaign_id: Schema.String,
   delivered: counts.delivered,
   opens_unique: counts.opens_unique,
-  opens_total: Schema.Int.annotations({ description: "Every load of the pixel, prefetching proxies included" }),
+  opens_total: Schema.Int.annotations({
+    description: "Opens, prefetching proxies included: loads of the pixel, each token's repeats within the repeat window not counted"
+  }),
   clicks_unique: counts.clicks_unique,
-  clicks_total: Schema.Int,
+  clicks_total: Schema.Int.annotations({ description: "Clicks: each token's repeats within the repeat window not counted" }),
   bounces: counts.bounces,
   complaints: counts.complaints,
   unsubs: counts.unsubs,
   rates: Rates,
   top_links: Schema.Array(Schema.Struct({ url: Schema.String, clicks_unique: Schema.Int, clicks_total: Schema.Int }))
-    .annotations({ description: "The 10 most clicked links" }),
+    .annotations({ description: "The 10 most clicked links; clicks_total counted as the campaign's" }),
   timeline: Schema.Array(Schema.Struct({
     at: Schema.String.annotations({ description: "Start of the bucket" }),
     delivered: Schema.Int,
-    opens: Schema.Int.annotations({ description: "Every open in the bucket" }),
-    clicks: Schema.Int.annotations({ description: "Every click in the bucket" })
+    opens: Schema.Int.annotations({ description: "Opens in the bucket, counted as opens_total" }),
+    clicks: Schema.Int.annotations({ description: "Clicks in the bucket, counted as clicks_total" })
   })).annotations({ description: "Hourly buckets over the first 72 hours from the campaign's start, then daily, up to the last with activity" }),
   detail_window_days: Schema.Int.annotations({ description: "90: how many days per-recipient open and click detail is kept; the counts are kept for ever" })
 }).annotations({ identifier: "CampaignAnalytics" })
@@ -76,10 +85,12 @@ export class AnalyticsGroup extends HttpApiGroup.make("analytics")
       .addSuccess(Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/csv" })))
       .addError(NotFound)
       .annotate(OpenApi.Summary, "A campaign's analytics; format=csv streams its per-recipient detail as text/csv")
+      .annotate(OpenApi.Description, OPENS_AND_CLICKS)
   )
   .add(
     HttpApiEndpoint.get("rates", "/v1/bulk/analytics/rates").setUrlParams(RatesParams).addSuccess(RatesReport)
       .annotate(OpenApi.Summary, "Consolidated figures of every campaign of the key over the period, by event time")
+      .annotate(OpenApi.Description, OPENS_AND_CLICKS)
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Analytics")

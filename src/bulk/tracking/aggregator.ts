@@ -13,6 +13,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect } from "effect"
+import { AppConfig } from "../../config/app-config.ts"
 import { actorLayer, actorLoop } from "../../lib/actor.ts"
 import { takeHits } from "./ingest.ts"
 import { TrackingRecorder } from "./recorder.ts"
@@ -22,22 +23,24 @@ const AGGREGATE_BATCH = 1_000
 const POLL = Duration.seconds(1)
 const GATHER = Duration.millis(250)
 
-/** Counts one batch; answers how many hits it took out of the log. */
-export const aggregateOnce = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  return yield* sql.withTransaction(Effect.gen(function*() {
-    const hits = yield* takeHits(AGGREGATE_BATCH)
-    yield* foldHits(hits)
-    return hits.length
-  }))
-})
+/** Counts one batch, each token's repeats within `repeatMs` not (windows.ts); answers how many hits it took out of the log. */
+export const aggregateOnce = (repeatMs: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql.withTransaction(Effect.gen(function*() {
+      const hits = yield* takeHits(AGGREGATE_BATCH)
+      yield* foldHits(hits, repeatMs)
+      return hits.length
+    }))
+  })
 
 export const TrackingAggregatorLive = actorLayer(
   "tracking-aggregator",
   Effect.gen(function*() {
     const recorder = yield* TrackingRecorder
+    const { trackingRepeatMs } = yield* AppConfig
     return yield* actorLoop("tracking-aggregator", Effect.gen(function*() {
-      const taken = yield* aggregateOnce
+      const taken = yield* aggregateOnce(trackingRepeatMs)
       // A full batch: more may wait, go on at once. Otherwise until the next hit (or the poll), and a moment more.
       if (taken >= AGGREGATE_BATCH) return Duration.zero
       yield* recorder.awaitLogged(Duration.toMillis(POLL))

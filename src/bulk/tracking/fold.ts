@@ -5,10 +5,11 @@
  * store.ts's; this is the statement plan that writes them.
  *
  * A batch costs a fixed dozen statements, whatever its size: every table is written with one
- * statement for all of the batch's rows, and the markers are read (and locked) once, decided in
- * memory hit by hit in log order, and written back once. A statement per hit (the marker, the
- * fact, the event) made counting slower than hits arrive under load and took a fifth of the
- * appliance's CPU from the tracking endpoints (bench/campaign.ts).
+ * statement for all of the batch's rows, and the tokens' repeat windows (windows.ts) and the
+ * markers are read (and locked) once, decided in memory hit by hit in log order, and written back
+ * once. A statement per hit (the marker, the fact, the event) made counting slower than hits
+ * arrive under load and took a fifth of the appliance's CPU from the tracking endpoints
+ * (bench/campaign.ts).
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -16,6 +17,7 @@ import { type AddressFact, type EngagementType, recordFacts } from "../contacts/
 import { emitEvents, type OutboxEntry } from "../../events/outbox.ts"
 import { EmailClicked, EmailOpened } from "../../events/schema.ts"
 import type { LoggedHit } from "./ingest.ts"
+import { admit, lockWindows, saveWindows, windowOf } from "./windows.ts"
 
 const HOUR_MS = 3_600_000
 
@@ -114,8 +116,11 @@ class BatchCounts {
   readonly hours = new Map<string, { campaign_id: string; hour: Date; opens: number; clicks: number }>()
   readonly links = new Map<string, { campaign_id: string; link_index: number; total: number; unique: number }>()
   readonly details: Array<Record<string, unknown>> = []
+  /** Hits counted (with or without their detail row). */
+  counted = 0
 
-  add(hit: LoggedHit, first: boolean, firstOfLink: boolean) {
+  /** A counted hit; `detail`: it also leaves its detail row (windows.ts caps them per token). */
+  add(hit: LoggedHit, first: boolean, firstOfLink: boolean, detail: boolean) {
     const open = hit.linkIndex === null
     const one = (b: boolean) => (b ? 1 : 0)
     const c = this.campaigns.get(hit.campaignId) ?? { opens_total: 0, opens_unique: 0, opens_machine: 0, clicks_total: 0, clicks_unique: 0 }
@@ -138,7 +143,8 @@ class BatchCounts {
       l.unique += one(firstOfLink)
       this.links.set(linkKey, l)
     }
-    this.details.push({
+    this.counted += 1
+    if (detail) this.details.push({
       campaign_id: hit.campaignId,
       delivery_id: hit.deliveryId,
       kind: open ? "open" : "click",
@@ -153,7 +159,7 @@ class BatchCounts {
 const writeCounts = (counts: BatchCounts) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     Effect.gen(function*() {
-      yield* sql`INSERT INTO tracking_hits ${sql.insert(counts.details)}`
+      if (counts.details.length > 0) yield* sql`INSERT INTO tracking_hits ${sql.insert(counts.details)}`
       const links = [...counts.links.values()].sort((a, b) => byText(a.campaign_id, b.campaign_id) || a.link_index - b.link_index)
       if (links.length > 0) {
         yield* sql`UPDATE campaign_links l SET clicks_total = l.clicks_total + u.total, clicks_unique = l.clicks_unique + u.uniq
@@ -176,26 +182,45 @@ const writeCounts = (counts: BatchCounts) =>
     }))
 
 /**
- * Counts `hits` (taken from the log, ingest.ts, in log order), in the caller's transaction, each
- * exactly as it would have counted alone: the detail row, the counters, the first-per-contact
- * marker whose primary key (campaign, address) makes `email.opened` and `email.clicked` fire once
- * per contact and campaign, the event (outbox) and the contact's engagement fact (also the
- * message's timeline). A machine open counts in `opens_total` and `opens_machine` only: no marker,
- * no event, no fact. A click is never an open. A hit whose delivery is not its campaign's
- * (transactional mail, a deleted delivery) or whose link the campaign does not have is dropped.
- * Answers how many hits counted.
+ * The hits that name a campaign's own delivery and (a click) a link the campaign has, with what
+ * counting them needs; the others (transactional mail, a deleted delivery, a gone link) are dropped.
  */
-export const foldHits = (hits: ReadonlyArray<LoggedHit>) =>
+const validHits = (hits: ReadonlyArray<LoggedHit>) =>
   Effect.gen(function*() {
-    if (hits.length === 0) return 0
     const deliveries = yield* campaignDeliveries(hits)
     const urls = yield* clickedLinks(hits)
-    const counted = hits.flatMap((hit) => {
+    return hits.flatMap((hit) => {
       const d = deliveries.get(hit.deliveryId)
       if (d === undefined || d.campaign_id !== hit.campaignId) return []
       const url = hit.linkIndex === null ? null : urls.get(`${hit.campaignId} ${hit.linkIndex}`)
       return url === undefined ? [] : [{ hit, d, email: d.recipient.toLowerCase(), url }]
     })
+  })
+
+/**
+ * Counts `hits` (taken from the log, ingest.ts, in log order), in the caller's transaction, each
+ * exactly as it would have counted alone. A hit within its token's repeat window (`repeatMs`,
+ * windows.ts) of the token's last counted fetch is not an open or a click and moves nothing. A
+ * counted hit moves the counters and the first-per-contact marker whose primary key (campaign,
+ * address) makes `email.opened` and `email.clicked` fire once per contact and campaign, the event
+ * (outbox), and, while its token has left fewer than DETAIL_ROWS_PER_TOKEN, the detail row and the
+ * contact's engagement fact (also the message's timeline). A machine open counts in `opens_total`
+ * and `opens_machine` only: no marker, no event, no fact. A click is never an open. A hit whose
+ * delivery is not its campaign's (transactional mail, a deleted delivery) or whose link the
+ * campaign does not have is dropped. Answers how many hits counted.
+ */
+export const foldHits = (hits: ReadonlyArray<LoggedHit>, repeatMs: number) =>
+  Effect.gen(function*() {
+    if (hits.length === 0) return 0
+    const valid = yield* validHits(hits)
+    if (valid.length === 0) return 0
+    // Windows first, then markers: the one lock order of every aggregator.
+    const windows = yield* lockWindows(valid.map((v) => v.hit))
+    const counted = valid.flatMap((v) => {
+      const admission = admit(windowOf(windows, v.hit), v.hit, repeatMs)
+      return admission.counted ? [{ ...v, detail: admission.detail }] : []
+    })
+    yield* saveWindows(windows)
     if (counted.length === 0) return 0
 
     const contacts = new Map<string, { campaignId: string; email: string; deliveryId: string }>()
@@ -209,11 +234,11 @@ export const foldHits = (hits: ReadonlyArray<LoggedHit>) =>
     const counts = new BatchCounts()
     const facts: Array<{ readonly type: EngagementType; readonly fact: AddressFact }> = []
     const events: Array<OutboxEntry> = []
-    for (const { hit, d, email, url } of counted) {
+    for (const { hit, d, email, url, detail } of counted) {
       const fact = { accountId: d.account_id, keyId: d.key_id, email, at: hit.at, campaignId: hit.campaignId, messageId: d.message_id }
       const event = { accountId: d.account_id, keyId: d.key_id, at: hit.at }
       if (hit.linkIndex === null && hit.machine) {
-        counts.add(hit, false, false)
+        counts.add(hit, false, false, detail)
         continue
       }
       const marker = markers.get(`${hit.campaignId} ${email}`)!
@@ -225,8 +250,8 @@ export const foldHits = (hits: ReadonlyArray<LoggedHit>) =>
           marker.changed = true
           events.push({ ...event, event: EmailOpened.make({ campaign_id: hit.campaignId, email: d.recipient }) })
         }
-        facts.push({ type: "opened", fact })
-        counts.add(hit, first, false)
+        if (detail) facts.push({ type: "opened", fact })
+        counts.add(hit, first, false, detail)
       } else {
         const first = marker.clicked.length === 0
         const firstOfLink = !marker.clicked.includes(hit.linkIndex)
@@ -238,13 +263,13 @@ export const foldHits = (hits: ReadonlyArray<LoggedHit>) =>
           marker.firstClickedAt = hit.at
           events.push({ ...event, event: EmailClicked.make({ campaign_id: hit.campaignId, email: d.recipient, url: url! }) })
         }
-        facts.push({ type: "clicked", fact: { ...fact, detail: url } })
-        counts.add(hit, first, firstOfLink)
+        if (detail) facts.push({ type: "clicked", fact: { ...fact, detail: url } })
+        counts.add(hit, first, firstOfLink, detail)
       }
     }
     yield* saveMarkers(ordered.map((c) => markers.get(`${c.campaignId} ${c.email}`)!).filter((m) => m.changed))
     yield* recordFacts(facts)
     yield* emitEvents(events)
     yield* writeCounts(counts)
-    return counts.details.length
+    return counts.counted
   })

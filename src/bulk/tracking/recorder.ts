@@ -12,22 +12,29 @@
  * (asked again next time). After a campaign's delete a replica that kept its links still redirects
  * its clicks (to the campaign's own URLs, so no open redirect), but counts none: the aggregator
  * drops a click whose link is gone.
+ *
+ * A fetch of a token less than HERALD_TRACKING_REPEAT_SECONDS after the one this replica last
+ * logged is answered and not logged (repeats.ts): replaying one token costs no write.
  */
 import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option, Queue } from "effect"
+import { AppConfig } from "../../config/app-config.ts"
 import { makeGroupCommit } from "../../lib/group-commit.ts"
 import { appendHits, type LoggedHit } from "./ingest.ts"
+import { RecentTokens, tokenKey } from "./repeats.ts"
 import { campaignLinkUrls } from "./store.ts"
 import type { ClickTarget, OpenTarget } from "./tokens.ts"
 
 /** Hits per INSERT, at most. */
 const GROUP_HITS = 200
-/** Campaigns whose links are kept; past this the cache starts over (a campaign's links are a few rows). */
-const CACHED_CAMPAIGNS = 10_000
+/** Links kept, over all campaigns; past this the cache starts over (bounded by links, not campaigns: one campaign may have thousands). */
+const CACHED_LINKS = 200_000
 
 export class TrackingRecorder extends Effect.Service<TrackingRecorder>()("herald/TrackingRecorder", {
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const recent = new RecentTokens((yield* AppConfig).trackingRepeatMs)
     /** Wakes this replica's aggregator after each committed group (it also polls: a lost wake-up only delays). */
     const logged = yield* Queue.sliding<void>(1)
     const group = yield* makeGroupCommit({
@@ -42,6 +49,7 @@ export class TrackingRecorder extends Effect.Service<TrackingRecorder>()("herald
       writers: 1
     })
     const links = new Map<string, ReadonlyMap<number, string>>()
+    let cachedLinks = 0
 
     /** The URL of the link a click token names, if its campaign has that link. */
     const linkUrl = (target: ClickTarget) =>
@@ -50,21 +58,34 @@ export class TrackingRecorder extends Effect.Service<TrackingRecorder>()("herald
         if (known === undefined) {
           const read = yield* campaignLinkUrls(target.campaignId).pipe(Effect.provideService(SqlClient.SqlClient, sql))
           if (read.size > 0) {
-            if (links.size >= CACHED_CAMPAIGNS) links.clear()
+            if (cachedLinks + read.size > CACHED_LINKS) {
+              links.clear()
+              cachedLinks = 0
+            }
             links.set(target.campaignId, read)
+            cachedLinks += read.size
           }
           known = read
         }
         return Option.fromNullable(known.get(target.linkIndex))
       })
 
+    /** Logs `hit` (resuming once committed), unless it repeats a token this replica logged within the window. */
+    const log = (hit: LoggedHit): Effect.Effect<void, SqlError> => {
+      const key = tokenKey(hit.deliveryId, hit.linkIndex, hit.linkIndex === null && hit.machine)
+      const at = hit.at.getTime()
+      if (recent.isRepeat(key, at)) return Effect.void
+      // Not logged after all: the next fetch of the token must be, or its window would count nothing.
+      return group.submit(hit).pipe(Effect.asVoid, Effect.onError(() => Effect.sync(() => recent.forget(key, at))))
+    }
+
     return {
-      /** Logs an open; resumes once it is committed. */
+      /** Logs an open; resumes once it is committed (at once for a repeat, which is not logged). */
       open: (target: OpenTarget, at: Date, machine: boolean) =>
-        group.submit({ campaignId: target.campaignId, deliveryId: target.deliveryId, linkIndex: null, machine, at }),
-      /** Logs a click (resuming once committed). Only for a link the campaign has: see `linkUrl`. */
+        log({ campaignId: target.campaignId, deliveryId: target.deliveryId, linkIndex: null, machine, at }),
+      /** Logs a click, as `open` does. Only for a link the campaign has: see `linkUrl`. */
       click: (target: ClickTarget, at: Date) =>
-        group.submit({ campaignId: target.campaignId, deliveryId: target.deliveryId, linkIndex: target.linkIndex, machine: false, at }),
+        log({ campaignId: target.campaignId, deliveryId: target.deliveryId, linkIndex: target.linkIndex, machine: false, at }),
       linkUrl,
       /** Resumes at the next committed group, or after `timeout` (the aggregator's wait). */
       awaitLogged: (timeout: number) =>

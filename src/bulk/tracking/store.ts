@@ -10,6 +10,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { pruneOpensAndClicks } from "../contacts/engagement.ts"
 import { dropCampaignHits } from "./ingest.ts"
+import { deleteCampaignWindows, pruneWindows } from "./windows.ts"
 
 /** Per-recipient detail is kept this long (spec "Tracking detail retention"; analytics' detail_window_days). */
 export const DETAIL_WINDOW_DAYS = 90
@@ -44,6 +45,7 @@ export const deleteCampaignTracking = (campaignId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql.withTransaction(Effect.gen(function*() {
       yield* dropCampaignHits(campaignId)
+      yield* deleteCampaignWindows(campaignId)
       yield* sql`DELETE FROM tracking_hits WHERE campaign_id = ${campaignId}`
       yield* sql`DELETE FROM tracking_recipients WHERE campaign_id = ${campaignId}`
       yield* sql`DELETE FROM campaign_tracking_hours WHERE campaign_id = ${campaignId}`
@@ -53,8 +55,8 @@ export const deleteCampaignTracking = (campaignId: string) =>
 
 /**
  * Forgets the per-recipient detail older than DETAIL_WINDOW_DAYS at `now`: the opens and clicks
- * themselves, the first-open and first-click times, the contacts' open and click facts. The
- * counters, the hourly timeline and the first-per-contact markers stay, so the counts stay right
+ * themselves, the first-open and first-click times, the contacts' open and click facts, the
+ * repeat windows of tokens not counted since (windows.ts). The counters, the hourly timeline and the first-per-contact markers stay, so the counts stay right
  * and a late open is not "first" again.
  */
 export const pruneTrackingDetail = (now: Date) =>
@@ -66,5 +68,6 @@ export const pruneTrackingDetail = (now: Date) =>
       yield* sql`UPDATE tracking_recipients SET first_opened_at = NULL WHERE first_opened_at < ${before}`
       yield* sql`UPDATE tracking_recipients SET first_clicked_at = NULL WHERE first_clicked_at < ${before}`
       yield* pruneOpensAndClicks(before)
+      yield* pruneWindows(before)
       return { before, hits: gone?.n ?? 0 }
     }))

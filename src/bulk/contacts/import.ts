@@ -1,6 +1,6 @@
 /**
- * Contact imports (issue 19 "Contacts", import): rows from a JSON body or a streamed CSV body are
- * gathered by address (compared case-insensitively; a repeated address folds into its first row),
+ * Contact imports (issue 19 "Contacts", import): rows from a JSON body or a CSV body (read in a
+ * worker thread: csv-reader.ts, csv-read.ts) are gathered by address (compared case-insensitively; a repeated address folds into its first row),
  * invalid rows are counted and reported, the invalid-percentage gate is applied to the unique
  * addresses, and the valid ones are written in one transaction with batched
  * `INSERT … ON CONFLICT`: new addresses are created, existing ones updated only with
@@ -10,9 +10,7 @@
  * `confirmed`), and each new pending member's confirmation mail is queued in it too, one queue
  * write per batch of rows.
  */
-import type { Readable } from "node:stream"
 import { SqlClient } from "@effect/sql"
-import { parse } from "csv-parse"
 import { Clock, Data, Effect, Fiber } from "effect"
 import { QueueSignal } from "../../db/QueueSignal.ts"
 import { newId } from "../../lib/ids.ts"
@@ -21,6 +19,7 @@ import { isStorableText } from "../../lib/text.ts"
 import { addQueued, ConfirmationMail, NOTHING_QUEUED } from "../lists/confirmation-mail.ts"
 import { addMemberships, listsOfKey } from "../lists/memberships.ts"
 import { cleanTags, type Owner } from "./Contacts.ts"
+import type { CompactRow } from "./csv-read.ts"
 
 export interface ImportRow {
   readonly email: string
@@ -66,9 +65,6 @@ export class TooManyInvalid extends Data.TaggedError("TooManyInvalid")<{
 
 /** `list_ids` naming lists that are not the key's (unknown, or another key's). */
 export class UnknownLists extends Data.TaggedError("UnknownLists")<{ readonly ids: ReadonlyArray<string> }> {}
-
-/** A CSV body that cannot be read as CSV, or is over MAX_JSON_MB while streamed. */
-export class CsvRejected extends Data.TaggedError("CsvRejected")<{ readonly tooLarge: boolean; readonly message: string }> {}
 
 const MAX_ERRORS = 100
 const BATCH = 2000
@@ -205,79 +201,26 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
     return result
   })
 
-/**
- * What each CSV column holds, read once from the header row: email, name and tags are recognised
- * in any case; every other named column is a metadata key as written.
- */
-const csvColumns = (header: ReadonlyArray<string>) =>
-  header.map((column) => {
-    const key = column.trim()
-    const lower = key.toLowerCase()
-    return lower === "email" || lower === "name" || lower === "tags" ? lower : key === "" ? null : { metadata: key }
-  })
-
-const csvRow = (columns: ReturnType<typeof csvColumns>, record: ReadonlyArray<string>): ImportRow => {
-  let email = ""
-  let name: string | null = null
-  let tags: Array<string> = []
-  const metadata: Record<string, unknown> = {}
-  for (let i = 0; i < columns.length; i++) {
-    const column = columns[i]
-    const value = record[i] ?? ""
-    if (column === "email") email = value
-    else if (column === "name") name = value.trim() === "" ? null : value.trim()
-    else if (column === "tags") tags = value.split(";")
-    else if (column != null && value !== "") metadata[column.metadata] = value
-  }
-  return { email, name, tags, metadata }
-}
+/** Lets the event loop serve what is waiting (setImmediate: after I/O, unlike a microtask or Effect.yieldNow). */
+const nextTurn = Effect.async<void>((resume) => {
+  const turn = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(turn))
+})
 
 /**
- * Streams a CSV body through csv-parse into `rows`, within `maxBytes`. Past the limit the rest of
- * the body is read and dropped (not destroyed: the client gets its 413 on a usable connection).
+ * The rows the CSV reader made in its worker (csv-read.ts), added to `rows` a chunk of
+ * CHUNK_ROWS at a time; between chunks the event loop serves other requests. Each row costs its
+ * own cells: the metadata is rebuilt from the `[key index, value]` pairs the row carries.
  */
-export const readCsv = (source: Readable, maxBytes: number, rows: ImportRows) =>
-  Effect.async<void, CsvRejected>((resume) => {
-    const parser = parse({ bom: true, skip_empty_lines: true, relax_column_count: true })
-    let columns: ReturnType<typeof csvColumns> | null = null
-    let size = 0
-    let done = false
-    const finish = (result: Effect.Effect<void, CsvRejected>) => {
-      if (done) return
-      done = true
-      source.resume()
-      resume(result)
+export const addCsvRows = (read: { readonly keys: ReadonlyArray<string>; readonly chunks: ReadonlyArray<string> }, rows: ImportRows) =>
+  Effect.gen(function*() {
+    for (const chunk of read.chunks) {
+      for (const [email, name, tags, pairs] of JSON.parse(chunk) as Array<CompactRow>) {
+        // No prototype: a column named __proto__ is a metadata key like any other.
+        const metadata: Record<string, unknown> = Object.create(null)
+        for (let i = 0; i < pairs.length; i += 2) metadata[read.keys[pairs[i] as number]!] = pairs[i + 1]
+        rows.add({ email, name, tags, metadata })
+      }
+      yield* nextTurn
     }
-    parser.on("readable", () => {
-      let record: Array<string> | null
-      while (!done && (record = parser.read()) !== null) {
-        if (columns === null) {
-          columns = csvColumns(record)
-          if (!columns.includes("email")) {
-            finish(Effect.fail(new CsvRejected({ tooLarge: false, message: "The CSV header row has no email column" })))
-          }
-        } else {
-          rows.add(csvRow(columns, record))
-        }
-      }
-    })
-    parser.on("error", (error) => finish(Effect.fail(new CsvRejected({ tooLarge: false, message: `Invalid CSV: ${error.message}` }))))
-    parser.on("end", () => {
-      if (columns === null) finish(Effect.fail(new CsvRejected({ tooLarge: false, message: "The CSV body is empty: a header row with an email column is required" })))
-      else finish(Effect.void)
-    })
-    source.on("data", (chunk: Buffer) => {
-      if (done) return
-      size += chunk.length
-      if (size > maxBytes) {
-        finish(Effect.fail(new CsvRejected({ tooLarge: true, message: `The request body is over the limit of ${maxBytes} bytes (MAX_JSON_MB)` })))
-        return
-      }
-      if (!parser.write(chunk)) {
-        source.pause()
-        parser.once("drain", () => done || source.resume())
-      }
-    })
-    source.once("end", () => done || parser.end())
-    source.once("error", (error) => finish(Effect.fail(new CsvRejected({ tooLarge: false, message: `The request body could not be read: ${error.message}` }))))
   })

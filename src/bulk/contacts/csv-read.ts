@@ -13,8 +13,9 @@
  * body its contacts can be far larger than its bytes; the count bounds what the main thread builds.
  *
  * What crosses to the main thread is compact: the metadata keys once, and per row
- * `[email, name, tags, [keyIndex, value, …]]`, as JSON texts of `CHUNK_ROWS` rows. Strings clone
- * in one copy; thousands of small objects would be rebuilt in the main thread in one go.
+ * `[email, name, tags, [keyIndex, value, …]]`, as JSON texts of a bounded size (`CHUNK_ROWS`,
+ * `CHUNK_VALUES`). Strings clone in one copy; thousands of small objects would be rebuilt in the
+ * main thread in one go.
  */
 import { parse } from "csv-parse/sync"
 
@@ -40,8 +41,12 @@ export type CsvReadResult =
     readonly param?: string
   }
 
-/** Rows per JSON text handed to the main thread: each is parsed there in a millisecond or two. */
+/**
+ * A JSON text handed to the main thread holds at most this many rows or, for wide rows, cells:
+ * each is parsed and added there in a few milliseconds, between which other requests are served.
+ */
 export const CHUNK_ROWS = 2_000
+export const CHUNK_VALUES = 5_000
 
 const QUOTE = 0x22
 const COMMA = 0x2c
@@ -111,6 +116,7 @@ export const readCsv = (bytes: Uint8Array, limits: CsvReadLimits): CsvReadResult
   let chunk: Array<CompactRow> = []
   let rows = 0
   let values = 0
+  let chunkFrom = 0
   const rowOf = (record: ReadonlyArray<string>, mapped: ReturnType<typeof mapHeader>["mapped"]): CompactRow => {
     let email = ""
     let name: string | null = null
@@ -143,9 +149,10 @@ export const readCsv = (bytes: Uint8Array, limits: CsvReadLimits): CsvReadResult
         chunk.push(rowOf(record, head.mapped))
         rows++
         if (values > limits.maxValues) throw new TooManyValues()
-        if (chunk.length === CHUNK_ROWS) {
+        if (chunk.length === CHUNK_ROWS || values - chunkFrom >= CHUNK_VALUES) {
           chunks.push(JSON.stringify(chunk))
           chunk = []
+          chunkFrom = values
         }
         return null
       }

@@ -24,7 +24,7 @@ let importer: Sender
 
 beforeAll(async () => {
   const dns = await startDnsServer()
-  const app = await spawnAppliance({ env: { HERALD_DNS_SERVERS: dns.address } })
+  const app = await spawnAppliance({ env: { HERALD_DNS_SERVERS: dns.address }, waitMs: 180_000 })
   setup = { app, dns, sender: await newSender(app, dns, { packageId: "growth" }) }
   importer = await newSender(setup.app, setup.dns)
   // The readers start at the first CSV import (seconds of a loaded machine's CPU, in their own

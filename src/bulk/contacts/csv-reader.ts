@@ -83,7 +83,8 @@ export class CsvReader extends Effect.Service<CsvReader>()("herald/CsvReader", {
         // One body per worker: a second one queued behind a body that runs to its deadline would wait
         // that long, then fail with it when the worker is replaced.
         pipeline: 1,
-        queue: 4 * config.importWorkers,
+        // Each waiting body is held in memory (up to MAX_JSON_MB): two per worker, then 429.
+        queue: 2 * config.importWorkers,
         timeout: Duration.millis(timeoutMs),
         maxMemoryMb: WORKER_MEMORY_MB,
         workerData: limits,

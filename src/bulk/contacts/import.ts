@@ -1,7 +1,8 @@
 /**
  * Contact imports (issue 19 "Contacts", import): rows from a JSON body or a CSV body (read in a
- * worker thread: csv-reader.ts, csv-read.ts) are gathered by address (compared case-insensitively; a repeated address folds into its first row),
- * invalid rows are counted and reported, the invalid-percentage gate is applied to the unique
+ * worker thread: csv-reader.ts, csv-read.ts) are gathered by address (compared
+ * case-insensitively; a repeated address folds into its first row), invalid rows are counted and
+ * reported, the invalid-percentage gate is applied to the unique
  * addresses, and the valid ones are written in one transaction with batched
  * `INSERT … ON CONFLICT`: new addresses are created, existing ones updated only with
  * `update_existing` (name replaced when given, tags added, metadata merged), else skipped.

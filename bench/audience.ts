@@ -6,7 +6,10 @@
  *
  * 1. Import: BENCH_IMPORT_ROWS (100,000) contacts as one `text/csv` body (email, name, tags, two
  *    metadata columns) through `POST /v1/bulk/contacts/import`, timed from the first byte sent to
- *    the answer, beside the baseline: a bare `COPY … FROM STDIN` of the same rows (already in
+ *    the answer (BENCH_IMPORT_MB instead: as many such contacts as fit in that many MB, e.g. 15
+ *    for the largest body MAX_JSON_MB admits), `/health` asked every 50 ms meanwhile (its slowest
+ *    answer printed), and the CSV reader alone (csv-read.ts, as its worker runs it) timed in this
+ *    process beside its deadline (HERALD_IMPORT_PARSE_TIMEOUT_S), beside the baseline: a bare `COPY … FROM STDIN` of the same rows (already in
  *    COPY's text form) into `bare_contacts`, a table made `LIKE contacts INCLUDING ALL` (the same
  *    columns and the same five indexes; no foreign keys), in the same database, run before and
  *    after the import (their mean is the baseline). Target: the import within 3× of bare COPY.
@@ -22,7 +25,7 @@
  *    When the median misses it (or BENCH_EXPLAIN=1), the preview's own statement — captured by
  *    running the Segments service in this process with a statement transformer — is shown with
  *    EXPLAIN (ANALYZE, BUFFERS).
- * Prints figures; asserts nothing. The database is dropped at the end (BENCH_KEEP_DATABASE=1 keeps it).
+ * BENCH_SEGMENT_CONTACTS=0 skips part 3. Prints figures; asserts nothing. The database is dropped at the end (BENCH_KEEP_DATABASE=1 keeps it).
  */
 import * as fs from "node:fs"
 import { PgClient } from "@effect/sql-pg"
@@ -31,10 +34,12 @@ import { Effect, Layer, Redacted } from "effect"
 import pg from "pg"
 import { Segments } from "../src/bulk/segments/Segments.ts"
 import type { SegmentRules } from "../src/bulk/segments/rules.ts"
+import { csvReadLimits } from "../src/bulk/contacts/csv-reader.ts"
+import { readCsv } from "../src/bulk/contacts/csv-read.ts"
 import { newId } from "../src/lib/ids.ts"
 import { benchPostgres, createDatabase, freePort, spawnNode, sql, table, waitFor } from "./lib.ts"
 
-const IMPORT_ROWS = Number(process.env["BENCH_IMPORT_ROWS"] ?? 100_000)
+const IMPORT_MB = process.env["BENCH_IMPORT_MB"] === undefined ? undefined : Number(process.env["BENCH_IMPORT_MB"])
 const SEGMENT_CONTACTS = Number(process.env["BENCH_SEGMENT_CONTACTS"] ?? 1_000_000)
 const ENGAGEMENT_ROWS = 2 * SEGMENT_CONTACTS
 const PREVIEW_RUNS = Number(process.env["BENCH_PREVIEW_RUNS"] ?? 5)
@@ -100,13 +105,57 @@ const importRow = (i: number) => ({
   city: `City ${i % 200}`
 })
 
+const csvLine = (i: number) => {
+  const r = importRow(i)
+  return `${r.email},"${r.name}",${r.tags.join(";")},${r.plan},${r.city}\n`
+}
+
+const CSV_HEADER = "email,name,tags,plan,city\n"
+
+/** BENCH_IMPORT_ROWS, or as many rows as fit in BENCH_IMPORT_MB (MB of 2^20 bytes, as MAX_JSON_MB counts). */
+const importRows = (): number => {
+  if (IMPORT_MB === undefined) return Number(process.env["BENCH_IMPORT_ROWS"] ?? 100_000)
+  let size = CSV_HEADER.length
+  let rows = 0
+  while (size + csvLine(rows).length <= IMPORT_MB * 1024 * 1024) size += csvLine(rows++).length
+  return rows
+}
+const IMPORT_ROWS = importRows()
+
 const csvBody = () => {
-  const lines = ["email,name,tags,plan,city"]
-  for (let i = 0; i < IMPORT_ROWS; i++) {
-    const r = importRow(i)
-    lines.push(`${r.email},"${r.name}",${r.tags.join(";")},${r.plan},${r.city}`)
+  const lines = [CSV_HEADER]
+  for (let i = 0; i < IMPORT_ROWS; i++) lines.push(csvLine(i))
+  return Buffer.from(lines.join(""))
+}
+
+/** `/health` asked every 50 ms until `stop()`; answers the slowest answer's milliseconds. */
+const probeHealth = (base: string) => {
+  let running = true
+  let slowest = 0
+  let answers = 0
+  const done = (async () => {
+    while (running) {
+      const asked = performance.now()
+      await fetch(`${base}/health`).then((r) => r.arrayBuffer()).catch(() => undefined)
+      slowest = Math.max(slowest, performance.now() - asked)
+      answers++
+      await new Promise((r) => setTimeout(r, 50))
+    }
+  })()
+  return async () => {
+    running = false
+    await done
+    return { slowest, answers }
   }
-  return Buffer.from(lines.join("\n") + "\n")
+}
+
+/** The CSV reader's work on `body` in this thread (its worker runs the same function): wall and CPU seconds. */
+const readerAlone = (body: Buffer) => {
+  const cpu0 = process.cpuUsage()
+  const started = performance.now()
+  const result = readCsv(new Uint8Array(body), csvReadLimits(15 * 1024 * 1024))
+  const cpu = process.cpuUsage(cpu0)
+  return { ok: result.ok, seconds: (performance.now() - started) / 1000, cpu: (cpu.user + cpu.system) / 1e6 }
 }
 
 /** The same rows as COPY text lines for `bare_contacts` (ids made as Herald makes them). */
@@ -246,11 +295,13 @@ try {
     const pgCpu = await databaseCpu(databaseUrl)
     const applianceCpu0 = cpuSecondsOf(child.process.pid!)
     const started = performance.now()
+    const stopProbe = probeHealth(base)
     const res = await fetch(`${base}/v1/bulk/contacts/import`, {
       method: "POST", headers: { authorization: `Bearer ${importKey.token}`, "content-type": "text/csv" }, body
     })
     const answer = await res.json() as { created?: number; updated?: number; skipped?: number; invalid?: number }
     const heraldSeconds = (performance.now() - started) / 1000
+    const health = await stopProbe()
     const rssPeak = rss.peak()
     const herald = { seconds: heraldSeconds, pgCpu: await pgCpu(), applianceCpu: cpuSecondsOf(child.process.pid!) - applianceCpu0 }
     const bareAfter = await bareCopy(databaseUrl, chunks)
@@ -272,23 +323,29 @@ try {
     ])
     console.log(`answer: ${res.status} ${JSON.stringify(answer)}; contacts stored: ${stored?.["n"]}`)
     console.log(`Herald / bare COPY (mean of both): ${(heraldSeconds / bare).toFixed(2)}× (target ≤ 3×)`)
+    console.log(`/health during the import: slowest answer ${health.slowest.toFixed(0)} ms of ${health.answers}`)
+    const reader = readerAlone(body)
+    console.log(`CSV reader alone (csv-read.ts in this process): ${reader.ok ? "read" : "refused"} in ${reader.seconds.toFixed(2)} s, `
+      + `${reader.cpu.toFixed(2)} s CPU (deadline HERALD_IMPORT_PARSE_TIMEOUT_S, default 60 s)`)
     console.log(`appliance RSS: ${rssBefore.toFixed(0)} MB before, ${rssPeak.toFixed(0)} MB peak during the import: `
       + `+${(rssPeak - rssBefore).toFixed(0)} MB (target < 150 MB)`)
 
     // 3: the segment preview over a seeded audience of another key.
-    const segmentKey = await newKey("audience bench segments")
-    const seedSeconds = await seedSegmentAudience(databaseUrl, accountId, segmentKey.id)
-    console.log(`\nsegment preview: seeded ${SEGMENT_CONTACTS} contacts and ${ENGAGEMENT_ROWS} engagement rows in ${seedSeconds.toFixed(1)} s (not measured)`)
-    const warmUp = await preview(base, segmentKey.token)
-    const runs = []
-    for (let i = 0; i < PREVIEW_RUNS; i++) runs.push(await preview(base, segmentKey.token))
-    const times = runs.map((r) => r.seconds).sort((a, b) => a - b)
-    const median = times[Math.floor(times.length / 2)]!
-    console.log(`rules: tag has t3 AND engagement opened days 30 → ${warmUp.status}, total ${warmUp.total}, sendable ${warmUp.sendable}`)
-    console.log(`warm-up ${warmUp.seconds.toFixed(3)} s; runs ${runs.map((r) => r.seconds.toFixed(3)).join(", ")} s`)
-    console.log(`median ${median.toFixed(3)} s (target < 1 s)`)
-    if (median >= 1 || process.env["BENCH_EXPLAIN"] === "1") {
-      await explainPreview(databaseUrl, { accountId, keyId: segmentKey.id })
+    if (SEGMENT_CONTACTS > 0) {
+      const segmentKey = await newKey("audience bench segments")
+      const seedSeconds = await seedSegmentAudience(databaseUrl, accountId, segmentKey.id)
+      console.log(`\nsegment preview: seeded ${SEGMENT_CONTACTS} contacts and ${ENGAGEMENT_ROWS} engagement rows in ${seedSeconds.toFixed(1)} s (not measured)`)
+      const warmUp = await preview(base, segmentKey.token)
+      const runs = []
+      for (let i = 0; i < PREVIEW_RUNS; i++) runs.push(await preview(base, segmentKey.token))
+      const times = runs.map((r) => r.seconds).sort((a, b) => a - b)
+      const median = times[Math.floor(times.length / 2)]!
+      console.log(`rules: tag has t3 AND engagement opened days 30 → ${warmUp.status}, total ${warmUp.total}, sendable ${warmUp.sendable}`)
+      console.log(`warm-up ${warmUp.seconds.toFixed(3)} s; runs ${runs.map((r) => r.seconds.toFixed(3)).join(", ")} s`)
+      console.log(`median ${median.toFixed(3)} s (target < 1 s)`)
+      if (median >= 1 || process.env["BENCH_EXPLAIN"] === "1") {
+        await explainPreview(databaseUrl, { accountId, keyId: segmentKey.id })
+      }
     }
   } finally {
     rss.stop()

@@ -21,6 +21,7 @@ import { Campaigns } from "./bulk/campaigns/Campaigns.ts"
 import { CampaignControl } from "./bulk/campaigns/Control.ts"
 import { CampaignsActorLive } from "./bulk/campaigns/FanOut.ts"
 import { Contacts } from "./bulk/contacts/Contacts.ts"
+import { CsvReader } from "./bulk/contacts/csv-reader.ts"
 import { ConfirmationMail } from "./bulk/lists/confirmation-mail.ts"
 import { Lists } from "./bulk/lists/Lists.ts"
 import { PublicTokens } from "./bulk/public/tokens.ts"
@@ -111,6 +112,7 @@ const CoreServicesLive = Layer.mergeAll(
 const BulkServicesLive = Layer.mergeAll(
   TestSend.Default,
   Contacts.Default,
+  CsvReader.Default,
   Lists.Default,
   Segments.Default,
   CampaignControl.Default,

@@ -70,6 +70,10 @@ export interface AppConfigShape {
   readonly importValidationMin: number
   /** HERALD_IMPORT_MAX_INVALID_PCT: most invalid addresses (percent) a gated import may hold; more → 422, nothing inserted. */
   readonly importMaxInvalidPct: number
+  /** HERALD_IMPORT_WORKERS: worker threads that read contact imports' CSV bodies (started at the first CSV import). */
+  readonly importWorkers: number
+  /** HERALD_IMPORT_PARSE_TIMEOUT_S in milliseconds: the longest one CSV body may take to read; past it its worker is terminated. */
+  readonly importParseTimeoutMs: number
   /** HERALD_ENROLL_CAP: most new subscriptions one `POST /v1/bulk/sequences/{id}/enroll` creates; enrolling again continues. */
   readonly enrollCap: number
   /** HERALD_CAMPAIGN_FANOUT_BATCH: campaign recipients queued per fan-out transaction. */
@@ -216,6 +220,9 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   templateVersionsMax: atLeast("HERALD_TEMPLATE_VERSIONS_MAX", 1, 20),
   importValidationMin: atLeast("HERALD_IMPORT_VALIDATION_MIN", 1, 100),
   importMaxInvalidPct: checked("HERALD_IMPORT_MAX_INVALID_PCT", Config.number(), "must be a percentage from 0 to 100", (n) => n >= 0 && n <= 100, 10),
+  importWorkers: checked("HERALD_IMPORT_WORKERS", Config.integer(), "must be from 1 to 64", (n) => n >= 1 && n <= 64, 2),
+  importParseTimeoutMs: checked("HERALD_IMPORT_PARSE_TIMEOUT_S", Config.number(), "must be more than 0 seconds", (n) => n > 0, 60)
+    .pipe(Config.map((s) => Math.round(s * 1000))),
   enrollCap: atLeast("HERALD_ENROLL_CAP", 1, 10_000),
   campaignFanoutBatch: atLeast("HERALD_CAMPAIGN_FANOUT_BATCH", 1, 10_000),
   trackingRepeatMs: checked("HERALD_TRACKING_REPEAT_SECONDS", Config.number(), "must be zero or more seconds", (n) => n >= 0, 60)

@@ -6,7 +6,8 @@
  * - every JSON body, as it is parsed (bounded-json.ts calls `unstorableInJson`), which covers the
  *   API's bodies, the send and the JSON import;
  * - a CSV body cannot hold a lone surrogate (UTF-8 decoding replaces invalid bytes), only a NUL
- *   byte, which the import's reader refuses (`NUL_BYTE`).
+ *   byte, which the import's CSV reader refuses in its first pass over the bytes
+ *   (bulk/contacts/csv-read.ts `scanCsv`).
  * Each is a 400 `validation_failed` whose `param` names the field, parameter or path parameter.
  */
 import type { HttpApp, HttpRouter } from "@effect/platform"
@@ -14,9 +15,6 @@ import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { formatPath } from "../lib/issue-path.ts"
 import { isStorableText, UNSTORABLE_TEXT_MESSAGE } from "../lib/text.ts"
-
-/** The byte a CSV (UTF-8) body holds for U+0000. */
-export const NUL_BYTE = 0
 
 export interface UnstorableInput {
   /** The field (`contacts[0].metadata.note`), query parameter or path parameter; "" for the whole body. */

@@ -152,6 +152,8 @@ export class ContactsGroup extends HttpApiGroup.make("contacts")
       .annotate(OpenApi.Description, "CSV: a header row; columns email, name, tags (separated by `;`), every other column becomes metadata; "
         + "options as query parameters. At or above HERALD_IMPORT_VALIDATION_MIN unique addresses, more than HERALD_IMPORT_MAX_INVALID_PCT "
         + "percent invalid → 422 too_many_invalid_recipients and nothing inserted; below, invalid rows are left out and reported. "
+        + "CSV bounds: at most 1,000 header columns (400, param header), 128 KiB per record (400), one non-empty cell per 4 bytes "
+        + "of MAX_JSON_MB (413); read within HERALD_IMPORT_PARSE_TIMEOUT_S (400 past it). "
         + "With list_ids, a contact that newly joins a list requiring confirmation is pending and gets one confirmation mail "
         + "(queued in the same transaction, counted against the monthly quota), unless confirmed: true; the send's refusals "
         + "(403 account_suspended, sending_paused, domain_not_verified; 429 monthly_quota_exceeded) then refuse the whole import. "

@@ -1,5 +1,4 @@
 import { HttpApiBuilder, type HttpServerRequest } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Either, ParseResult, Schema } from "effect"
@@ -8,6 +7,7 @@ import { HeraldApi } from "../../http/api.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import { readBodyWithin } from "../../http/body-reader.ts"
 import { parseBoundedJson } from "../../http/bounded-json.ts"
+import { setResponseHeaders } from "../../http/request-context.ts"
 import {
   BadRequestError,
   conflict,
@@ -17,7 +17,7 @@ import {
   type NotFoundError,
   payloadTooLarge,
   type PayloadTooLargeError,
-  type RateLimitedError,
+  RateLimitedError,
   UnprocessableError,
   validationFailed
 } from "../../http/errors.ts"
@@ -27,12 +27,13 @@ import { ConfirmationMail } from "../lists/confirmation-mail.ts"
 import { type ConfirmationRefusal, confirmationRefusal } from "../lists/Http.ts"
 import { ImportRequest } from "./Api.ts"
 import { type ContactExists, type ContactNotFound, Contacts, type Owner, type StillSuppressed } from "./Contacts.ts"
-import { type CsvRejected, type ImportGate, ImportRows, readCsv, type TooManyInvalid, type UnknownLists, writeImport } from "./import.ts"
+import { type CsvRejected, CsvReader } from "./csv-reader.ts"
+import { addCsvRows, type ImportGate, ImportRows, type TooManyInvalid, type UnknownLists, writeImport } from "./import.ts"
 import type { MetadataTooLarge } from "./metadata-bound.ts"
 
 type Failure = ContactNotFound | ContactExists | StillSuppressed | TooManyInvalid | CsvRejected | UnknownLists | MetadataTooLarge | SqlError
 
-type Answer = NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | UnprocessableError
+type Answer = NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | UnprocessableError | RateLimitedError
 
 /** An import may also meet the confirmation mail's refusals (lists with double opt-in). */
 const answerImport = (e: Failure | ConfirmationRefusal): Effect.Effect<never, Answer | ForbiddenError | RateLimitedError> =>
@@ -63,8 +64,28 @@ const answer = (e: Failure): Effect.Effect<never, Answer> => {
       // Nothing was imported: the check runs before any row is written, in the import's transaction.
       return Effect.fail(validationFailed(`${e.param} (row ${e.row}, ${e.email}) ${e.problem}; nothing was imported`, e.param))
     case "CsvRejected":
-      return Effect.fail(e.tooLarge ? payloadTooLarge(e.message) : validationFailed(e.message))
+      return csvRefusal(e)
     case "SqlError":
+      return Effect.die(e)
+  }
+}
+
+/** Seconds a client waits before trying a CSV import again when every reader was taken. */
+const CSV_BUSY_RETRY_AFTER_S = 5
+
+const csvRefusal = (e: CsvRejected): Effect.Effect<never, Answer> => {
+  switch (e.reason) {
+    case "invalid":
+      return Effect.fail(validationFailed(e.message, e.param))
+    case "size":
+      return Effect.fail(payloadTooLarge(e.message))
+    case "busy":
+      return Effect.zipRight(
+        setResponseHeaders({ "Retry-After": String(CSV_BUSY_RETRY_AFTER_S) }),
+        Effect.fail(new RateLimitedError({ type: "rate_limit_error", code: "rate_limit_exceeded", message: e.message }))
+      )
+    case "unavailable":
+      // Only while the appliance shuts down, when its server is closing too.
       return Effect.die(e)
   }
 }
@@ -91,6 +112,7 @@ export const ContactsHttpLive = HttpApiBuilder.group(HeraldApi, "contacts", (han
     const signal = yield* QueueSignal
     const sql = yield* SqlClient.SqlClient
     const config = yield* AppConfig
+    const csvReader = yield* CsvReader
     const gate: ImportGate = { validationMin: config.importValidationMin, maxInvalidPct: config.importMaxInvalidPct }
     const bodyLimits = {
       maxBytes: config.maxJsonBytes,
@@ -99,17 +121,21 @@ export const ContactsHttpLive = HttpApiBuilder.group(HeraldApi, "contacts", (han
       graceMs: config.httpUploadGraceMs
     }
 
+    /** A body read within MAX_JSON_MB, as the JSON and the CSV import read it. */
+    const importBody = (request: HttpServerRequest.HttpServerRequest) =>
+      readBodyWithin(request, bodyLimits).pipe(
+        Effect.catchTag("BodyRejected", (rejected): Effect.Effect<never, BadRequestError | PayloadTooLargeError> =>
+          rejected.status === 413
+            ? Effect.fail(payloadTooLarge(rejected.message))
+            : rejected.status === 400
+            ? Effect.fail(validationFailed(rejected.message))
+            : Effect.die(rejected))
+      )
+
     /** A JSON import body: read within MAX_JSON_MB, parsed within bounds sized for a contact list. */
     const jsonImport = (request: HttpServerRequest.HttpServerRequest, rows: ImportRows) =>
       Effect.gen(function*() {
-        const bytes = yield* readBodyWithin(request, bodyLimits).pipe(
-          Effect.catchTag("BodyRejected", (rejected): Effect.Effect<never, BadRequestError | PayloadTooLargeError> =>
-            rejected.status === 413
-              ? Effect.fail(payloadTooLarge(rejected.message))
-              : rejected.status === 400
-              ? Effect.fail(validationFailed(rejected.message))
-              : Effect.die(rejected))
-        )
+        const bytes = yield* importBody(request)
         const text = bytes.toString("utf8")
         // A contact is about 4 values in 60 bytes: one value per 8 bytes admits any real list.
         const parsed = parseBoundedJson(text, 16, 4_096 + Math.floor(text.length / 8))
@@ -150,7 +176,9 @@ export const ContactsHttpLive = HttpApiBuilder.group(HeraldApi, "contacts", (han
         const rows = contentType === "text/csv" ? new ImportRows(() => "metadata") : new ImportRows()
         const options = contentType === "text/csv"
           ? yield* Effect.gen(function*() {
-            yield* readCsv(NodeHttpServerRequest.toIncomingMessage(request), config.maxJsonBytes, rows).pipe(Effect.catchAll(answer))
+            // Read off the main thread (csv-reader.ts); only the rows it made are added here, a chunk at a time.
+            const read = yield* csvReader.read(me.accountId, yield* importBody(request)).pipe(Effect.catchAll(answer))
+            yield* addCsvRows(read, rows)
             return {
               tags: commaList(query.tags),
               updateExisting: flag(query.update_existing),

@@ -1,7 +1,8 @@
 /**
- * Contact imports (issue 19 "Contacts", import): rows from a JSON body or a streamed CSV body are
- * gathered by address (compared case-insensitively; a repeated address folds into its first row),
- * invalid rows are counted and reported, the invalid-percentage gate is applied to the unique
+ * Contact imports (issue 19 "Contacts", import): rows from a JSON body or a CSV body (read in a
+ * worker thread: csv-reader.ts, csv-read.ts) are gathered by address (compared
+ * case-insensitively; a repeated address folds into its first row), invalid rows are counted and
+ * reported, the invalid-percentage gate is applied to the unique
  * addresses, and the valid ones are written in one transaction with batched
  * `INSERT … ON CONFLICT`: new addresses are created, existing ones updated only with
  * `update_existing` (name replaced when given, tags added, metadata merged), else skipped.
@@ -10,18 +11,16 @@
  * `confirmed`), and each new pending member's confirmation mail is queued in it too, one queue
  * write per batch of rows.
  */
-import type { Readable } from "node:stream"
 import { SqlClient } from "@effect/sql"
-import { parse } from "csv-parse"
 import { Clock, Data, Effect, Fiber } from "effect"
 import { QueueSignal } from "../../db/QueueSignal.ts"
 import { newId } from "../../lib/ids.ts"
 import { jsonBytesUpTo, jsonDepth, MAX_METADATA_BYTES, MAX_METADATA_DEPTH } from "../../http/bounds.ts"
-import { NUL_BYTE } from "../../http/storable-input.ts"
 import { isEmailAddress } from "../../lib/email.ts"
 import { addQueued, ConfirmationMail, NOTHING_QUEUED } from "../lists/confirmation-mail.ts"
 import { addMemberships, listsOfKey } from "../lists/memberships.ts"
 import { cleanTags, type Owner } from "./Contacts.ts"
+import type { CompactRow } from "./csv-read.ts"
 import { MetadataTooLarge, refuseMetadataGrowth } from "./metadata-bound.ts"
 
 export interface ImportRow {
@@ -71,9 +70,6 @@ export class TooManyInvalid extends Data.TaggedError("TooManyInvalid")<{
 
 /** `list_ids` naming lists that are not the key's (unknown, or another key's). */
 export class UnknownLists extends Data.TaggedError("UnknownLists")<{ readonly ids: ReadonlyArray<string> }> {}
-
-/** A CSV body that cannot be read as CSV, or is over MAX_JSON_MB while streamed. */
-export class CsvRejected extends Data.TaggedError("CsvRejected")<{ readonly tooLarge: boolean; readonly message: string }> {}
 
 const MAX_ERRORS = 100
 const BATCH = 2000
@@ -198,14 +194,7 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
       let running: Fiber.RuntimeFiber<void, Effect.Effect.Error<ReturnType<typeof writeBatch>>> | undefined
       for (let start = 0; start < all.length; start += BATCH) {
         const batch = all.slice(start, start + BATCH)
-        const json = JSON.stringify(batch.map((r) => ({
-          source_row: r.row,
-          id: newId("ct"),
-          email: r.email,
-          name: r.name,
-          tags: extraTags.length === 0 ? r.tags : cleanTags([...r.tags, ...extraTags]),
-          metadata: r.metadata
-        })))
+        const json = yield* batchJson(batch, extraTags)
         if (running !== undefined) yield* Fiber.join(running)
         running = yield* Effect.fork(writeBatch(batch, json))
       }
@@ -226,84 +215,71 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
     return result
   })
 
-/**
- * What each CSV column holds, read once from the header row: email, name and tags are recognised
- * in any case; every other named column is a metadata key as written.
- */
-const csvColumns = (header: ReadonlyArray<string>) =>
-  header.map((column) => {
-    const key = column.trim()
-    const lower = key.toLowerCase()
-    return lower === "email" || lower === "name" || lower === "tags" ? lower : key === "" ? null : { metadata: key }
-  })
+/** Lets the event loop serve what is waiting (setImmediate: after I/O, unlike a microtask or Effect.yieldNow). */
+const nextTurn = Effect.async<void>((resume) => {
+  const turn = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(turn))
+})
 
-const csvRow = (columns: ReturnType<typeof csvColumns>, record: ReadonlyArray<string>): ImportRow => {
-  let email = ""
-  let name: string | null = null
-  let tags: Array<string> = []
-  const metadata: Record<string, unknown> = {}
-  for (let i = 0; i < columns.length; i++) {
-    const column = columns[i]
-    const value = record[i] ?? ""
-    if (column === "email") email = value
-    else if (column === "name") name = value.trim() === "" ? null : value.trim()
-    else if (column === "tags") tags = value.split(";")
-    else if (column != null && value !== "") metadata[column.metadata] = value
-  }
-  return { email, name, tags, metadata }
+/**
+ * The longest an import works on the main thread before letting other requests in. Measured, not
+ * counted in rows: a row may be an address or a thousand metadata cells. (Scheduling, not a due
+ * time: performance.now, not the Clock.)
+ */
+const SLICE_MS = 5
+
+/** A yield point for loops over rows: call it after each row; it yields once a slice is used up. */
+const slicer = () => {
+  let sliceStart = performance.now()
+  return Effect.suspend(() => {
+    if (performance.now() - sliceStart < SLICE_MS) return Effect.void
+    return Effect.tap(nextTurn, () => (sliceStart = performance.now()))
+  })
 }
 
 /**
- * Streams a CSV body through csv-parse into `rows`, within `maxBytes`. Past the limit the rest of
- * the body is read and dropped (not destroyed: the client gets its 413 on a usable connection).
+ * One batch's rows as the JSON text jsonb_to_recordset reads, row by row in slices: 2,000 contacts
+ * with wide metadata are megabytes of JSON, and one JSON.stringify of them held the event loop for
+ * a second and more.
  */
-export const readCsv = (source: Readable, maxBytes: number, rows: ImportRows) =>
-  Effect.async<void, CsvRejected>((resume) => {
-    const parser = parse({ bom: true, skip_empty_lines: true, relax_column_count: true })
-    let columns: ReturnType<typeof csvColumns> | null = null
-    let size = 0
-    let done = false
-    const finish = (result: Effect.Effect<void, CsvRejected>) => {
-      if (done) return
-      done = true
-      source.resume()
-      resume(result)
+const batchJson = (
+  batch: ReadonlyArray<{ row: number; email: string; name: string | null; tags: Array<string>; metadata: Readonly<Record<string, unknown>> }>,
+  extraTags: ReadonlyArray<string>
+) =>
+  Effect.gen(function*() {
+    const parts: Array<string> = []
+    const pause = slicer()
+    for (const r of batch) {
+      parts.push(JSON.stringify({
+        source_row: r.row,
+        id: newId("ct"),
+        email: r.email,
+        name: r.name,
+        tags: extraTags.length === 0 ? r.tags : cleanTags([...r.tags, ...extraTags]),
+        metadata: r.metadata
+      }))
+      yield* pause
     }
-    parser.on("readable", () => {
-      let record: Array<string> | null
-      while (!done && (record = parser.read()) !== null) {
-        if (columns === null) {
-          columns = csvColumns(record)
-          if (!columns.includes("email")) {
-            finish(Effect.fail(new CsvRejected({ tooLarge: false, message: "The CSV header row has no email column" })))
-          }
-        } else {
-          rows.add(csvRow(columns, record))
-        }
+    return `[${parts.join(",")}]`
+  })
+
+/**
+ * The rows the CSV reader made in its worker (csv-read.ts), added to `rows` a chunk (at most
+ * CHUNK_ROWS rows, CHUNK_VALUES cells) at a time, in slices between which other requests are
+ * served. Each row costs its own cells: the metadata is rebuilt from the `[key index, value]`
+ * pairs the row carries.
+ */
+export const addCsvRows = (read: { readonly keys: ReadonlyArray<string>; readonly chunks: ReadonlyArray<string> }, rows: ImportRows) =>
+  Effect.gen(function*() {
+    const pause = slicer()
+    for (const chunk of read.chunks) {
+      for (const [email, name, tags, pairs] of JSON.parse(chunk) as Array<CompactRow>) {
+        // No prototype: a column named __proto__ is a metadata key like any other.
+        const metadata: Record<string, unknown> = Object.create(null)
+        for (let i = 0; i < pairs.length; i += 2) metadata[read.keys[pairs[i] as number]!] = pairs[i + 1]
+        rows.add({ email, name, tags, metadata })
+        yield* pause
       }
-    })
-    parser.on("error", (error) => finish(Effect.fail(new CsvRejected({ tooLarge: false, message: `Invalid CSV: ${error.message}` }))))
-    parser.on("end", () => {
-      if (columns === null) finish(Effect.fail(new CsvRejected({ tooLarge: false, message: "The CSV body is empty: a header row with an email column is required" })))
-      else finish(Effect.void)
-    })
-    source.on("data", (chunk: Buffer) => {
-      if (done) return
-      // The one thing a UTF-8 body can hold that PostgreSQL cannot store (http/storable-input.ts).
-      if (chunk.includes(NUL_BYTE)) {
-        finish(Effect.fail(new CsvRejected({ tooLarge: false, message: "The CSV body holds a NUL (U+0000) character, which cannot be stored" })))
-        return
-      }
-      size += chunk.length
-      if (size > maxBytes) {
-        finish(Effect.fail(new CsvRejected({ tooLarge: true, message: `The request body is over the limit of ${maxBytes} bytes (MAX_JSON_MB)` })))
-        return
-      }
-      if (!parser.write(chunk)) {
-        source.pause()
-        parser.once("drain", () => done || source.resume())
-      }
-    })
-    source.once("end", () => done || parser.end())
-    source.once("error", (error) => finish(Effect.fail(new CsvRejected({ tooLarge: false, message: `The request body could not be read: ${error.message}` }))))
+      yield* pause
+    }
   })

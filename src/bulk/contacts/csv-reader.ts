@@ -1,0 +1,111 @@
+/**
+ * The contact import's CSV reader: a small pool of worker threads (src/lib/worker-pool.ts) running
+ * csv-worker.ts, so that reading a CSV body — csv-parse is a few seconds of CPU for a MAX_JSON_MB
+ * body — never holds the main thread, and a body that takes longer than
+ * HERALD_IMPORT_PARSE_TIMEOUT_S ends with its worker terminated, not with a check between steps.
+ *
+ * The pool starts at the first CSV import, not with the appliance: most appliances never import a
+ * CSV, and each worker is a thread with its own heap. Every read goes through `read`, which takes
+ * the account: the place where one account's share of the workers is decided.
+ */
+import { Data, Duration, Effect, Scope } from "effect"
+import { AppConfig } from "../../config/app-config.ts"
+import { makeWorkerPool, type WorkerTaskError } from "../../lib/worker-pool.ts"
+import { type CsvReadLimits, type CsvReadResult, readCsv } from "./csv-read.ts"
+
+/** Columns of a CSV import's header row: far more than any export of a contact list carries. */
+export const MAX_CSV_COLUMNS = 1_000
+
+/**
+ * Bytes of one CSV record (the header, or one contact with its quoted line breaks): a contact at
+ * every bound of its fields (address, name, 100 tags of 100 characters, metadata) fits many times.
+ */
+export const MAX_CSV_LINE_BYTES = 128 * 1024
+
+/**
+ * Non-empty cells one CSV import may hold, per byte of MAX_JSON_MB: one per 4 bytes admits any
+ * real export (a cell and its comma are rarely under 4 bytes on average) and bounds what the main
+ * thread builds from a body whose metadata keys are written once, in its header.
+ */
+export const CSV_BYTES_PER_VALUE = 4
+
+/** A worker's heap: the body, csv-parse's state and the rows' JSON texts, a few times MAX_JSON_MB. */
+const WORKER_MEMORY_MB = 256
+
+const CSV_WORKER = new URL("./csv-worker.ts", import.meta.url)
+
+/** The CSV import could not be read: `reason` decides the answer (Http.ts). */
+export class CsvRejected extends Data.TaggedError("CsvRejected")<{
+  /** `invalid` 400, `size` 413 (the body or what it holds), `busy` 429 (every reader taken), `unavailable`: the pool is shut down. */
+  readonly reason: "invalid" | "size" | "busy" | "unavailable"
+  readonly message: string
+  readonly param?: string | undefined
+}> {}
+
+export const csvReadLimits = (maxJsonBytes: number): CsvReadLimits => ({
+  maxColumns: MAX_CSV_COLUMNS,
+  maxLineBytes: MAX_CSV_LINE_BYTES,
+  maxValues: Math.floor(maxJsonBytes / CSV_BYTES_PER_VALUE)
+})
+
+/** A task's failure in the pool as the import's refusal. */
+const rejected = (error: WorkerTaskError, timeoutMs: number): CsvRejected => {
+  switch (error.reason) {
+    case "timeout":
+      return new CsvRejected({
+        reason: "invalid",
+        message: `The CSV could not be read within ${timeoutMs / 1000} s (HERALD_IMPORT_PARSE_TIMEOUT_S): split it into smaller imports`
+      })
+    case "memory":
+      return new CsvRejected({ reason: "size", message: `The CSV needed more than ${WORKER_MEMORY_MB} MB to read: split it into smaller imports` })
+    case "failed":
+    case "crashed":
+      return new CsvRejected({ reason: "invalid", message: `The CSV could not be read: ${error.message}` })
+    case "busy":
+      return new CsvRejected({ reason: "busy", message: "Every CSV reader is taken and others wait already: try again in a few seconds" })
+    case "shutdown":
+      return new CsvRejected({ reason: "unavailable", message: "The appliance is shutting down" })
+  }
+}
+
+export class CsvReader extends Effect.Service<CsvReader>()("herald/CsvReader", {
+  scoped: Effect.gen(function*() {
+    const config = yield* AppConfig
+    const limits = csvReadLimits(config.maxJsonBytes)
+    const timeoutMs = config.importParseTimeoutMs
+    const scope = yield* Effect.scope
+    // Made once, at the first read, and closed with the appliance (its workers terminated).
+    const pool = yield* Effect.cached(Scope.extend(
+      makeWorkerPool<CsvReadResult>({
+        name: "CSV import reader",
+        file: CSV_WORKER,
+        size: config.importWorkers,
+        // One body per worker: a second one queued behind a body that runs to its deadline would wait
+        // that long, then fail with it when the worker is replaced.
+        pipeline: 1,
+        // Each waiting body is held in memory (up to MAX_JSON_MB): two per worker, then 429.
+        queue: 2 * config.importWorkers,
+        timeout: Duration.millis(timeoutMs),
+        maxMemoryMb: WORKER_MEMORY_MB,
+        workerData: limits,
+        inProcess: (bytes) => Promise.resolve(readCsv(bytes, limits))
+      }),
+      scope
+    ))
+
+    /**
+     * Reads `accountId`'s CSV body in a worker; the bytes are handed over (not to be read again).
+     * A refusal of the CSV itself (a cap, invalid CSV) is a `CsvRejected` like the pool's failures.
+     */
+    const read = (accountId: string, bytes: Uint8Array) =>
+      Effect.flatMap(pool, (workers) => workers.run(bytes)).pipe(
+        Effect.mapError((error) => rejected(error, timeoutMs)),
+        Effect.flatMap((result) =>
+          result.ok ? Effect.succeed(result) : Effect.fail(new CsvRejected({ reason: result.kind, message: result.message, param: result.param }))
+        ),
+        Effect.annotateLogs({ account_id: accountId })
+      )
+
+    return { read, limits }
+  })
+}) {}

@@ -91,6 +91,9 @@ export const conflict = (message: string, code = "conflict") =>
   new ConflictError({ type: "invalid_request_error", code, message })
 export const payloadTooLarge = (message: string, param?: string) =>
   new PayloadTooLargeError({ type: "invalid_request_error", code: "payload_too_large", message, param })
+/** A read that hit its statement timeout (HERALD_QUERY_TIMEOUT_MS): `param` names what to narrow. */
+export const queryTooExpensive = (message: string, param?: string) =>
+  new UnprocessableError({ type: "invalid_request_error", code: "query_too_expensive", message, param })
 export const internalError = (message = "Internal error") =>
   new InternalError({ type: "api_error", code: "internal_error", message })
 

@@ -6,7 +6,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
-import { NotFound } from "../../http/errors.ts"
+import { NotFound, Unprocessable } from "../../http/errors.ts"
 
 const Rates = Schema.Struct({
   open: Schema.Number.annotations({ description: "opens_unique / delivered" }),
@@ -74,10 +74,11 @@ export class AnalyticsGroup extends HttpApiGroup.make("analytics")
       .addSuccess(CampaignAnalytics)
       .addSuccess(Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/csv" })))
       .addError(NotFound)
+      .addError(Unprocessable)
       .annotate(OpenApi.Summary, "A campaign's analytics; format=csv streams its per-recipient detail as text/csv")
   )
   .add(
-    HttpApiEndpoint.get("rates", "/v1/bulk/analytics/rates").setUrlParams(RatesParams).addSuccess(RatesReport)
+    HttpApiEndpoint.get("rates", "/v1/bulk/analytics/rates").setUrlParams(RatesParams).addSuccess(RatesReport).addError(Unprocessable)
       .annotate(OpenApi.Summary, "Consolidated figures of every campaign of the key over the period, by event time")
   )
   .middleware(Authentication)

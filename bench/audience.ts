@@ -29,6 +29,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Statement } from "@effect/sql"
 import { Effect, Layer, Redacted } from "effect"
 import pg from "pg"
+import { AppConfigLive } from "../src/config/app-config.ts"
 import { Segments } from "../src/bulk/segments/Segments.ts"
 import type { SegmentRules } from "../src/bulk/segments/rules.ts"
 import { newId } from "../src/lib/ids.ts"
@@ -207,7 +208,7 @@ const explainPreview = async (databaseUrl: string, owner: { accountId: string; k
     return Effect.succeed(statement)
   })
   await Effect.runPromise(Effect.flatMap(Segments, (s) => s.preview(owner, { rules: RULES, limit: 10 })).pipe(
-    Effect.provide(Segments.Default.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(databaseUrl) })), Layer.provide(capture))),
+    Effect.provide(Segments.Default.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(databaseUrl) })), Layer.provide(AppConfigLive), Layer.provide(capture))),
     Effect.scoped
   ))
   const [text, params] = captured.find(([t]) => t.includes("WITH matched")) ?? captured[captured.length - 1]!

@@ -13,7 +13,7 @@
  * `HERALD_LONG_QUERY_TIMEOUT_MS` for the bulk work that legitimately runs long (freezing a
  * campaign's audience, an import, a fan-out batch), sized by bench/audience.ts.
  */
-import { SqlClient } from "@effect/sql"
+import type { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { Data, Effect } from "effect"
 
@@ -42,20 +42,16 @@ export const isStatementTimeout = (e: unknown): boolean =>
  * The transaction holds one pooled connection for the effect's duration: use it around reads, not
  * around work that waits on anything but the database.
  */
-export const withStatementTimeout = (ms: number, narrow: Narrowing) =>
-<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError | QueryTooExpensive, R | SqlClient.SqlClient> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.withTransaction(
-      Effect.zipRight(sql`SELECT set_config('statement_timeout', ${String(Math.max(1, Math.round(ms)))}, true)`, effect)
-    )).pipe(
-      Effect.catchIf((e) => isStatementTimeout(e), () =>
-        Effect.fail(new QueryTooExpensive({ param: narrow.param, message: narrow.message, timeoutMs: ms })))
-    )
+export const withStatementTimeout = (sql: SqlClient.SqlClient, ms: number, narrow: Narrowing) =>
+<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError | QueryTooExpensive, R> =>
+  sql.withTransaction(Effect.zipRight(setStatementTimeout(sql, ms), effect)).pipe(
+    Effect.catchIf((e) => isStatementTimeout(e), () =>
+      Effect.fail(new QueryTooExpensive({ param: narrow.param, message: narrow.message, timeoutMs: ms })))
+  )
 
 /**
  * Within a transaction already open (the long bulk work opens its own): its statements from here on
  * get at most `ms` each, until it ends.
  */
-export const setStatementTimeout = (ms: number) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.asVoid(sql`SELECT set_config('statement_timeout', ${String(Math.max(1, Math.round(ms)))}, true)`))
+export const setStatementTimeout = (sql: SqlClient.SqlClient, ms: number): Effect.Effect<void, SqlError> =>
+  Effect.asVoid(sql`SELECT set_config('statement_timeout', ${String(Math.max(1, Math.round(ms)))}, true)`)

@@ -51,7 +51,7 @@ export class Analytics extends Effect.Service<Analytics>()("herald/Analytics", {
     const exports = yield* ExportDatabase
     const { queryTimeoutMs } = yield* AppConfig
     /** A campaign's figures are read by id: nothing to narrow but the request itself. */
-    const campaignDeadline = withStatementTimeout(queryTimeoutMs, {
+    const campaignDeadline = withStatementTimeout(sql, queryTimeoutMs, {
       message: `The campaign's analytics took longer than ${queryTimeoutMs} ms to read; try again later`
     })
 
@@ -170,7 +170,7 @@ export class Analytics extends Effect.Service<Analytics>()("herald/Analytics", {
           unsubs: facts.unsubs
         }
         return { period, from: from.toISOString(), to: to.toISOString(), ...counts, rates: ratesOf(counts) }
-      }).pipe(withStatementTimeout(queryTimeoutMs, {
+      }).pipe(withStatementTimeout(sql, queryTimeoutMs, {
         param: "period",
         message: `The rates over ${period} took longer than ${queryTimeoutMs} ms to read: ask for a shorter period`
       }))

@@ -9,6 +9,7 @@ import { CurrentKey } from "../../http/auth.ts"
 import { readBodyWithin } from "../../http/body-reader.ts"
 import { jsonBoundsProblem } from "../../http/bounded-json.ts"
 import {
+  answerQueryTooExpensive,
   BadRequestError,
   conflict,
   type ConflictError,
@@ -175,7 +176,10 @@ export const ContactsHttpLive = HttpApiBuilder.group(HeraldApi, "contacts", (han
 
     return handlers
       .handle("create", ({ payload }) => Effect.flatMap(CurrentKey, (me) => contacts.create(me, payload)).pipe(Effect.catchAll(answer)))
-      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentKey, (me) => contacts.list(me, urlParams)).pipe(Effect.orDie))
+      .handle("list", ({ urlParams }) =>
+        Effect.flatMap(CurrentKey, (me) => contacts.list(me, urlParams)).pipe(
+          Effect.catchTags({ QueryTooExpensive: answerQueryTooExpensive, SqlError: Effect.die })
+        ))
       .handleRaw("import", ({ request, urlParams }) => importContacts(request, urlParams))
       .handle("importPreview", ({ payload }) =>
         Effect.flatMap(CurrentKey, (me) => preview(me, Array.isArray(payload) ? payload : (payload as { emails: ReadonlyArray<string> }).emails)).pipe(Effect.orDie))
@@ -183,5 +187,7 @@ export const ContactsHttpLive = HttpApiBuilder.group(HeraldApi, "contacts", (han
       .handle("update", ({ path, payload }) => Effect.flatMap(CurrentKey, (me) => contacts.update(me, path.id, payload)).pipe(Effect.catchAll(answer)))
       .handle("remove", ({ path }) => Effect.flatMap(CurrentKey, (me) => contacts.remove(me, path.id)).pipe(Effect.catchAll(answer)))
       .handle("engagement", ({ path, urlParams }) =>
-        Effect.flatMap(CurrentKey, (me) => contacts.engagement(me, path.email, urlParams.limit, urlParams.offset)).pipe(Effect.catchAll(answer)))
+        Effect.flatMap(CurrentKey, (me) => contacts.engagement(me, path.email, urlParams.limit, urlParams.offset)).pipe(
+          Effect.catchAll((e) => e._tag === "QueryTooExpensive" ? answerQueryTooExpensive(e) : answer(e))
+        ))
   }))

@@ -114,7 +114,7 @@ export class AuditLog extends Effect.Service<AuditLog>()("herald/AuditLog", {
           SELECT count(*) AS total FROM deliveries d JOIN messages m ON m.id = d.message_id WHERE ${conditions(q)}`
         const rows = yield* sql<Row>`${select(q)} LIMIT ${page.limit} OFFSET ${page.offset}`
         return { total: Number(count?.total ?? 0), items: rows.map(item) }
-      }).pipe(withStatementTimeout(queryTimeoutMs, narrowing(q)))
+      }).pipe(withStatementTimeout(sql, queryTimeoutMs, narrowing(q)))
 
     /**
      * Every matching delivery, in the same order, read through a server-side cursor a batch at a

@@ -24,6 +24,7 @@ import {
 } from "../../http/errors.ts"
 import { isEmailAddress } from "../../lib/email.ts"
 import { QueueSignal } from "../../db/QueueSignal.ts"
+import type { QueryTooExpensive } from "../../db/statement-timeout.ts"
 import { ConfirmationMail } from "../lists/confirmation-mail.ts"
 import { type ConfirmationRefusal, confirmationRefusal } from "../lists/Http.ts"
 import { ImportRequest } from "./Api.ts"
@@ -35,8 +36,8 @@ type Failure = ContactNotFound | ContactExists | StillSuppressed | TooManyInvali
 type Answer = NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | UnprocessableError
 
 /** An import may also meet the confirmation mail's refusals (lists with double opt-in). */
-const answerImport = (e: Failure | ConfirmationRefusal): Effect.Effect<never, Answer | ForbiddenError | RateLimitedError> =>
-  e._tag === "ContactNotFound" || e._tag === "ContactExists" || e._tag === "StillSuppressed" || e._tag === "TooManyInvalid"
+const answerImport = (e: Failure | ConfirmationRefusal | QueryTooExpensive): Effect.Effect<never, Answer | ForbiddenError | RateLimitedError> =>
+  e._tag === "QueryTooExpensive" ? answerQueryTooExpensive(e) : e._tag === "ContactNotFound" || e._tag === "ContactExists" || e._tag === "StillSuppressed" || e._tag === "TooManyInvalid"
     || e._tag === "CsvRejected" || e._tag === "UnknownLists" || e._tag === "SqlError"
     ? answer(e)
     : confirmationRefusal(e)
@@ -88,7 +89,11 @@ export const ContactsHttpLive = HttpApiBuilder.group(HeraldApi, "contacts", (han
     const signal = yield* QueueSignal
     const sql = yield* SqlClient.SqlClient
     const config = yield* AppConfig
-    const gate: ImportGate = { validationMin: config.importValidationMin, maxInvalidPct: config.importMaxInvalidPct }
+    const gate: ImportGate = {
+      validationMin: config.importValidationMin,
+      maxInvalidPct: config.importMaxInvalidPct,
+      statementTimeoutMs: config.longQueryTimeoutMs
+    }
     const bodyLimits = {
       maxBytes: config.maxJsonBytes,
       limitName: "MAX_JSON_MB",

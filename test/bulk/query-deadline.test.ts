@@ -7,7 +7,9 @@
  *
  * The audience is small (5,000 contacts, DESIGN "Test sizes") and the timeout small to match:
  * 50 `custom contains` rules matched with `any`, over 2 KB of metadata each, cost about a second of
- * PostgreSQL time here, ten times the configured 100 ms.
+ * PostgreSQL time here, ten times the configured 100 ms. The same rules as a campaign's segment
+ * make its freeze (the long work's own limit, HERALD_LONG_QUERY_TIMEOUT_MS, here 1 s) run for
+ * seconds: stopped too, answered 422 and rolled back.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database.ts"
@@ -15,6 +17,8 @@ import { newSender, type Sender, type SendingApp, sendBody, startSendingApp } fr
 
 const CONTACTS = 5_000
 const TIMEOUT_MS = 100
+/** The long work's limit at its smallest: the same rules freeze for several seconds here. */
+const LONG_TIMEOUT_MS = 1_000
 
 let rig: SendingApp
 let attacker: Sender
@@ -29,7 +33,7 @@ const expensiveRules = {
 }
 
 beforeAll(async () => {
-  rig = await startSendingApp({ HERALD_QUERY_TIMEOUT_MS: String(TIMEOUT_MS) })
+  rig = await startSendingApp({ HERALD_QUERY_TIMEOUT_MS: String(TIMEOUT_MS), HERALD_LONG_QUERY_TIMEOUT_MS: String(LONG_TIMEOUT_MS) })
   attacker = rig.sender
   other = await newSender(rig.app, rig.dns, { packageId: "growth" })
   for (const owner of [attacker, other]) {
@@ -84,5 +88,25 @@ describe("a segment preview past HERALD_QUERY_TIMEOUT_MS", () => {
       expect(res.status).toBe(422)
       expect(res.json.error.code).toBe("query_too_expensive")
     }
+  })
+
+})
+
+describe("the long bulk work past HERALD_LONG_QUERY_TIMEOUT_MS", () => {
+  it("a campaign's freeze of its audience is stopped: 422 naming segment_id, the campaign still a draft", async () => {
+    const segment = await api("POST", "/v1/bulk/segments", attacker.token, { name: "expensive", rules: expensiveRules })
+    expect(segment.status).toBe(201)
+    const campaign = await api("POST", "/v1/bulk/campaigns", attacker.token, {
+      name: "Expensive", from_email: attacker.from, subject: "Hello", body_text: "Hello", segment_id: segment.json.id
+    })
+    expect(campaign.status).toBe(201)
+    const sent = await api("POST", `/v1/bulk/campaigns/${campaign.json.id}/send`, attacker.token)
+    expect(sent.status).toBe(422)
+    expect(sent.json.error).toMatchObject({ type: "invalid_request_error", code: "query_too_expensive", param: "segment_id" })
+    expect(sent.json.error.message).toContain("HERALD_LONG_QUERY_TIMEOUT_MS")
+    const after = await api("GET", `/v1/bulk/campaigns/${campaign.json.id}`, attacker.token)
+    expect(after.json.status).toBe("draft")
+    expect(await query(rig.app.databaseUrl, "SELECT count(*)::int AS n FROM campaign_recipients WHERE campaign_id = $1", [campaign.json.id]))
+      .toEqual([{ n: 0 }])
   })
 })

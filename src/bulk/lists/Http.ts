@@ -5,6 +5,7 @@ import { HeraldApi } from "../../http/api.ts"
 import { mailingAnswer, renderFailedAnswer } from "../http-answers.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import {
+  answerQueryTooExpensive,
   BadRequestError,
   conflict,
   type ConflictError,
@@ -12,6 +13,7 @@ import {
   notFound,
   type NotFoundError,
   type RateLimitedError,
+  type UnprocessableError,
   validationFailed
 } from "../../http/errors.ts"
 import type { AccountMissing } from "../../platform/usage/AccountLimits.ts"
@@ -72,7 +74,11 @@ export const ListsHttpLive = HttpApiBuilder.group(HeraldApi, "lists", (handlers)
       .handle("confirmation", ({ path, payload }) => Effect.flatMap(CurrentKey, (me) => lists.configure(me, path.id, payload)).pipe(Effect.catchAll(answer)))
       .handle("addMembers", ({ path, payload }) =>
         Effect.flatMap(CurrentKey, (me) => lists.addMembers(me, path.id, payload.contacts)).pipe(Effect.catchAll(answerAdding)))
-      .handle("members", ({ path, urlParams }) => Effect.flatMap(CurrentKey, (me) => lists.members(me, path.id, urlParams)).pipe(Effect.catchAll(answer)))
+      .handle("members", ({ path, urlParams }) =>
+        Effect.flatMap(CurrentKey, (me) => lists.members(me, path.id, urlParams)).pipe(
+          Effect.catchAll((e): Effect.Effect<never, UnprocessableError | BadRequestError | NotFoundError | ConflictError> =>
+            e._tag === "QueryTooExpensive" ? answerQueryTooExpensive(e) : answer(e))
+        ))
       .handle("removeMember", ({ path }) =>
         Effect.flatMap(CurrentKey, (me) => lists.removeMember(me, path.id, path.contact)).pipe(Effect.catchAll(answer)))
   }))

@@ -25,19 +25,23 @@
  *    When the median misses it (or BENCH_EXPLAIN=1), the preview's own statement — captured by
  *    running the Segments service in this process with a statement transformer — is shown with
  *    EXPLAIN (ANALYZE, BUFFERS).
- * BENCH_SEGMENT_CONTACTS=0 skips part 3. Prints figures; asserts nothing. The database is dropped at the end (BENCH_KEEP_DATABASE=1 keeps it).
+ * 4. Campaign freeze: a campaign to every contact of that key (a segment without rules), sent; the
+ *    send's transaction freezes its recipients in one statement under HERALD_LONG_QUERY_TIMEOUT_MS.
+ *    Printed beside that limit (issue 26: the long work's own limit, sized by this figure).
+ * BENCH_SEGMENT_CONTACTS=0 skips parts 3 and 4. Prints figures; asserts nothing. The database is dropped at the end (BENCH_KEEP_DATABASE=1 keeps it).
  */
 import * as fs from "node:fs"
 import { PgClient } from "@effect/sql-pg"
 import { Statement } from "@effect/sql"
 import { Effect, Layer, Redacted } from "effect"
 import pg from "pg"
+import { AppConfigLive } from "../src/config/app-config.ts"
 import { Segments } from "../src/bulk/segments/Segments.ts"
 import type { SegmentRules } from "../src/bulk/segments/rules.ts"
 import { csvReadLimits } from "../src/bulk/contacts/csv-reader.ts"
 import { readCsv } from "../src/bulk/contacts/csv-read.ts"
 import { newId } from "../src/lib/ids.ts"
-import { benchPostgres, createDatabase, freePort, spawnNode, sql, table, waitFor } from "./lib.ts"
+import { apiCaller, benchPostgres, createDatabase, freePort, spawnNode, sql, table, waitFor } from "./lib.ts"
 
 const IMPORT_MB = process.env["BENCH_IMPORT_MB"] === undefined ? undefined : Number(process.env["BENCH_IMPORT_MB"])
 const SEGMENT_CONTACTS = Number(process.env["BENCH_SEGMENT_CONTACTS"] ?? 1_000_000)
@@ -248,6 +252,34 @@ const preview = async (base: string, token: string) => {
   return { seconds: (performance.now() - started) / 1000, status: res.status, total: body.total ?? -1, sendable: body.sendable ?? -1 }
 }
 
+/** The appliance's limit for the long bulk work (src/config/app-config.ts default unless set). */
+const LONG_QUERY_TIMEOUT_MS = Number(process.env["HERALD_LONG_QUERY_TIMEOUT_MS"] ?? 300_000)
+
+/**
+ * A campaign to every contact of the key (a segment without rules), sent: the send's transaction
+ * freezes the recipients in one statement (src/bulk/campaigns/freeze.ts), under
+ * HERALD_LONG_QUERY_TIMEOUT_MS. The sender's domain is marked verified and the account's rate and
+ * quota lifted, as bench/lib.ts `benchSender` does.
+ */
+const freezeAudience = async (base: string, token: string, databaseUrl: string) => {
+  const call = apiCaller(base, token)
+  await call("POST", "/v1/client/domains", { domain: "bench.example" })
+  await sql(databaseUrl, "UPDATE domains SET verified_at = now()")
+  await sql(databaseUrl, "UPDATE accounts SET rate_per_min_override = 100000000, monthly_quota_override = 100000000")
+  const segment = await call("POST", "/v1/bulk/segments", { name: "everyone", rules: { match: "all", rules: [] } })
+  const campaign = await call("POST", "/v1/bulk/campaigns", {
+    name: "freeze", from_email: "news@bench.example", subject: "Freeze", body_text: "Hello", segment_id: segment["id"]
+  })
+  const pgCpu = await databaseCpu(databaseUrl)
+  const started = performance.now()
+  const res = await fetch(`${base}/v1/bulk/campaigns/${String(campaign["id"])}/send`, {
+    method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: "{}"
+  })
+  const seconds = (performance.now() - started) / 1000
+  const body = await res.json() as { total_contacts?: number }
+  return { seconds, status: res.status, total: body.total_contacts ?? -1, pgCpu: await pgCpu() }
+}
+
 /** The preview's statement as Segments compiles it, run under EXPLAIN (ANALYZE, BUFFERS). */
 const explainPreview = async (databaseUrl: string, owner: { accountId: string; keyId: string }) => {
   const captured: Array<readonly [string, ReadonlyArray<unknown>]> = []
@@ -256,7 +288,7 @@ const explainPreview = async (databaseUrl: string, owner: { accountId: string; k
     return Effect.succeed(statement)
   })
   await Effect.runPromise(Effect.flatMap(Segments, (s) => s.preview(owner, { rules: RULES, limit: 10 })).pipe(
-    Effect.provide(Segments.Default.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(databaseUrl) })), Layer.provide(capture))),
+    Effect.provide(Segments.Default.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(databaseUrl) })), Layer.provide(AppConfigLive), Layer.provide(capture))),
     Effect.scoped
   ))
   const [text, params] = captured.find(([t]) => t.includes("WITH matched")) ?? captured[captured.length - 1]!
@@ -346,6 +378,12 @@ try {
       if (median >= 1 || process.env["BENCH_EXPLAIN"] === "1") {
         await explainPreview(databaseUrl, { accountId, keyId: segmentKey.id })
       }
+
+      // 4: the freeze of a campaign to that whole audience, the longest statement a request starts.
+      const freeze = await freezeAudience(base, segmentKey.token, databaseUrl)
+      console.log(`\ncampaign freeze: ${freeze.total} recipients of ${SEGMENT_CONTACTS} contacts frozen in ${freeze.seconds.toFixed(2)} s `
+        + `(POST …/send → ${freeze.status}), PostgreSQL CPU ${freeze.pgCpu.toFixed(2)} s; `
+        + `limit HERALD_LONG_QUERY_TIMEOUT_MS ${LONG_QUERY_TIMEOUT_MS} ms (${(LONG_QUERY_TIMEOUT_MS / 1000 / freeze.seconds).toFixed(1)}× this freeze)`)
     }
   } finally {
     rss.stop()

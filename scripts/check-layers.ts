@@ -36,13 +36,13 @@ const RANKS: Record<string, number> = {
   platform: 30,
   events: 20,
   http: 20,
-  db: 10,
+  db: 12, // the floor is ordered too: the database reads its configuration, which uses lib's checks
   config: 10,
   lib: 0
 }
 
 const WHY: Record<string, string> = {
-  up: "areas import downwards only (api → bulk → transactional → mta/inbound/webhooks → platform → events/http → db/config/lib); " +
+  up: "areas import downwards only (api → bulk → transactional → mta/inbound/webhooks → platform → events/http → db → config → lib); " +
     "where a lower area must reach a higher one, it declares a Context.Tag (a port) and the higher area provides the Layer, wired in src/appliance.ts",
   peer: "peer areas do not import each other: what one needs of another comes through a service the composition root wires",
   cycle: "a cycle makes the files one unit that can only be understood, tested and moved together"

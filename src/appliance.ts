@@ -63,6 +63,7 @@ import { DeliveryQueue } from "./mta/queue/DeliveryQueue.ts"
 import { VerpSecret } from "./mta/VerpSecret.ts"
 import { DmarcReports } from "./platform/dmarc/DmarcReports.ts"
 import { QueueSignal, RemoteWakeupsLive } from "./db/QueueSignal.ts"
+import { ExportDatabase } from "./db/export-database.ts"
 import { DispatcherLive } from "./webhooks/Dispatcher.ts"
 import { WebhookEndpoints } from "./webhooks/WebhookEndpoints.ts"
 import { WebhookSender } from "./webhooks/WebhookSender.ts"
@@ -106,7 +107,7 @@ const CoreServicesLive = Layer.mergeAll(
   PublicTokens.Default,
   DmarcReports.Default,
   TrackingRecorder.Default
-).pipe(Layer.provideMerge(Layer.unwrapEffect(Effect.map(AppConfig, (config) => Dns.layer(config.dnsServers)))))
+).pipe(Layer.provideMerge(Layer.unwrapEffect(Effect.map(AppConfig, (config) => Dns.layer(config.dnsServers)))), Layer.provideMerge(ExportDatabase.Default))
 
 /** Bulk features: contacts, lists, segments, templates and the rendering engine campaigns, sequences and confirmation mail share. */
 const BulkServicesLive = Layer.mergeAll(

@@ -82,6 +82,14 @@ export interface AppConfigShape {
   readonly trackingRepeatMs: number
   readonly maxAttachmentBytes: number
   readonly maxTotalAttachmentsBytes: number
+  /** HERALD_QUERY_TIMEOUT_MS: statement timeout of the reads a request runs (src/db/statement-timeout.ts). */
+  readonly queryTimeoutMs: number
+  /** HERALD_LONG_QUERY_TIMEOUT_MS: statement timeout of the bulk work that runs long (freeze, import, fan-out). */
+  readonly longQueryTimeoutMs: number
+  /** HERALD_EXPORT_POOL_MAX: connections of the CSV exports' own pool (src/db/export-database.ts). */
+  readonly exportPoolMax: number
+  /** HERALD_EXPORT_WRITE_TIMEOUT_S in milliseconds: an export whose client takes nothing for this long is ended. */
+  readonly exportWriteTimeoutMs: number
 }
 
 export class AppConfig extends Context.Tag("herald/AppConfig")<AppConfig, AppConfigShape>() {}
@@ -228,7 +236,11 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   trackingRepeatMs: checked("HERALD_TRACKING_REPEAT_SECONDS", Config.number(), "must be zero or more seconds", (n) => n >= 0, 60)
     .pipe(Config.map((s) => Math.round(s * 1000))),
   maxAttachmentBytes: megabytes("MAX_ATTACHMENT_MB", 10),
-  maxTotalAttachmentsBytes: megabytes("MAX_TOTAL_ATTACHMENTS_MB", 20)
+  maxTotalAttachmentsBytes: megabytes("MAX_TOTAL_ATTACHMENTS_MB", 20),
+  queryTimeoutMs: atLeast("HERALD_QUERY_TIMEOUT_MS", 100, 5_000),
+  longQueryTimeoutMs: atLeast("HERALD_LONG_QUERY_TIMEOUT_MS", 1_000, 300_000),
+  exportPoolMax: atLeast("HERALD_EXPORT_POOL_MAX", 1, 3),
+  exportWriteTimeoutMs: atLeast("HERALD_EXPORT_WRITE_TIMEOUT_S", 1, 30).pipe(Config.map((s) => s * 1000))
 }).pipe(
   Config.map((raw) => {
     const baseUrl = Option.getOrElse(raw.baseUrl, () => `http://localhost:${raw.httpPort}`)

@@ -7,7 +7,7 @@
  * Types and codes follow the spec's table plus `DESIGN.md` "Rules shared by several issues".
  */
 import { HttpApiSchema } from "@effect/platform"
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 
 export const ErrorBody = Schema.Struct({
   type: Schema.String,
@@ -97,6 +97,12 @@ export const payloadTooLarge = (message: string, param?: string) =>
  */
 export const confirmationRecentlySent = (message: string) =>
   new RateLimitedError({ type: "rate_limit_error", code: "confirmation_recently_sent", message })
+/** A read that hit its statement timeout (HERALD_QUERY_TIMEOUT_MS): `param` names what to narrow. */
+export const queryTooExpensive = (message: string, param?: string) =>
+  new UnprocessableError({ type: "invalid_request_error", code: "query_too_expensive", message, param })
+/** src/db/statement-timeout.ts's QueryTooExpensive as the API's 422. */
+export const answerQueryTooExpensive = (e: { readonly message: string; readonly param: string | undefined }) =>
+  Effect.fail(queryTooExpensive(e.message, e.param))
 export const internalError = (message = "Internal error") =>
   new InternalError({ type: "api_error", code: "internal_error", message })
 

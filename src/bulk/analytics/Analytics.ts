@@ -15,8 +15,10 @@
  * complaint and the unsubscribe.
  */
 import { SqlClient } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Data, Effect, Stream } from "effect"
+import { AppConfig } from "../../config/app-config.ts"
+import { ExportDatabase } from "../../db/export-database.ts"
+import { withStatementTimeout } from "../../db/statement-timeout.ts"
 import type { Owner } from "../templates/Templates.ts"
 import { type HourCounts, ratesOf, timelineOf } from "./figures.ts"
 import { DETAIL_WINDOW_DAYS } from "../tracking/store.ts"
@@ -46,6 +48,12 @@ const int = (v: unknown) => Number(v ?? 0)
 export class Analytics extends Effect.Service<Analytics>()("herald/Analytics", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const exports = yield* ExportDatabase
+    const { queryTimeoutMs } = yield* AppConfig
+    /** A campaign's figures are read by id: nothing to narrow but the request itself. */
+    const campaignDeadline = withStatementTimeout(sql, queryTimeoutMs, {
+      message: `The campaign's analytics took longer than ${queryTimeoutMs} ms to read; try again later`
+    })
 
     const campaignOf = (owner: Owner, id: string) =>
       Effect.gen(function*() {
@@ -111,31 +119,32 @@ export class Analytics extends Effect.Service<Analytics>()("herald/Analytics", {
           ),
           detail_window_days: DETAIL_WINDOW_DAYS
         }
-      })
+      }).pipe(campaignDeadline)
 
     /**
      * The campaign's recipients (one delivery each), by address, read through a cursor (the CSV
      * export, as the audit log's): `sent_at` when the far side accepted it (kept also when a DSN
-     * came later), the first human open and first click while their detail is kept.
+     * came later), the first human open and first click while their detail is kept. On the
+     * exports' own pool, one export of the account at a time (src/db/export-database.ts).
      */
     const recipients = (owner: Owner, id: string) =>
-      Effect.map(campaignOf(owner, id), (): Stream.Stream<RecipientDetail, SqlError> =>
-        sql<{ email: string; state: string; sent_at: Date | null; first_opened_at: Date | null; first_clicked_at: Date | null }>`
+      Effect.flatMap(campaignOf(owner, id), () =>
+        exports.open(owner.accountId, sql<{ email: string; state: string; sent_at: Date | null; first_opened_at: Date | null; first_clicked_at: Date | null }>`
           SELECT d.recipient AS email, d.state,
             coalesce((SELECT min(a.at) FROM delivery_attempts a WHERE a.delivery_id = d.id AND a.outcome = 'sent'),
               CASE WHEN d.state = 'sent' THEN d.completed_at END) AS sent_at,
             r.first_opened_at, r.first_clicked_at
           FROM messages m JOIN deliveries d ON d.message_id = m.id
           LEFT JOIN tracking_recipients r ON r.campaign_id = m.campaign_id AND r.email = lower(d.recipient)
-          WHERE m.campaign_id = ${id} ORDER BY lower(d.recipient) COLLATE "C", d.id`.stream.pipe(
-          Stream.map((row) => ({
-            email: row.email,
-            status: row.state === "sent" ? "delivered" : row.state,
-            sent_at: iso(row.sent_at),
-            first_opened_at: iso(row.first_opened_at),
-            first_clicked_at: iso(row.first_clicked_at)
-          }))
-        ))
+          WHERE m.campaign_id = ${id} ORDER BY lower(d.recipient) COLLATE "C", d.id`, {
+          message: `The campaign's recipients took longer than ${queryTimeoutMs} ms to start reading; try again later`
+        }).pipe(Effect.map(Stream.map((row): RecipientDetail => ({
+          email: row.email,
+          status: row.state === "sent" ? "delivered" : row.state,
+          sent_at: iso(row.sent_at),
+          first_opened_at: iso(row.first_opened_at),
+          first_clicked_at: iso(row.first_clicked_at)
+        })))))
 
     /** Every campaign of the key over the last `period`, by event time. */
     const rates = (owner: Owner, period: RatePeriod) =>
@@ -161,7 +170,10 @@ export class Analytics extends Effect.Service<Analytics>()("herald/Analytics", {
           unsubs: facts.unsubs
         }
         return { period, from: from.toISOString(), to: to.toISOString(), ...counts, rates: ratesOf(counts) }
-      })
+      }).pipe(withStatementTimeout(sql, queryTimeoutMs, {
+        param: "period",
+        message: `The rates over ${period} took longer than ${queryTimeoutMs} ms to read: ask for a shorter period`
+      }))
 
     return { analytics, recipients, rates } as const
   })

@@ -6,7 +6,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
-import { NotFound } from "../../http/errors.ts"
+import { NotFound, Unprocessable } from "../../http/errors.ts"
 import { IdText } from "../../http/bounds.ts"
 
 /** The definition the totals, the timeline and top_links count by (src/bulk/tracking/windows.ts). */
@@ -84,11 +84,12 @@ export class AnalyticsGroup extends HttpApiGroup.make("analytics")
       .addSuccess(CampaignAnalytics)
       .addSuccess(Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/csv" })))
       .addError(NotFound)
+      .addError(Unprocessable)
       .annotate(OpenApi.Summary, "A campaign's analytics; format=csv streams its per-recipient detail as text/csv")
       .annotate(OpenApi.Description, OPENS_AND_CLICKS)
   )
   .add(
-    HttpApiEndpoint.get("rates", "/v1/bulk/analytics/rates").setUrlParams(RatesParams).addSuccess(RatesReport)
+    HttpApiEndpoint.get("rates", "/v1/bulk/analytics/rates").setUrlParams(RatesParams).addSuccess(RatesReport).addError(Unprocessable)
       .annotate(OpenApi.Summary, "Consolidated figures of every campaign of the key over the period, by event time")
       .annotate(OpenApi.Description, OPENS_AND_CLICKS)
   )

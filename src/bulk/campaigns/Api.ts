@@ -6,7 +6,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
-import { BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge, RateLimited } from "../../http/errors.ts"
+import { BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge, RateLimited, Unprocessable } from "../../http/errors.ts"
 import { EmailAddress } from "../../lib/email.ts"
 import { CAMPAIGN_STATUSES, PAUSE_REASONS, STATE_TABLE } from "./states.ts"
 import { boundedArray, boundedText, ContentText, IdText, LineText, MAX_DATE_LENGTH, MAX_NAME_LENGTH, queryInt } from "../../http/bounds.ts"
@@ -110,6 +110,7 @@ export class CampaignsGroup extends HttpApiGroup.make("campaigns")
   )
   .add(
     HttpApiEndpoint.post("send", "/v1/bulk/campaigns/:id/send").setPath(ById).setPayload(SendRequest).addSuccess(SendResponse)
+      .addError(Unprocessable)
       .annotate(OpenApi.Summary, "Send now (the recipient set is frozen) or at scheduled_at")
       .annotate(OpenApi.Description, "Counts against the per-minute rate limit. The send endpoint's refusals apply with its codes: "
         + "an unverified sender domain (403 domain_not_verified), a suspended or paused account (403), the monthly quota used up (429).\n\n"
@@ -120,7 +121,7 @@ export class CampaignsGroup extends HttpApiGroup.make("campaigns")
       .annotate(OpenApi.Summary, "Pause a sending or scheduled campaign: queued deliveries not yet attempted are held")
   )
   .add(
-    HttpApiEndpoint.post("resume", "/v1/bulk/campaigns/:id/resume").setPath(ById).addSuccess(Campaign)
+    HttpApiEndpoint.post("resume", "/v1/bulk/campaigns/:id/resume").setPath(ById).addSuccess(Campaign).addError(Unprocessable)
       .annotate(OpenApi.Summary, "Resume a paused campaign with its frozen recipient set (the send refusals apply)")
   )
   .add(

@@ -35,6 +35,7 @@ import { writeCampaignBatch } from "../../transactional/queue-writer.ts"
 import { startSending } from "./Control.ts"
 import { type CampaignRow, countsOf, deliveryRate } from "./record.ts"
 import type { PauseReason } from "./states.ts"
+import { setStatementTimeout } from "../../db/statement-timeout.ts"
 
 /** Campaigns looked at per chore and tick. */
 const CAMPAIGNS_PER_TICK = 20
@@ -62,9 +63,14 @@ export const makeCampaignChores = Effect.gen(function*() {
         ORDER BY c.scheduled_at LIMIT ${CAMPAIGNS_PER_TICK} FOR UPDATE SKIP LOCKED`
       for (const campaign of due) {
         // A campaign that cannot start any more (its template or segment deleted meanwhile) is paused, not retried for ever.
-        yield* startSending(campaign, now, urls).pipe(
-          Effect.catchTag("CampaignIncomplete", (e) =>
-            Effect.zipRight(Effect.logWarning(`campaign ${campaign.id} cannot start: ${e.message}`), pauseFor(campaign.id, "manual", now)))
+        yield* startSending(campaign, now, urls, config.longQueryTimeoutMs).pipe(
+          Effect.catchTags({
+            CampaignIncomplete: (e) =>
+              Effect.zipRight(Effect.logWarning(`campaign ${campaign.id} cannot start: ${e.message}`), pauseFor(campaign.id, "manual", now)),
+            // Not retried every tick at the cost of the whole limit each time: paused, as above.
+            QueryTooExpensive: (e) =>
+              Effect.zipRight(Effect.logWarning(`campaign ${campaign.id} cannot start: ${e.message}`), pauseFor(campaign.id, "manual", now))
+          })
         )
       }
       return due.length
@@ -87,6 +93,8 @@ export const makeCampaignChores = Effect.gen(function*() {
         WHERE c.id = ${id} AND c.status = 'sending' AND c.queued_count < c.total_contacts FOR UPDATE SKIP LOCKED`
       const campaign = rows[0]
       if (campaign === undefined || campaign.content_id === null) return 0
+      // A batch is one statement over up to HERALD_CAMPAIGN_FANOUT_BATCH recipients: the long work's limit.
+      yield* setStatementTimeout(sql, config.longQueryTimeoutMs)
       const { limits, reason } = yield* blocker(campaign, now)
       if (reason !== null) return yield* pauseFor(id, reason, now)
       // HERALD_CAMPAIGN_FANOUT_BATCH (10,000) recipients a transaction: the rows are built by the

@@ -3,7 +3,9 @@ import { Effect } from "effect"
 import { HeraldApi } from "../../http/api.ts"
 import { contentTooLargeAnswer, mailingAnswer, type MailingFailure } from "../http-answers.ts"
 import { CurrentKey } from "../../http/auth.ts"
+import type { QueryTooExpensive } from "../../db/statement-timeout.ts"
 import {
+  answerQueryTooExpensive,
   BadRequestError,
   conflict,
   type ConflictError,
@@ -12,6 +14,7 @@ import {
   type NotFoundError,
   type PayloadTooLargeError,
   RateLimitedError,
+  type UnprocessableError,
   validationFailed
 } from "../../http/errors.ts"
 import type { TemplateTooLarge } from "../templates/fields.ts"
@@ -47,6 +50,12 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
   }
 }
 
+/** Starting (send, resume) freezes the audience, which may run past HERALD_LONG_QUERY_TIMEOUT_MS: 422. */
+const answerStart = (
+  e: Failure | QueryTooExpensive
+): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError | ForbiddenError | UnprocessableError> =>
+  e._tag === "QueryTooExpensive" ? answerQueryTooExpensive(e) : answer(e)
+
 export const CampaignsHttpLive = HttpApiBuilder.group(HeraldApi, "campaigns", (handlers) =>
   Effect.gen(function*() {
     const campaigns = yield* Campaigns
@@ -60,8 +69,8 @@ export const CampaignsHttpLive = HttpApiBuilder.group(HeraldApi, "campaigns", (h
         Effect.flatMap(CurrentKey, (me) => campaigns.update(me, path.id, payload)).pipe(Effect.catchAll(answer)))
       .handle("remove", ({ path }) => Effect.flatMap(CurrentKey, (me) => campaigns.remove(me, path.id)).pipe(Effect.catchAll(answer)))
       .handle("send", ({ path, payload }) =>
-        Effect.flatMap(CurrentKey, (me) => control.send(me, path.id, payload?.scheduled_at)).pipe(Effect.catchAll(answer)))
+        Effect.flatMap(CurrentKey, (me) => control.send(me, path.id, payload?.scheduled_at)).pipe(Effect.catchAll(answerStart)))
       .handle("pause", ({ path }) => Effect.flatMap(CurrentKey, (me) => control.pause(me, path.id)).pipe(Effect.catchAll(answer)))
-      .handle("resume", ({ path }) => Effect.flatMap(CurrentKey, (me) => control.resume(me, path.id)).pipe(Effect.catchAll(answer)))
+      .handle("resume", ({ path }) => Effect.flatMap(CurrentKey, (me) => control.resume(me, path.id)).pipe(Effect.catchAll(answerStart)))
       .handle("cancel", ({ path }) => Effect.flatMap(CurrentKey, (me) => control.cancel(me, path.id)).pipe(Effect.catchAll(answer)))
   }))

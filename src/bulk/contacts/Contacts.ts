@@ -9,6 +9,8 @@ import { newId } from "../../lib/ids.ts"
 import { containing } from "../../platform/suppressions/suppress.ts"
 import { engagementOf } from "./engagement.ts"
 import { unsubscribeAddress } from "./unsubscribe.ts"
+import { AppConfig } from "../../config/app-config.ts"
+import { withStatementTimeout } from "../../db/statement-timeout.ts"
 
 export interface Owner {
   readonly accountId: string
@@ -93,6 +95,7 @@ export const cleanTags = (tags: ReadonlyArray<string>): Array<string> => [...new
 export class Contacts extends Effect.Service<Contacts>()("herald/Contacts", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const { queryTimeoutMs } = yield* AppConfig
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     const columns = contactColumns(sql)
@@ -134,7 +137,11 @@ export class Contacts extends Effect.Service<Contacts>()("herald/Contacts", {
         const rows = yield* sql<ContactRow>`SELECT ${columns} FROM contacts c WHERE ${where}
           ORDER BY c.created_at DESC, c.id LIMIT ${f.limit} OFFSET ${f.offset}`
         return { total: count?.total ?? 0, limit: f.limit, offset: f.offset, items: rows.map(toContactRecord) }
-      })
+      }).pipe(withStatementTimeout(sql, queryTimeoutMs, {
+        param: f.search === undefined || f.search === "" ? undefined : "search",
+        message: `Listing the contacts took longer than ${queryTimeoutMs} ms: narrow it with status, tag or list_id`
+          + (f.search === undefined || f.search === "" ? "" : ", or a longer search")
+      }))
 
     /** `active` again only when no suppression of the address remains, account or platform. */
     const reactivate = (owner: Owner, current: ContactRow, at: Date) =>
@@ -177,7 +184,9 @@ export class Contacts extends Effect.Service<Contacts>()("herald/Contacts", {
         const contact = yield* find(owner, email)
         const page = yield* engagementOf(owner.accountId, owner.keyId, contact.email, limit, offset)
         return { email: contact.email, ...page }
-      })
+      }).pipe(withStatementTimeout(sql, queryTimeoutMs, {
+        message: `The address's history took longer than ${queryTimeoutMs} ms to read: ask for an earlier page (a smaller offset)`
+      }))
 
     const withSql = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(effect, SqlClient.SqlClient, sql)
     return {

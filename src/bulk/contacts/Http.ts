@@ -9,6 +9,7 @@ import { readBodyWithin } from "../../http/body-reader.ts"
 import { parseBoundedJson } from "../../http/bounded-json.ts"
 import { setResponseHeaders } from "../../http/request-context.ts"
 import {
+  answerQueryTooExpensive,
   BadRequestError,
   conflict,
   type ConflictError,
@@ -23,6 +24,7 @@ import {
 } from "../../http/errors.ts"
 import { isEmailAddress } from "../../lib/email.ts"
 import { QueueSignal } from "../../db/QueueSignal.ts"
+import type { QueryTooExpensive } from "../../db/statement-timeout.ts"
 import { ConfirmationMail } from "../lists/confirmation-mail.ts"
 import { type ConfirmationRefusal, confirmationRefusal } from "../lists/Http.ts"
 import { ImportRequest } from "./Api.ts"
@@ -36,8 +38,8 @@ type Failure = ContactNotFound | ContactExists | StillSuppressed | TooManyInvali
 type Answer = NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | UnprocessableError | RateLimitedError
 
 /** An import may also meet the confirmation mail's refusals (lists with double opt-in). */
-const answerImport = (e: Failure | ConfirmationRefusal): Effect.Effect<never, Answer | ForbiddenError | RateLimitedError> =>
-  e._tag === "ContactNotFound" || e._tag === "ContactExists" || e._tag === "StillSuppressed" || e._tag === "TooManyInvalid"
+const answerImport = (e: Failure | ConfirmationRefusal | QueryTooExpensive): Effect.Effect<never, Answer | ForbiddenError | RateLimitedError> =>
+  e._tag === "QueryTooExpensive" ? answerQueryTooExpensive(e) : e._tag === "ContactNotFound" || e._tag === "ContactExists" || e._tag === "StillSuppressed" || e._tag === "TooManyInvalid"
     || e._tag === "CsvRejected" || e._tag === "UnknownLists" || e._tag === "MetadataTooLarge" || e._tag === "SqlError"
     ? answer(e)
     : confirmationRefusal(e)
@@ -113,7 +115,11 @@ export const ContactsHttpLive = HttpApiBuilder.group(HeraldApi, "contacts", (han
     const sql = yield* SqlClient.SqlClient
     const config = yield* AppConfig
     const csvReader = yield* CsvReader
-    const gate: ImportGate = { validationMin: config.importValidationMin, maxInvalidPct: config.importMaxInvalidPct }
+    const gate: ImportGate = {
+      validationMin: config.importValidationMin,
+      maxInvalidPct: config.importMaxInvalidPct,
+      statementTimeoutMs: config.longQueryTimeoutMs
+    }
     const bodyLimits = {
       maxBytes: config.maxJsonBytes,
       limitName: "MAX_JSON_MB",
@@ -213,7 +219,10 @@ export const ContactsHttpLive = HttpApiBuilder.group(HeraldApi, "contacts", (han
 
     return handlers
       .handle("create", ({ payload }) => Effect.flatMap(CurrentKey, (me) => contacts.create(me, payload)).pipe(Effect.catchAll(answer)))
-      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentKey, (me) => contacts.list(me, urlParams)).pipe(Effect.orDie))
+      .handle("list", ({ urlParams }) =>
+        Effect.flatMap(CurrentKey, (me) => contacts.list(me, urlParams)).pipe(
+          Effect.catchTags({ QueryTooExpensive: answerQueryTooExpensive, SqlError: Effect.die })
+        ))
       .handleRaw("import", ({ request, urlParams }) => importContacts(request, urlParams))
       .handle("importPreview", ({ payload }) =>
         Effect.flatMap(CurrentKey, (me) => preview(me, Array.isArray(payload) ? payload : (payload as { emails: ReadonlyArray<string> }).emails)).pipe(Effect.orDie))
@@ -221,5 +230,7 @@ export const ContactsHttpLive = HttpApiBuilder.group(HeraldApi, "contacts", (han
       .handle("update", ({ path, payload }) => Effect.flatMap(CurrentKey, (me) => contacts.update(me, path.id, payload)).pipe(Effect.catchAll(answer)))
       .handle("remove", ({ path }) => Effect.flatMap(CurrentKey, (me) => contacts.remove(me, path.id)).pipe(Effect.catchAll(answer)))
       .handle("engagement", ({ path, urlParams }) =>
-        Effect.flatMap(CurrentKey, (me) => contacts.engagement(me, path.email, urlParams.limit, urlParams.offset)).pipe(Effect.catchAll(answer)))
+        Effect.flatMap(CurrentKey, (me) => contacts.engagement(me, path.email, urlParams.limit, urlParams.offset)).pipe(
+          Effect.catchAll((e) => e._tag === "QueryTooExpensive" ? answerQueryTooExpensive(e) : answer(e))
+        ))
   }))

@@ -20,6 +20,7 @@ import { isEmailAddress } from "../../lib/email.ts"
 import { addQueued, ConfirmationMail, NOTHING_QUEUED } from "../lists/confirmation-mail.ts"
 import { addMemberships, listsOfKey } from "../lists/memberships.ts"
 import { cleanTags, type Owner } from "./Contacts.ts"
+import { isStatementTimeout, QueryTooExpensive, setStatementTimeout } from "../../db/statement-timeout.ts"
 import type { CompactRow } from "./csv-read.ts"
 import { MetadataTooLarge, refuseMetadataGrowth } from "./metadata-bound.ts"
 
@@ -43,6 +44,8 @@ export interface ImportOptions {
 export interface ImportGate {
   readonly validationMin: number
   readonly maxInvalidPct: number
+  /** HERALD_LONG_QUERY_TIMEOUT_MS: each statement of the import's transaction stops after it (a MAX_JSON_MB import fits: bench/audience.ts). */
+  readonly statementTimeoutMs: number
 }
 
 export interface ImportError {
@@ -157,6 +160,7 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
     // An import that may queue confirmation mail counts in the rate windows, before anything is written.
     yield* Effect.flatMap(ConfirmationMail, (mail) => mail.admitCall(owner, options.listIds, options.confirmed, at))
     yield* sql.withTransaction(Effect.gen(function*() {
+      yield* setStatementTimeout(sql, gate.statementTimeoutMs)
       const listIds = [...new Set(options.listIds)]
       const lists = yield* listsOfKey(owner, listIds)
       const missing = listIds.filter((id) => !lists.some((l) => l.id === id))
@@ -201,7 +205,12 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
       if (running !== undefined) yield* Fiber.join(running)
       // Last, so the account's usage row is locked only until the commit, not through the batches.
       yield* Effect.flatMap(ConfirmationMail, (mail) => mail.charge(owner, queued.quotaCount, at))
-    }))
+    })).pipe(Effect.catchIf((e) => isStatementTimeout(e), () =>
+      Effect.fail(new QueryTooExpensive({
+        param: undefined,
+        message: `The import took longer than ${gate.statementTimeoutMs} ms (HERALD_LONG_QUERY_TIMEOUT_MS): split it into smaller imports; nothing was imported`,
+        timeoutMs: gate.statementTimeoutMs
+      }))))
     // The confirmation mail of the new pending members is committed: the MTA may take it now.
     if (queued.mailed > 0) yield* Effect.flatMap(QueueSignal, (signal) => signal.wake("herald_queue"))
     const result: ImportResult = {

@@ -6,7 +6,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
-import { BadRequest, Conflict, Forbidden, NotFound, RateLimited } from "../../http/errors.ts"
+import { BadRequest, Conflict, Forbidden, NotFound, RateLimited, Unprocessable } from "../../http/errors.ts"
 import { EmailAddress } from "../../lib/email.ts"
 import { Contact } from "../contacts/Api.ts"
 import { boundedArray, boundedText, IdText, MAX_EMAIL_LENGTH, MAX_NAME_LENGTH, queryInt } from "../../http/bounds.ts"
@@ -128,6 +128,7 @@ export class ListsGroup extends HttpApiGroup.make("lists")
     HttpApiEndpoint.get("members", "/v1/bulk/lists/:id/contacts").setPath(ById)
       .setUrlParams(Schema.Struct({ status: Schema.optional(Schema.Literal("pending", "confirmed")), limit: Limit, offset: Offset }))
       .addSuccess(MemberPage)
+      .addError(Unprocessable)
   )
   .add(HttpApiEndpoint.del("removeMember", "/v1/bulk/lists/:id/contacts/:contact").setPath(MemberRef).addSuccess(Deleted))
   .add(

@@ -5,6 +5,7 @@ import { HeraldApi } from "../../http/api.ts"
 import { mailingAnswer, renderFailedAnswer } from "../http-answers.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import {
+  answerQueryTooExpensive,
   BadRequestError,
   conflict,
   confirmationRecentlySent,
@@ -13,6 +14,7 @@ import {
   notFound,
   type NotFoundError,
   type RateLimitedError,
+  type UnprocessableError,
   validationFailed
 } from "../../http/errors.ts"
 import { setResponseHeaders } from "../../http/request-context.ts"
@@ -108,7 +110,11 @@ export const ListsHttpLive = HttpApiBuilder.group(HeraldApi, "lists", (handlers)
       .handle("confirmation", ({ path, payload }) => Effect.flatMap(CurrentKey, (me) => lists.configure(me, path.id, payload)).pipe(Effect.catchAll(answer)))
       .handle("addMembers", ({ path, payload }) =>
         Effect.flatMap(CurrentKey, (me) => lists.addMembers(me, path.id, payload.contacts)).pipe(Effect.catchAll(answerAdding)))
-      .handle("members", ({ path, urlParams }) => Effect.flatMap(CurrentKey, (me) => lists.members(me, path.id, urlParams)).pipe(Effect.catchAll(answer)))
+      .handle("members", ({ path, urlParams }) =>
+        Effect.flatMap(CurrentKey, (me) => lists.members(me, path.id, urlParams)).pipe(
+          Effect.catchAll((e): Effect.Effect<never, UnprocessableError | BadRequestError | NotFoundError | ConflictError> =>
+            e._tag === "QueryTooExpensive" ? answerQueryTooExpensive(e) : answer(e))
+        ))
       .handle("resendConfirmation", ({ path }) =>
         Effect.flatMap(CurrentKey, (me) => lists.resendConfirmation(me, path.id, path.contact)).pipe(Effect.catchAll(answerResend)))
       .handle("removeMember", ({ path }) =>

@@ -19,6 +19,7 @@ import { ConfirmationRecentlySent, heldUntil } from "./confirmation-window.ts"
 import { addMemberships } from "./memberships.ts"
 import { sendableMember } from "./sendable.ts"
 import { listUsers } from "./users.ts"
+import { withStatementTimeout } from "../../db/statement-timeout.ts"
 
 export interface ListRecord {
   readonly id: string
@@ -89,7 +90,7 @@ const toRecord = (row: Row): ListRecord => ({
 export class Lists extends Effect.Service<Lists>()("herald/Lists", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const { domainGraceHours } = yield* AppConfig
+    const { domainGraceHours, queryTimeoutMs } = yield* AppConfig
     const confirmationMail = yield* ConfirmationMail
     const signal = yield* QueueSignal
     const engine = yield* RenderEngine
@@ -215,7 +216,10 @@ export class Lists extends Effect.Service<Lists>()("herald/Lists", {
           membership_status: row.membership_status
         }))
         return { total: count?.total ?? 0, limit: f.limit, offset: f.offset, items }
-      })
+      }).pipe(withStatementTimeout(sql, queryTimeoutMs, {
+        param: "offset",
+        message: `Listing the list's members took longer than ${queryTimeoutMs} ms: ask for an earlier page or one status`
+      }))
 
     /**
      * POST …/contacts/{contact}/resend: the confirmation mail again, to a pending member of a list

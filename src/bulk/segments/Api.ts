@@ -5,7 +5,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
-import { BadRequest, NotFound } from "../../http/errors.ts"
+import { BadRequest, NotFound, Unprocessable } from "../../http/errors.ts"
 import { SegmentRules } from "./rules.ts"
 import { boundedText, IdText, MAX_NAME_LENGTH, queryInt } from "../../http/bounds.ts"
 
@@ -48,11 +48,13 @@ const Id = Schema.Struct({ id: IdText })
 export class SegmentsGroup extends HttpApiGroup.make("segments")
   .add(
     HttpApiEndpoint.post("preview", "/v1/bulk/segments/preview").setPayload(PreviewRequest).addSuccess(PreviewResponse)
+      .addError(Unprocessable)
       .annotate(OpenApi.Summary, "Evaluate segment rules without saving them")
       .annotate(OpenApi.Description, "Rules compile to one SQL query with bound parameters. Negated rules (not_has, is_not, not_in, "
         + "not_opened, not_clicked) include contacts without the value: a contact never mailed in the window counts as not opened "
         + "and not clicked. custom: contains ignores case, is does not. An invalid rule → 400 validation_failed naming it "
-        + "(rules.rules[2].op); a list rule or list_id naming no list of the key → 400 naming it.")
+        + "(rules.rules[2].op); a list rule or list_id naming no list of the key → 400 naming it. A preview that runs longer than "
+        + "HERALD_QUERY_TIMEOUT_MS → 422 query_too_expensive, param rules.")
   )
   .add(HttpApiEndpoint.post("create", "/v1/bulk/segments").setPayload(SegmentCreate).addSuccess(Segment, { status: 201 }))
   .add(HttpApiEndpoint.get("list", "/v1/bulk/segments").setUrlParams(ListParams).addSuccess(SegmentList))

@@ -3,7 +3,15 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { HeraldApi } from "../../http/api.ts"
 import { CurrentKey } from "../../http/auth.ts"
-import { type BadRequestError, notFound, type NotFoundError, validationFailed } from "../../http/errors.ts"
+import type { QueryTooExpensive } from "../../db/statement-timeout.ts"
+import {
+  answerQueryTooExpensive,
+  type BadRequestError,
+  notFound,
+  type NotFoundError,
+  type UnprocessableError,
+  validationFailed
+} from "../../http/errors.ts"
 import { type SegmentInvalid, type SegmentNotFound, Segments } from "./Segments.ts"
 
 /** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
@@ -18,11 +26,17 @@ const answer = (e: SegmentNotFound | SegmentInvalid | SqlError): Effect.Effect<n
   }
 }
 
+/** The preview may also run past HERALD_QUERY_TIMEOUT_MS: 422 naming its rules. */
+const answerPreview = (
+  e: SegmentNotFound | SegmentInvalid | QueryTooExpensive | SqlError
+): Effect.Effect<never, NotFoundError | BadRequestError | UnprocessableError> =>
+  e._tag === "QueryTooExpensive" ? answerQueryTooExpensive(e) : answer(e)
+
 export const SegmentsHttpLive = HttpApiBuilder.group(HeraldApi, "segments", (handlers) =>
   Effect.gen(function*() {
     const segments = yield* Segments
     return handlers
-      .handle("preview", ({ payload }) => Effect.flatMap(CurrentKey, (me) => segments.preview(me, payload)).pipe(Effect.catchAll(answer)))
+      .handle("preview", ({ payload }) => Effect.flatMap(CurrentKey, (me) => segments.preview(me, payload)).pipe(Effect.catchAll(answerPreview)))
       .handle("create", ({ payload }) => Effect.flatMap(CurrentKey, (me) => segments.create(me, payload)).pipe(Effect.catchAll(answer)))
       .handle("list", ({ urlParams }) => Effect.flatMap(CurrentKey, (me) => segments.list(me, urlParams.limit, urlParams.offset)).pipe(Effect.orDie))
       .handle("read", ({ path }) => Effect.flatMap(CurrentKey, (me) => segments.read(me, path.id)).pipe(Effect.catchAll(answer)))

@@ -6,6 +6,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect } from "effect"
+import { AppConfig } from "../../config/app-config.ts"
+import { withStatementTimeout } from "../../db/statement-timeout.ts"
 import { newId } from "../../lib/ids.ts"
 import { confirmedMembership, sendableContact } from "../lists/sendable.ts"
 import { compileRules, listReferences, type SegmentRules } from "./rules.ts"
@@ -62,6 +64,12 @@ export interface PreviewRequest {
 export class Segments extends Effect.Service<Segments>()("herald/Segments", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const { queryTimeoutMs } = yield* AppConfig
+    /** A preview is one statement whose cost the rules decide (issue 26 finding 9): bounded, and a 422 naming them past it. */
+    const previewDeadline = withStatementTimeout(sql, queryTimeoutMs, {
+      param: "rules",
+      message: `The rules took longer than ${queryTimeoutMs} ms to evaluate: use fewer or narrower rules (a tag, status or list rule first), or a list_id`
+    })
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     /** The key's lists among `ids`, with whether they require confirmation. */
@@ -112,7 +120,7 @@ export class Segments extends Effect.Service<Segments>()("herald/Segments", {
             coalesce((SELECT json_agg(json_build_object('email', email, 'name', name, 'status', status) ORDER BY created_at DESC, id)
               FROM (SELECT * FROM matched ORDER BY created_at DESC, id LIMIT ${request.limit}) s), '[]'::json) AS sample`
         return { total: row?.total ?? 0, sample: row?.sample ?? [], sendable: row?.sendable ?? 0 }
-      })
+      }).pipe(previewDeadline)
 
     const find = (owner: Owner, id: string) =>
       Effect.gen(function*() {

@@ -2,7 +2,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
-import { Forbidden } from "../../http/errors.ts"
+import { Forbidden, Unprocessable } from "../../http/errors.ts"
 import { IdText, MAX_DATE_LENGTH, MAX_QUERY_TEXT_LENGTH, QueryText, queryInt } from "../../http/bounds.ts"
 
 
@@ -99,6 +99,7 @@ export class AuditGroup extends HttpApiGroup.make("audit")
       .addSuccess(AuditPage)
       .addSuccess(Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/csv" })))
       .addError(Forbidden)
+      .addError(Unprocessable)
       .annotate(OpenApi.Summary, "Audit log of sends, newest first; format=csv returns every filtered row as text/csv")
   )
   .middleware(Authentication)

@@ -3,8 +3,11 @@
  * vocabulary: queued (accepted, not yet delivered — deferrals included, with the last reply),
  * sent (the recipient's MX accepted it), failed (bounced, rejected or expired, with the reason).
  */
-import { SqlClient, type SqlError } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Effect, Stream } from "effect"
+import { AppConfig } from "../../config/app-config.ts"
+import { ExportDatabase } from "../../db/export-database.ts"
+import { type Narrowing, withStatementTimeout } from "../../db/statement-timeout.ts"
 import type { AuditItem } from "./Api.ts"
 
 export type AuditEvent = "queued" | "sent" | "failed"
@@ -71,6 +74,15 @@ const item = (row: Row): AuditItem => ({
 export class AuditLog extends Effect.Service<AuditLog>()("herald/AuditLog", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const exports = yield* ExportDatabase
+    const { queryTimeoutMs } = yield* AppConfig
+
+    /** What to narrow when the read hits HERALD_QUERY_TIMEOUT_MS (the filters that cut the rows read). */
+    const narrowing = (q: AuditQuery): Narrowing => ({
+      param: q.search === undefined ? "from" : "search",
+      message: `The audit query took longer than ${queryTimeoutMs} ms: narrow it with from and to, event or app`
+        + (q.search === undefined ? "" : ", or a longer search")
+    })
 
     const conditions = (q: AuditQuery) => {
       const states = (q.events.length === 0 ? AUDIT_EVENTS : q.events).flatMap((e) => STATES[e])
@@ -102,16 +114,19 @@ export class AuditLog extends Effect.Service<AuditLog>()("herald/AuditLog", {
           SELECT count(*) AS total FROM deliveries d JOIN messages m ON m.id = d.message_id WHERE ${conditions(q)}`
         const rows = yield* sql<Row>`${select(q)} LIMIT ${page.limit} OFFSET ${page.offset}`
         return { total: Number(count?.total ?? 0), items: rows.map(item) }
-      })
+      }).pipe(withStatementTimeout(sql, queryTimeoutMs, narrowing(q)))
 
     /**
      * Every matching delivery, in the same order, read through a server-side cursor a batch at a
      * time (the CSV export): memory stays bounded whatever the account's size, the response's
      * backpressure pauses the reads, and the one statement sees one snapshot (no row twice or
-     * missed while deliveries change state). Holds one pooled connection until the stream ends.
+     * missed while deliveries change state). On the exports' own pool, one export of the account
+     * at a time (src/db/export-database.ts), until the scope (the request's) closes.
      */
-    const stream = (q: AuditQuery): Stream.Stream<AuditItem, SqlError.SqlError> =>
-      q.keyIds.length === 0 ? Stream.empty : select(q).stream.pipe(Stream.map(item))
+    const stream = (accountId: string, q: AuditQuery) =>
+      q.keyIds.length === 0
+        ? Effect.succeed(Stream.empty)
+        : Effect.map(exports.open(accountId, select(q), narrowing(q)), Stream.map(item))
 
     /** Every key of an account (revoked ones too: their deliveries stay in the log). */
     const keysOfAccount = (accountId: string) =>

@@ -1,9 +1,10 @@
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Chunk, Effect, Stream } from "effect"
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { AppConfig } from "../../config/app-config.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import { HeraldApi } from "../../http/api.ts"
-import { forbidden } from "../../http/errors.ts"
-import { csvHeader, csvRow } from "../../lib/csv.ts"
+import { forbidden, queryTooExpensive } from "../../http/errors.ts"
+import { csvDownload } from "../../http/export-response.ts"
 import type { AuditItem } from "./Api.ts"
 import { type AuditEvent, AuditLog } from "./AuditLog.ts"
 
@@ -15,6 +16,7 @@ const CSV_COLUMNS: ReadonlyArray<keyof AuditItem & string> = [
 export const AuditHttpLive = HttpApiBuilder.group(HeraldApi, "audit", (handlers) =>
   Effect.gen(function*() {
     const audit = yield* AuditLog
+    const { exportWriteTimeoutMs } = yield* AppConfig
     return handlers.handle("search", ({ urlParams: p }) =>
       Effect.gen(function*() {
         const me = yield* CurrentKey
@@ -35,17 +37,12 @@ export const AuditHttpLive = HttpApiBuilder.group(HeraldApi, "audit", (handlers)
           sortDir: p.sort_dir
         }
         if (p.format === "csv") {
-          // Streamed from a cursor, one encoded piece per batch of rows: an account's whole log
-          // (hundreds of thousands of deliveries) never sits in memory at once.
-          const encoder = new TextEncoder()
-          const lines = audit.stream(query).pipe(
-            Stream.mapChunks((rows) => Chunk.of(Chunk.join(Chunk.map(rows, (row) => csvRow(CSV_COLUMNS, row)), ""))),
-            Stream.prepend(Chunk.of(csvHeader(CSV_COLUMNS))),
-            Stream.map((text) => encoder.encode(text))
-          )
-          return HttpServerResponse.stream(lines, { contentType: "text/csv; charset=utf-8" })
+          // Streamed from a cursor: an account's whole log (hundreds of thousands of deliveries)
+          // never sits in memory at once; a client that stops reading is cut off.
+          const rows = yield* audit.stream(p.client_id ?? me.accountId, query)
+          return yield* csvDownload({ columns: CSV_COLUMNS, rows, writeTimeoutMs: exportWriteTimeoutMs })
         }
         const page = yield* audit.search(query, { limit: p.limit, offset: p.offset })
         return { total: page.total, limit: p.limit, offset: p.offset, items: page.items }
-      }).pipe(Effect.catchTag("SqlError", Effect.die)))
+      }).pipe(Effect.catchTags({ SqlError: Effect.die, QueryTooExpensive: (e) => Effect.fail(queryTooExpensive(e.message, e.param)) })))
   }))

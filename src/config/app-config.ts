@@ -72,6 +72,10 @@ export interface AppConfigShape {
   readonly enrollCap: number
   /** HERALD_CAMPAIGN_FANOUT_BATCH: campaign recipients queued per fan-out transaction. */
   readonly campaignFanoutBatch: number
+  /** HERALD_RENDER_WORKERS: worker threads that render templates and compile MJML (one account uses at most half of them at a time). */
+  readonly renderWorkers: number
+  /** HERALD_RENDER_TIMEOUT_MS: the longest one render or MJML compile may run before its worker is stopped. */
+  readonly renderTimeoutMs: number
   readonly maxAttachmentBytes: number
   readonly maxTotalAttachmentsBytes: number
 }
@@ -93,6 +97,9 @@ const megabytes = (name: string, fallback: number) =>
 
 const port = (name: string, fallback: number) =>
   checked(name, Config.integer(), "must be a port number from 0 to 65535", (n) => n >= 0 && n <= 65535, fallback)
+
+/** Render workers by default: CPUs − 1, and at least 2 so one account's half leaves the other half to the rest. */
+const defaultRenderWorkers = () => Math.max(2, (os.availableParallelism?.() ?? os.cpus().length) - 1)
 
 const atLeast = (name: string, min: number, fallback: number) =>
   checked(name, Config.integer(), `must be a whole number of at least ${min}`, (n) => n >= min, fallback)
@@ -207,6 +214,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   importMaxInvalidPct: checked("HERALD_IMPORT_MAX_INVALID_PCT", Config.number(), "must be a percentage from 0 to 100", (n) => n >= 0 && n <= 100, 10),
   enrollCap: atLeast("HERALD_ENROLL_CAP", 1, 10_000),
   campaignFanoutBatch: atLeast("HERALD_CAMPAIGN_FANOUT_BATCH", 1, 10_000),
+  renderWorkers: checked("HERALD_RENDER_WORKERS", Config.integer(), "must be from 1 to 64", (n) => n >= 1 && n <= 64, defaultRenderWorkers()),
+  renderTimeoutMs: checked("HERALD_RENDER_TIMEOUT_MS", Config.integer(), "must be from 100 to 600000 milliseconds", (n) => n >= 100 && n <= 600_000, 5_000),
   maxAttachmentBytes: megabytes("MAX_ATTACHMENT_MB", 10),
   maxTotalAttachmentsBytes: megabytes("MAX_TOTAL_ATTACHMENTS_MB", 20)
 }).pipe(

@@ -42,7 +42,8 @@ export const migrationFiles = [
   "0026_campaign_analytics.sql",
   "0027_tracking_ingest.sql",
   "0028_sequence_claim_eligible.sql",
-  "0029_queue_rows_without_fk_checks.sql"
+  "0029_queue_rows_without_fk_checks.sql",
+  "0030_campaign_render_failed.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

@@ -12,7 +12,8 @@ import {
   type NotFoundError,
   type PayloadTooLargeError,
   RateLimitedError,
-  validationFailed
+  validationFailed,
+  type UnavailableError
 } from "../../http/errors.ts"
 import type { TemplateTooLarge } from "../templates/fields.ts"
 import { type CampaignInvalid, type CampaignNotFound, Campaigns, type CampaignStateConflict } from "./Campaigns.ts"
@@ -29,7 +30,7 @@ type Failure =
   | MailingFailure
 
 /** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
-const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError | ForbiddenError> => {
+const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError | ForbiddenError | UnavailableError> => {
   switch (e._tag) {
     case "CampaignNotFound":
       return Effect.fail(notFound(`No campaign ${e.id}`))

@@ -19,7 +19,8 @@ import {
   type PayloadTooLargeError,
   type RateLimitedError,
   UnprocessableError,
-  validationFailed
+  validationFailed,
+  type UnavailableError
 } from "../../http/errors.ts"
 import { isEmailAddress } from "../../lib/email.ts"
 import { QueueSignal } from "../../db/QueueSignal.ts"
@@ -34,7 +35,7 @@ type Failure = ContactNotFound | ContactExists | StillSuppressed | TooManyInvali
 type Answer = NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | UnprocessableError
 
 /** An import may also meet the confirmation mail's refusals (lists with double opt-in). */
-const answerImport = (e: Failure | ConfirmationRefusal): Effect.Effect<never, Answer | ForbiddenError | RateLimitedError> =>
+const answerImport = (e: Failure | ConfirmationRefusal): Effect.Effect<never, Answer | ForbiddenError | RateLimitedError | UnavailableError> =>
   e._tag === "ContactNotFound" || e._tag === "ContactExists" || e._tag === "StillSuppressed" || e._tag === "TooManyInvalid"
     || e._tag === "CsvRejected" || e._tag === "UnknownLists" || e._tag === "SqlError"
     ? answer(e)

@@ -12,7 +12,8 @@ import {
   notFound,
   type NotFoundError,
   type RateLimitedError,
-  validationFailed
+  validationFailed,
+  type UnavailableError
 } from "../../http/errors.ts"
 import type { AccountMissing } from "../../platform/usage/AccountLimits.ts"
 import type { MailRefusal } from "../../http/mail-refusals.ts"
@@ -29,7 +30,7 @@ export const confirmationRefusal = (e: ConfirmationRefusal) => mailingAnswer(e, 
 type Failure = ListNotFound | MemberNotFound | ListInUse | BadMember | BadConfirmation | RenderFailed | SqlError
 
 /** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
-const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError> => {
+const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | UnavailableError> => {
   switch (e._tag) {
     case "ListNotFound":
       return Effect.fail(notFound(`No list ${e.id}`))
@@ -51,7 +52,7 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
 /** Adding members may also meet the confirmation mail's refusals. */
 const answerAdding = (
   e: Failure | ConfirmationRefusal
-): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | ForbiddenError | RateLimitedError> =>
+): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | ForbiddenError | RateLimitedError | UnavailableError> =>
   e._tag === "ListNotFound" || e._tag === "MemberNotFound" || e._tag === "ListInUse" || e._tag === "BadMember"
     || e._tag === "BadConfirmation" || e._tag === "SqlError" || e._tag === "RenderFailed"
     ? answer(e)

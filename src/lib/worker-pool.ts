@@ -16,20 +16,16 @@
  * - A worker that cannot be started (no worker threads, the entry does not load) never loses a
  *   task: its slot runs tasks in this thread with `inProcess` (a warning, logged once; no time
  *   limit there) and tries a worker again a minute later.
- *
- * The bookkeeping is plain callbacks, not fibers: a task costs one `Effect.async`, one message each
- * way and one timer, which matters when the main thread is the busy one.
- *
  * - Memory: under Node each worker gets `maxMemoryMb` of V8 old generation (`resourceLimits`); a
  *   task that passes it ends its worker alone (`memory`). Deno ignores `resourceLimits` and a worker
  *   at the process-wide heap limit aborts the whole process (checked with Deno 2.9), so there the
  *   bound must come from the work itself (callers' input limits); the pool says so once in the log.
- * - Fair shares (optional): a task may name its `owner` (an account). With `perOwner` set, one
- *   owner's tasks occupy at most that many workers at a time; its further tasks wait in its own
- *   line (at most `ownerQueue` of them) while other owners' tasks pass them to the free workers. So
- *   one account's flood of slow tasks (each up to `timeout`) cannot take every worker from the
- *   others. Tasks without an owner are not limited.
+ * - Fair shares: with `perOwner`, one `owner`'s tasks (an account's) occupy at most that many
+ *   workers at a time (a worker it ran past its time counts until replaced); the rest wait in its
+ *   own line (`ownerQueue`) while other owners' tasks pass to free workers.
  *
+ * The bookkeeping is plain callbacks, not fibers: a task costs one `Effect.async`, one message each
+ * way and one timer, which matters when the main thread is the busy one.
  * The worker entry speaks a tiny protocol (`TaskRequest` in, `WorkerReply` out, `{ ready: true }`
  * once its modules are loaded) and runs its tasks one after the other; src/lib/worker-thread.ts
  * starts it the same way under `tsx`, vitest and Deno.
@@ -131,6 +127,8 @@ interface Slot<A> {
   /** Handed to the worker (or running in this thread), oldest first: the first is the one running. */
   readonly inflight: Array<Task<A>>
   retryAt: number
+  /** The owner whose task ran this slot's last worker past its time or memory: its share holds the slot until the new worker is ready. */
+  chargedTo: string | undefined
 }
 
 /** After a worker could not be started, its slot runs tasks in this thread this long before trying again. */
@@ -157,7 +155,7 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
     const log = (effect: Effect.Effect<void>) => void runFork(effect)
 
     const queue: Array<Task<A>> = []
-    const slots: Array<Slot<A>> = Array.from({ length: size }, () => ({ state: "starting", worker: undefined, inflight: [], retryAt: 0 }))
+    const slots: Array<Slot<A>> = Array.from({ length: size }, () => ({ state: "starting", worker: undefined, inflight: [], retryAt: 0, chargedTo: undefined }))
     const counts = { started: 0, replaced: 0, inProcess: 0 }
     let closed = false
     let warned = false
@@ -190,6 +188,7 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
       slot.worker = undefined
       void terminate(worker)
       const [head, ...rest] = slot.inflight.splice(0)
+      slot.chargedTo = kind === "crashed" ? undefined : head?.owner
       if (head !== undefined) settle(head, taskError(kind, reason))
       for (const task of rest) settle(task, taskError("crashed", `its worker was replaced (${reason}) before it ran`))
       log(Effect.logWarning(`${options.name}: worker replaced`).pipe(Effect.annotateLogs({ reason })))
@@ -199,6 +198,7 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
     const startFailed = (slot: Slot<A>, reason: string) => {
       slot.state = "fallback"
       slot.worker = undefined
+      slot.chargedTo = undefined
       slot.retryAt = Date.now() + RESPAWN_PAUSE_MS
       if (!warned) {
         warned = true
@@ -252,6 +252,7 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
           if (slot.state !== "starting") return
           clearTimeout(startTimer)
           slot.state = "ready"
+          slot.chargedTo = undefined
           counts.started++
           log(Effect.logDebug(`${options.name}: worker started`).pipe(Effect.annotateLogs({ thread_id: worker.threadId })))
           return pump()
@@ -295,7 +296,7 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
       armHead(slot, worker)
     }
 
-    const holds = (slot: Slot<A>, owner: string) => slot.inflight.some((task) => task.owner === owner)
+    const holds = (slot: Slot<A>, owner: string) => slot.chargedTo === owner || slot.inflight.some((task) => task.owner === owner)
     const open = (slot: Slot<A>) => (slot.state === "ready" || slot.state === "fallback") && slot.inflight.length < pipeline
 
     /** The least busy open worker for `owner`'s task: one it already occupies once it has its share. */

@@ -54,7 +54,8 @@ export class RenderEngine extends Effect.Service<RenderEngine>()("herald/RenderE
       name: "render",
       file: RENDER_WORKER,
       size: renderWorkers,
-      pipeline: 2,
+      // One task per worker at a time: a worker stopped at its deadline takes no other task with it.
+      pipeline: 1,
       perOwner: Math.max(1, Math.floor(renderWorkers / 2)),
       queue: QUEUED_TASKS,
       ownerQueue: QUEUED_TASKS_PER_ACCOUNT,

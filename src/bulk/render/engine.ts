@@ -22,7 +22,7 @@
  * `render` per contact, which neither hashes nor parses.
  */
 import { createHash } from "node:crypto"
-import { Either } from "effect"
+import * as Either from "effect/Either" // the module alone: a render worker loads no more of Effect than it uses
 import { Liquid, Tag, type Template, type TagToken, type TopLevelToken } from "liquidjs"
 import { RenderFailed } from "./errors.ts"
 

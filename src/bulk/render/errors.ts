@@ -1,4 +1,4 @@
-import { Data } from "effect"
+import * as Data from "effect/Data" // the module alone: render workers load this file
 
 /**
  * Content that cannot be compiled or rendered: a Liquid syntax error, an unknown filter, a refused

@@ -11,9 +11,8 @@
  * compiled for 3.6 s into 13.5 MB of html (no template may hold more than 512 KB of it). So the
  * elements are counted before any work (`mjmlInputProblem`, a scan of the source).
  */
-import { Either } from "effect"
-import mjmlCore from "mjml-core"
-import presetCore from "mjml-preset-core"
+import * as Either from "effect/Either" // the module alone: a render worker loads no more of Effect than it uses
+import type mjmlCore from "mjml-core"
 import { RenderFailed } from "./errors.ts"
 
 /**
@@ -25,8 +24,16 @@ export const MAX_MJML_ELEMENTS = 2_000
 
 /** The interop: the packages are CommonJS, under Node's ESM loader their default export is the module object. */
 const interop = <A>(module: A): A => (module as { readonly default?: A }).default ?? module
-const mjml2html = interop(mjmlCore)
-const preset = interop(presetCore)
+/**
+ * Loaded at the first compile, not when a render worker starts: MJML is most of a worker's start-up
+ * (seconds on a loaded machine), and a worker replaced after a deadline should be back soon.
+ */
+let compiler: Promise<{ readonly mjml2html: typeof mjmlCore; readonly preset: unknown }> | undefined
+const loadCompiler = () =>
+  (compiler ??= Promise.all([import("mjml-core"), import("mjml-preset-core")]).then(([core, preset]) => ({
+    mjml2html: interop(core.default),
+    preset: interop(preset.default)
+  })))
 
 const INCLUDE = /<mj-include\b/i
 const ELEMENT = /<mj-[a-z]/gi
@@ -61,6 +68,7 @@ export const compileMjmlSource = async (source: string): Promise<Either.Either<s
   const problem = mjmlInputProblem(source)
   if (problem !== null) return Either.left(problem)
   try {
+    const { mjml2html, preset } = await loadCompiler()
     const result = await mjml2html(source, { presets: [preset], validationLevel: "strict", ignoreIncludes: true, keepComments: false })
     const first = result.errors[0]
     if (first !== undefined) return Either.left(failed(result.errors.map((e) => `line ${e.line}: ${e.message}`).join("; "), first.line))

@@ -14,7 +14,7 @@
  * Failures of the content are answers (`failed`, a RenderFailed's fields); what throws here is a
  * defect of the task itself.
  */
-import { Either } from "effect"
+import * as Either from "effect/Either" // the module alone: a render worker loads no more of Effect than it uses
 import { type ContentSource, prepareContent, type PreparedContent, type RenderedContent, renderContent } from "./content.ts"
 import { type EngineLimits, makeRenderEngine, type RenderMode, type Scope } from "./engine.ts"
 import { RenderFailed } from "./errors.ts"

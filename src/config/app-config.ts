@@ -215,7 +215,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   enrollCap: atLeast("HERALD_ENROLL_CAP", 1, 10_000),
   campaignFanoutBatch: atLeast("HERALD_CAMPAIGN_FANOUT_BATCH", 1, 10_000),
   renderWorkers: checked("HERALD_RENDER_WORKERS", Config.integer(), "must be from 1 to 64", (n) => n >= 1 && n <= 64, defaultRenderWorkers()),
-  renderTimeoutMs: checked("HERALD_RENDER_TIMEOUT_MS", Config.integer(), "must be from 100 to 600000 milliseconds", (n) => n >= 100 && n <= 600_000, 5_000),
+  renderTimeoutMs: checked("HERALD_RENDER_TIMEOUT_MS", Config.integer(), "must be from 100 to 600000 milliseconds", (n) => n >= 100 && n <= 600_000, 30_000),
   maxAttachmentBytes: megabytes("MAX_ATTACHMENT_MB", 10),
   maxTotalAttachmentsBytes: megabytes("MAX_TOTAL_ATTACHMENTS_MB", 20)
 }).pipe(

@@ -75,7 +75,7 @@ describe("rendering (preview)", () => {
     { name: "a huge range", body: { html: "{% for i in (1..100000000) %}{% endfor %}" }, param: "html", message: /limit/ },
     { name: "a padded date format", body: { subject: "{{ 'now' | date: '%100000000Y' }}" }, param: "subject", message: /limit/ },
     // Stopped by liquidjs's own check between nodes or, at the latest, by the render worker's
-    // deadline (HERALD_RENDER_TIMEOUT_MS, 5 s by default) — off the main thread either way.
+    // deadline — off the main thread either way (liquidjs's check is at 5 s at most).
     { name: "nested loops past the render time limit", body: { body_text: "{% for i in (1..5000) %}{% for j in (1..5000) %}{% endfor %}{% endfor %}" }, param: "body_text", message: /limit|longer than/, within: 7_000 }
   ]
   for (const c of refused) {

@@ -32,6 +32,8 @@ const RENDER_WORKER_MEMORY_MB = 256
 /** Tasks waiting for a worker, all accounts together and one account's; past them a call gets `busy`. A waiting delivery task is its key and a contact's variables. */
 const QUEUED_TASKS = 8_192
 const QUEUED_TASKS_PER_ACCOUNT = 2_048
+/** liquidjs's own render-time check (between nodes), at most. */
+const LIQUID_RENDER_MS = 5_000
 /** Digests whose source this thread sent lately: their next tasks carry the digest alone. */
 const SENT_KEYS = 1_024
 
@@ -48,7 +50,9 @@ const encoder = new TextEncoder()
 export class RenderEngine extends Effect.Service<RenderEngine>()("herald/RenderEngine", {
   scoped: Effect.gen(function*() {
     const { renderWorkers, renderTimeoutMs } = yield* AppConfig
-    const limits = { ...ENGINE_LIMITS, renderMs: renderTimeoutMs }
+    // liquidjs's own check between nodes stops a loop over many nodes sooner, with its line (a cached
+    // render of the 512 KB bench template takes 0.25 s); the worker's deadline bounds everything else.
+    const limits = { ...ENGINE_LIMITS, renderMs: Math.min(renderTimeoutMs, LIQUID_RENDER_MS) }
     let local: ReturnType<typeof makeTaskRunner> | undefined
     const pool = yield* makeWorkerPool<RenderAnswer>({
       name: "render",

@@ -149,12 +149,19 @@ export const makeRenderEngine = (limits: EngineLimits = ENGINE_LIMITS) => {
     try {
       const liquid = liquids[mode]
       const templates = liquid.parse(source)
+      // One static analysis for both lists: it is most of a large template's compile (8 s of the
+      // 512 KB bench template on a loaded machine), and liquidjs's two helpers run it once each.
+      const found = Object.values(liquid.analyzeSync(templates).globals).flat()
+      const segmentsOf = new Map(found.map((v) => {
+        const segments = v.toArray()
+        return [JSON.stringify(segments), segments] as const
+      }))
       // A computed segment (`a[b]`) ends the path checked for `missing`: its value is per render.
-      const paths = liquid.globalVariableSegmentsSync(templates).map((segments) => {
+      const paths = [...segmentsOf.values()].map((segments) => {
         const computed = segments.findIndex((s) => typeof s !== "string" && typeof s !== "number")
         return (computed === -1 ? segments : segments.slice(0, computed)) as ReadonlyArray<string | number>
       })
-      const variables = [...new Set(liquid.globalFullVariablesSync(templates))].sort()
+      const variables = [...new Set(found.map(String))].sort()
       const field: CompiledField = { mode, source, templates, variables, paths }
       remember(key, field)
       return Either.right(field)

@@ -80,6 +80,10 @@ export interface AppConfigShape {
   readonly campaignFanoutBatch: number
   /** HERALD_TRACKING_REPEAT_SECONDS in milliseconds: a token's fetches this close to its last counted one are no new open or click. */
   readonly trackingRepeatMs: number
+  /** HERALD_RENDER_WORKERS: worker threads that render templates and compile MJML (one account uses at most half of them at a time). */
+  readonly renderWorkers: number
+  /** HERALD_RENDER_TIMEOUT_MS: the longest one render or MJML compile may run before its worker is stopped. */
+  readonly renderTimeoutMs: number
   readonly maxAttachmentBytes: number
   readonly maxTotalAttachmentsBytes: number
   /** HERALD_QUERY_TIMEOUT_MS: statement timeout of the reads a request runs (src/db/statement-timeout.ts). */
@@ -109,6 +113,9 @@ const megabytes = (name: string, fallback: number) =>
 
 const port = (name: string, fallback: number) =>
   checked(name, Config.integer(), "must be a port number from 0 to 65535", (n) => n >= 0 && n <= 65535, fallback)
+
+/** Render workers by default: CPUs − 1, and at least 2 so one account's half leaves the other half to the rest. */
+const defaultRenderWorkers = () => Math.max(2, (os.availableParallelism?.() ?? os.cpus().length) - 1)
 
 const atLeast = (name: string, min: number, fallback: number) =>
   checked(name, Config.integer(), `must be a whole number of at least ${min}`, (n) => n >= min, fallback)
@@ -235,6 +242,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   campaignFanoutBatch: atLeast("HERALD_CAMPAIGN_FANOUT_BATCH", 1, 10_000),
   trackingRepeatMs: checked("HERALD_TRACKING_REPEAT_SECONDS", Config.number(), "must be zero or more seconds", (n) => n >= 0, 60)
     .pipe(Config.map((s) => Math.round(s * 1000))),
+  renderWorkers: checked("HERALD_RENDER_WORKERS", Config.integer(), "must be from 1 to 64", (n) => n >= 1 && n <= 64, defaultRenderWorkers()),
+  renderTimeoutMs: checked("HERALD_RENDER_TIMEOUT_MS", Config.integer(), "must be from 100 to 600000 milliseconds", (n) => n >= 100 && n <= 600_000, 30_000),
   maxAttachmentBytes: megabytes("MAX_ATTACHMENT_MB", 10),
   maxTotalAttachmentsBytes: megabytes("MAX_TOTAL_ATTACHMENTS_MB", 20),
   queryTimeoutMs: atLeast("HERALD_QUERY_TIMEOUT_MS", 100, 5_000),

@@ -29,7 +29,7 @@ import { SuppressionsGroup } from "../platform/suppressions/Api.ts"
 import { AdminBlockedDomainsGroup, AdminSuppressionsGroup } from "../platform/suppressions/AdminApi.ts"
 import { AdminTicketsGroup, TicketsGroup } from "../platform/tickets/Api.ts"
 import { UsageGroup } from "../platform/usage/Api.ts"
-import { BadRequest, Internal, NotFound, PayloadTooLarge } from "./errors.ts"
+import { BadRequest, Internal, NotFound, PayloadTooLarge, Unavailable } from "./errors.ts"
 import { MetaGroup } from "./meta/Api.ts"
 
 export class MetaArea extends HttpApi.make("meta").add(MetaGroup) {}
@@ -45,6 +45,8 @@ export class BulkArea extends HttpApi.make("bulk")
   .add(CampaignsGroup)
   .add(AnalyticsGroup)
   .add(SequencesGroup)
+  // 503 `render_busy`: every render worker taken and the account's line full (src/bulk/render/RenderEngine.ts).
+  .addError(Unavailable)
 {}
 
 /** What a client of the platform area uses (the public /docs.json holds these, not admin). */

@@ -16,30 +16,23 @@
  * - A worker that cannot be started (no worker threads, the entry does not load) never loses a
  *   task: its slot runs tasks in this thread with `inProcess` (a warning, logged once; no time
  *   limit there) and tries a worker again a minute later.
+ * - Memory: under Node each worker gets `maxMemoryMb` of V8 old generation (`resourceLimits`); a
+ *   task that passes it ends its worker alone (`memory`). Deno ignores `resourceLimits` and a worker
+ *   at the process-wide heap limit aborts the whole process (checked with Deno 2.9), so there the
+ *   bound must come from the work itself (callers' input limits); the pool says so once in the log.
+ * - Fair shares: with `perOwner`, one `owner`'s tasks (an account's) occupy at most that many
+ *   workers at a time (a worker it ran past its time counts until replaced); the rest wait in its
+ *   own line (`ownerQueue`) while other owners' tasks pass to free workers.
  *
  * The bookkeeping is plain callbacks, not fibers: a task costs one `Effect.async`, one message each
  * way and one timer, which matters when the main thread is the busy one.
- *
- * - Memory: under Node each worker gets `maxMemoryMb` of V8 old generation (`resourceLimits`); a
- *   task that passes it ends its worker alone (`memory`), never the process. Deno has no per-worker
- *   limit: it ignores `resourceLimits`, and a worker isolate that reaches the heap limit (the
- *   process-wide `--v8-flags=--max-old-space-size`) aborts the whole process ("Fatal JavaScript out
- *   of memory", checked with Deno 2.9). Under Deno the bound must therefore come from the work
- *   itself: callers give tasks whose memory is bounded by their input limits (the inbound parsers:
- *   message size, MIME part count, DMARC decompressed bytes and record count), and the pool says so
- *   once in the log.
- *
  * The worker entry speaks a tiny protocol (`TaskRequest` in, `WorkerReply` out, `{ ready: true }`
- * once its modules are loaded) and runs its tasks one after the other. A `.ts` entry loads as it is
- * under Deno; under Node, in the worker through tsx's `tsImport` (Node 20 does not apply
- * `--import tsx` hooks to a worker's entry, and under vitest the parent has no hooks at all), so
- * it works the same under `tsx`, vitest and Deno.
+ * once its modules are loaded) and runs its tasks one after the other; src/lib/worker-thread.ts
+ * starts it the same way under `tsx`, vitest and Deno.
  */
-import { createRequire } from "node:module"
-import * as path from "node:path"
-import { pathToFileURL } from "node:url"
-import { Worker, type WorkerOptions } from "node:worker_threads"
+import type { Worker } from "node:worker_threads"
 import { Data, Duration, Effect, Exit, Runtime, type Scope } from "effect"
+import { isDeno, newWorker, ownBuffer } from "./worker-thread.ts"
 
 /** What the pool posts to a worker: one task, its bytes' ArrayBuffer transferred. */
 export interface TaskRequest {
@@ -85,6 +78,10 @@ export interface WorkerPoolOptions<A> {
   readonly maxMemoryMb?: number
   /** Structured-clonable start-up data for each worker (`workerData`), e.g. its limits. */
   readonly workerData?: unknown
+  /** The most workers one owner's tasks may occupy at a time (default: all of them). */
+  readonly perOwner?: number
+  /** Tasks one owner may have waiting; past them its `run` fails with `busy` (default: half the queue when `perOwner` is set). */
+  readonly ownerQueue?: number
 }
 
 export interface WorkerPoolStats {
@@ -102,18 +99,19 @@ export interface WorkerPoolStats {
 
 export interface WorkerPool<A> {
   readonly size: number
-  /** Runs one task; the bytes are handed over (see above). */
-  readonly run: (bytes: Uint8Array) => Effect.Effect<A, WorkerTaskError>
+  /** Runs one task; the bytes are handed over (see above). `owner` names whose share it counts against. */
+  readonly run: (bytes: Uint8Array, owner?: string) => Effect.Effect<A, WorkerTaskError>
   /**
    * Runs several tasks and resumes once all have settled, with each one's outcome in order: one
    * effect for a batch rather than a fiber per task, for callers that handle tasks in batches.
    */
-  readonly runAll: (tasks: ReadonlyArray<Uint8Array>) => Effect.Effect<ReadonlyArray<Exit.Exit<A, WorkerTaskError>>>
+  readonly runAll: (tasks: ReadonlyArray<Uint8Array>, owner?: string) => Effect.Effect<ReadonlyArray<Exit.Exit<A, WorkerTaskError>>>
   readonly stats: Effect.Effect<WorkerPoolStats>
 }
 
 interface Task<A> {
   readonly id: number
+  readonly owner: string | undefined
   /** Until it is handed over. */
   bytes: Uint8Array | undefined
   /** Settled (answered, failed or abandoned by its caller): later news of it is ignored. */
@@ -129,38 +127,18 @@ interface Slot<A> {
   /** Handed to the worker (or running in this thread), oldest first: the first is the one running. */
   readonly inflight: Array<Task<A>>
   retryAt: number
+  /** The owner whose task ran this slot's last worker past its time or memory: its share holds the slot until the new worker is ready. */
+  chargedTo: string | undefined
 }
 
 /** After a worker could not be started, its slot runs tasks in this thread this long before trying again. */
 const RESPAWN_PAUSE_MS = 60_000
 
-const isDeno = "Deno" in globalThis
-
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 const taskError = (reason: WorkerTaskError["reason"], message: string) => Exit.fail(new WorkerTaskError({ reason, message }))
 
-/** tsx's ESM API module (`tsx/esm/api`), resolved from this file. */
-const tsxApiUrl = (): string => {
-  const loader = createRequire(import.meta.url).resolve("tsx") // …/tsx/dist/loader.mjs
-  return pathToFileURL(path.join(path.dirname(loader), "esm", "api", "index.mjs")).href
-}
-
-const newWorker = (file: URL, maxMemoryMb: number | undefined, workerData: unknown): Worker => {
-  const limits: WorkerOptions = isDeno || maxMemoryMb === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: maxMemoryMb } }
-  const options: WorkerOptions = workerData === undefined ? limits : { ...limits, workerData }
-  if (isDeno || !/\.[cm]?ts$/.test(file.pathname)) return new Worker(file, options)
-  // A CommonJS bootstrap: load tsx's API in the worker and import the entry through it.
-  const entry = JSON.stringify(file.href)
-  const bootstrap = `import(${JSON.stringify(tsxApiUrl())}).then(({ tsImport }) => tsImport(${entry}, ${entry}))`
-  return new Worker(bootstrap, { ...options, eval: true })
-}
-
 const isReply = (message: unknown): message is WorkerReply => typeof message === "object" && message !== null
-
-/** The bytes as a view over an ArrayBuffer of their own, ready to transfer (copied only when they share one). */
-const ownBuffer = (bytes: Uint8Array): Uint8Array =>
-  bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes)
 
 /** A scoped pool of `options.size` workers running `options.file`. */
 export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<WorkerPool<A>, never, Scope.Scope> =>
@@ -168,6 +146,8 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
     const size = Math.max(1, Math.floor(options.size))
     const pipeline = Math.max(1, Math.floor(options.pipeline ?? 2))
     const maxQueue = Math.max(1, Math.floor(options.queue ?? 4 * size * pipeline))
+    const perOwner = Math.max(1, Math.min(size, Math.floor(options.perOwner ?? size)))
+    const ownerQueue = Math.max(1, Math.floor(options.ownerQueue ?? (options.perOwner === undefined ? maxQueue : Math.ceil(maxQueue / 2))))
     const timeoutMs = Duration.toMillis(options.timeout)
     const startTimeoutMs = Duration.toMillis(options.startTimeout ?? Duration.seconds(60))
     // Log lines from worker events go through the logger (and annotations) of the pool's creator.
@@ -175,7 +155,7 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
     const log = (effect: Effect.Effect<void>) => void runFork(effect)
 
     const queue: Array<Task<A>> = []
-    const slots: Array<Slot<A>> = Array.from({ length: size }, () => ({ state: "starting", worker: undefined, inflight: [], retryAt: 0 }))
+    const slots: Array<Slot<A>> = Array.from({ length: size }, () => ({ state: "starting", worker: undefined, inflight: [], retryAt: 0, chargedTo: undefined }))
     const counts = { started: 0, replaced: 0, inProcess: 0 }
     let closed = false
     let warned = false
@@ -208,6 +188,7 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
       slot.worker = undefined
       void terminate(worker)
       const [head, ...rest] = slot.inflight.splice(0)
+      slot.chargedTo = kind === "crashed" ? undefined : head?.owner
       if (head !== undefined) settle(head, taskError(kind, reason))
       for (const task of rest) settle(task, taskError("crashed", `its worker was replaced (${reason}) before it ran`))
       log(Effect.logWarning(`${options.name}: worker replaced`).pipe(Effect.annotateLogs({ reason })))
@@ -217,6 +198,7 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
     const startFailed = (slot: Slot<A>, reason: string) => {
       slot.state = "fallback"
       slot.worker = undefined
+      slot.chargedTo = undefined
       slot.retryAt = Date.now() + RESPAWN_PAUSE_MS
       if (!warned) {
         warned = true
@@ -270,6 +252,7 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
           if (slot.state !== "starting") return
           clearTimeout(startTimer)
           slot.state = "ready"
+          slot.chargedTo = undefined
           counts.started++
           log(Effect.logDebug(`${options.name}: worker started`).pipe(Effect.annotateLogs({ thread_id: worker.threadId })))
           return pump()
@@ -313,30 +296,47 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
       armHead(slot, worker)
     }
 
-    /** Hands waiting tasks to the least busy workers; retries a worker where the pause is over. */
+    const holds = (slot: Slot<A>, owner: string) => slot.chargedTo === owner || slot.inflight.some((task) => task.owner === owner)
+    const open = (slot: Slot<A>) => (slot.state === "ready" || slot.state === "fallback") && slot.inflight.length < pipeline
+
+    /** The least busy open worker for `owner`'s task: one it already occupies once it has its share. */
+    const slotFor = (owner: string | undefined): Slot<A> | undefined => {
+      const limited = owner !== undefined && perOwner < size && slots.filter((slot) => holds(slot, owner)).length >= perOwner
+      let best: Slot<A> | undefined
+      for (const slot of slots) {
+        if (!open(slot) || (limited && !holds(slot, owner))) continue
+        if (best === undefined || slot.inflight.length < best.inflight.length) best = slot
+      }
+      return best
+    }
+
+    /** Hands waiting tasks, oldest first, to the least busy workers (a task whose owner has its share lets others pass); retries a worker where the pause is over. */
     const pump = () => {
       if (closed) return
       const now = Date.now()
       for (const slot of slots) {
         if (slot.state === "fallback" && slot.inflight.length === 0 && now >= slot.retryAt) start(slot)
       }
-      while (queue.length > 0) {
-        let best: Slot<A> | undefined
-        for (const slot of slots) {
-          if ((slot.state === "ready" || slot.state === "fallback") && slot.inflight.length < pipeline) {
-            if (best === undefined || slot.inflight.length < best.inflight.length) best = slot
-          }
+      for (let index = 0; index < queue.length && slots.some(open);) {
+        const slot = slotFor(queue[index]!.owner)
+        if (slot === undefined) {
+          index++ // its owner has its share: it waits, later tasks of others may pass
+        } else {
+          dispatch(slot, queue.splice(index, 1)[0]!)
+          index = 0
         }
-        if (best === undefined) return
-        dispatch(best, queue.shift()!)
       }
     }
 
-    const submit = (bytes: Uint8Array, resume: Task<A>["resume"]): Task<A> => {
-      const task: Task<A> = { id: ++nextId, bytes, done: false, resume, timer: undefined }
+    const waitingOf = (owner: string) => queue.reduce((n, task) => (task.owner === owner ? n + 1 : n), 0)
+
+    const submit = (bytes: Uint8Array, owner: string | undefined, resume: Task<A>["resume"]): Task<A> => {
+      const task: Task<A> = { id: ++nextId, owner, bytes, done: false, resume, timer: undefined }
       if (closed) settle(task, taskError("shutdown", `${options.name}: the pool is shut down`))
       else if (queue.length >= maxQueue) settle(task, taskError("busy", `${options.name}: ${maxQueue} tasks are waiting already`))
-      else {
+      else if (owner !== undefined && ownerQueue < maxQueue && waitingOf(owner) >= ownerQueue) {
+        settle(task, taskError("busy", `${options.name}: ${ownerQueue} tasks of the same owner are waiting already`))
+      } else {
         queue.push(task)
         pump()
       }
@@ -371,18 +371,18 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
     }
     for (const slot of slots) start(slot)
 
-    const run = (bytes: Uint8Array): Effect.Effect<A, WorkerTaskError> =>
+    const run = (bytes: Uint8Array, owner?: string): Effect.Effect<A, WorkerTaskError> =>
       Effect.async<A, WorkerTaskError>((resume) => {
-        const task = submit(bytes, resume)
+        const task = submit(bytes, owner, resume)
         return Effect.sync(() => abandon(task))
       })
 
-    const runAll = (tasks: ReadonlyArray<Uint8Array>): Effect.Effect<ReadonlyArray<Exit.Exit<A, WorkerTaskError>>> =>
+    const runAll = (tasks: ReadonlyArray<Uint8Array>, owner?: string): Effect.Effect<ReadonlyArray<Exit.Exit<A, WorkerTaskError>>> =>
       tasks.length === 0 ? Effect.succeed([]) : Effect.async((resume) => {
         const exits: Array<Exit.Exit<A, WorkerTaskError>> = new Array(tasks.length)
         let left = tasks.length
         const submitted = tasks.map((bytes, i) =>
-          submit(bytes, (exit) => {
+          submit(bytes, owner, (exit) => {
             exits[i] = exit
             if (--left === 0) resume(Effect.succeed(exits))
           })

@@ -26,13 +26,15 @@ import { makeGroupCommit } from "../lib/group-commit.ts"
 import { isSimulatorAddress } from "../lib/simulator.ts"
 import { PublicTokens } from "../bulk/public/tokens.ts"
 import { RenderEngine } from "../bulk/render/RenderEngine.ts"
-import { type BulkRendering, composeStored, RenderOutOfTime } from "../transactional/compose.ts"
+import type { RenderedContent } from "../bulk/render/content.ts"
+import { type BulkRendering, composeStored } from "../transactional/compose.ts"
 import { classifyReply } from "./classify.ts"
 import { prepareKey, signMessage, type SigningKey } from "./dkim.ts"
 import { Destinations } from "./Destinations.ts"
 import { MtaConfig } from "./MtaConfig.ts"
 import { makeLookupCache } from "./lookup-cache.ts"
 import { publicTargets, resolveRoute, resolveTargets, type Route, type Target } from "./mx.ts"
+import { makeRenderAtDelivery, type RenderAtDelivery } from "./render-at-delivery.ts"
 import {
   type ClaimedDelivery,
   type Completion,
@@ -62,11 +64,7 @@ const ROUTE_TTL_MS = 30_000
 const ROUTES_KEPT = 10_000
 
 /** The message cannot be made into MIME: the same every time, so its delivery fails. */
-class Uncomposable extends Data.TaggedError("Uncomposable")<{
-  readonly reason: string
-  /** Rendering ran out of time (RenderOutOfTime): tried again later, not failed. */
-  readonly transient: boolean
-}> {}
+class Uncomposable extends Data.TaggedError("Uncomposable")<{ readonly reason: string }> {}
 
 /** A message in the hands of `refs` attempts, read (its stored parts), decoded, composed and signed once for all of them. */
 interface Held {
@@ -86,10 +84,10 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
     const destinations = yield* Destinations
     const reputation = yield* Reputation
     const sql = yield* SqlClient.SqlClient
-    // Campaign and sequence messages are rendered per contact when composed (compose.ts).
-    const engine = yield* RenderEngine
+    // Campaign and sequence messages are rendered per contact, in a render worker, before they are composed.
+    const rendering = makeRenderAtDelivery(yield* RenderEngine, sql)
     const tokens = yield* PublicTokens
-    const bulkFor = (accountId: string): BulkRendering => ({ engine, tokens, baseUrl: config.baseUrl, bounceDomain: config.bounceDomain, accountId })
+    const bulkFor = (accountId: string): BulkRendering => ({ tokens, baseUrl: config.baseUrl, bounceDomain: config.bounceDomain, accountId })
     const smtp = new SmtpClient()
     yield* Effect.addFinalizer(() => Effect.sync(() => smtp.close()))
 
@@ -166,7 +164,14 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
       return h.decoded
     }
     /** The signed message; a composing error (thrown or rejected) is the message's own and fails with Uncomposable. */
-    const signedOf = (h: Held, stored: StoredMessage, m: MessageForDelivery, key: SigningKey, d: ClaimedDelivery): Effect.Effect<Buffer, Uncomposable> =>
+    const signedOf = (
+      h: Held,
+      stored: StoredMessage,
+      m: MessageForDelivery,
+      key: SigningKey,
+      d: ClaimedDelivery,
+      rendered: RenderedContent | undefined
+    ): Effect.Effect<Buffer, Uncomposable> =>
       Effect.suspend(() => {
         if (h.signed === undefined || h.signed.key !== key) {
           const composed = Promise.resolve()
@@ -175,16 +180,14 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
               sendingDomain: m.from_domain,
               date: m.created_at,
               bulk: bulkFor(d.account_id),
+              rendered,
               // A campaign message's tracking tokens name its (only) delivery; other messages ignore it.
               deliveryId: d.id
             }))
             .then(
               (raw) => signMessage(raw, key),
               (error: unknown) =>
-                new Uncomposable({
-                  reason: `the message could not be composed: ${error instanceof Error ? error.message : String(error)}`,
-                  transient: error instanceof RenderOutOfTime
-                })
+                new Uncomposable({ reason: `the message could not be composed: ${error instanceof Error ? error.message : String(error)}` })
             )
           h.signed = { key, raw: composed }
         }
@@ -301,12 +304,25 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
           const at = yield* now()
           return yield* complete(owner, d, m, retryOrFail(d, null, "4.4.4", `no address for the MX hosts of ${d.recipient_domain}`, at), at)
         }
-        const signed = yield* Effect.either(signedOf(h, decoded.right, m, key, d))
-        if (Either.isLeft(signed)) {
-          if (!signed.left.transient) return yield* fail(m, "5.6.0", signed.left.reason)
+        // A campaign or sequence message: its contact's render, in a render worker (render-at-delivery.ts).
+        const stored = decoded.right
+        const render: RenderAtDelivery | undefined = (stored._tag === "campaign" || stored._tag === "sequence") && h.signed === undefined
+          ? yield* rendering.render(stored, bulkFor(d.account_id))
+          : undefined
+        if (render !== undefined && render._tag !== "rendered") {
           const at = yield* now()
-          return yield* complete(owner, d, m, retryOrFail(d, null, "4.3.0", signed.left.reason, at), at)
+          if (render._tag === "fail") return yield* fail(m, "5.6.0", render.reason)
+          if (render._tag === "hold") {
+            yield* Effect.uninterruptible(holds.submit({ owner, id: d.id, at }))
+            return false
+          }
+          const outcome = render.until === undefined
+            ? retryOrFail(d, null, "4.3.0", render.reason, at)
+            : { _tag: "deferred" as const, code: null, status: "4.3.0", reply: render.reason, retryAt: render.until }
+          return yield* complete(owner, d, m, isExpired(d.created_at, at, mta.maxAgeMs) ? retryOrFail(d, null, "4.3.0", render.reason, at) : outcome, at)
         }
+        const signed = yield* Effect.either(signedOf(h, stored, m, key, d, render?.rendered))
+        if (Either.isLeft(signed)) return yield* fail(m, "5.6.0", signed.left.reason)
         const raw = signed.right
         const slotted = yield* destinations.run(d.recipient_domain, route.hosts, d.channel, (shaping) =>
           Effect.promise(() =>

@@ -14,13 +14,12 @@
  * ran the process out of heap. So the MTA checks a stored message with `composePartsProblem` before
  * composing it — whatever the version that accepted it, or whatever wrote the row.
  */
-import { Either } from "effect"
 import MailComposer from "nodemailer/lib/mail-composer"
 import type { Channel, StoredMessage, StructuredContent } from "../mta/queue/StoredMessage.ts"
 import type { makeTokens } from "../bulk/public/tokens.ts"
 import { unsubscribeHeaders, unsubscribeToken, unsubscribeUrl } from "../bulk/public/unsubscribe-link.ts"
-import { prepareContent, renderContent } from "../bulk/render/content.ts"
-import type { RenderEngineShape } from "../bulk/render/engine.ts"
+import type { ContentSource, RenderedContent } from "../bulk/render/content.ts"
+import type { Scope } from "../bulk/render/engine.ts"
 import { fillTracking } from "../bulk/tracking/rewrite.ts"
 import { recipientTokens } from "../bulk/tracking/tokens.ts"
 
@@ -28,8 +27,10 @@ export interface ComposeOptions {
   readonly messageId: string
   readonly sendingDomain: string
   readonly date: Date
-  /** What rendering a campaign or sequence reference needs (the MTA passes it; without it they are refused). */
+  /** What composing a campaign or sequence reference needs (the MTA passes it; without it they are refused). */
   readonly bulk?: BulkRendering | undefined
+  /** A campaign or sequence reference's content rendered for its contact (`referenceRender`), by the MTA in a render worker. */
+  readonly rendered?: RenderedContent | undefined
   /**
    * The delivery the message is composed for: a campaign's tracking tokens name it. A campaign
    * message has one recipient, so one delivery (its retries are the same delivery).
@@ -37,9 +38,8 @@ export interface ComposeOptions {
   readonly deliveryId?: string | undefined
 }
 
-/** The rendering engine, the unsubscribe tokens and where their links point, for one account's bulk message. */
+/** The unsubscribe tokens and where their links point, for one account's bulk message. */
 export interface BulkRendering {
-  readonly engine: RenderEngineShape
   readonly tokens: ReturnType<typeof makeTokens>
   readonly baseUrl: string
   readonly bounceDomain: string
@@ -136,8 +136,8 @@ interface Addressed {
 }
 
 /**
- * The MIME of a stored message, ready to be signed. A campaign or sequence reference is rendered
- * here, per contact (`composeReference`); a render failure rejects (its delivery fails with it).
+ * The MIME of a stored message, ready to be signed. A campaign or sequence reference needs its
+ * contact's render (`options.rendered`, made from `referenceRender` in a render worker).
  */
 export const composeStored = (stored: StoredMessage, options: ComposeOptions): Promise<Buffer> => {
   switch (stored._tag) {
@@ -149,22 +149,36 @@ export const composeStored = (stored: StoredMessage, options: ComposeOptions): P
       return Promise.resolve(Buffer.from(stored.message.mime_base64, "base64"))
     case "campaign":
     case "sequence":
-      return options.bulk === undefined
-        ? Promise.reject(new Error(`${stored._tag} messages need the bulk rendering to be composed`))
-        : composeReference(stored, options.bulk, options)
+      return options.bulk === undefined || options.rendered === undefined
+        ? Promise.reject(new Error(`${stored._tag} messages need their render to be composed`))
+        : composeReference(stored, options.rendered, options.bulk, options)
   }
 }
 
-type Reference = Extract<StoredMessage, { readonly _tag: "campaign" | "sequence" }>
+export type Reference = Extract<StoredMessage, { readonly _tag: "campaign" | "sequence" }>
 
-/** A contact's render that ran out of time: the content may be sound and the machine busy (the MTA defers it). */
-export class RenderOutOfTime extends Error {}
+const whoOf = (stored: Reference, bulk: BulkRendering) =>
+  ({ accountId: bulk.accountId, email: stored.to.email, source: stored._tag === "campaign" ? stored.campaign_id : stored.sequence_id })
 
 /**
- * One contact's campaign or sequence message (the two forms share their content shape): the
- * stored content's subject, html and text rendered with the contact's variables over the
- * content's `vars`, `{{ unsubscribe_url }}` pointing at the contact's unsubscribe page, and the
- * `List-Unsubscribe` + `List-Unsubscribe-Post` headers (RFC 2369, RFC 8058) naming the campaign
+ * What one contact's campaign or sequence message is rendered from: the stored content's subject,
+ * html and text, and the contact's variables over the content's `vars`, with `{{ unsubscribe_url }}`
+ * pointing at the contact's unsubscribe page.
+ */
+export const referenceRender = (stored: Reference, bulk: BulkRendering): { readonly content: ContentSource; readonly scope: Scope } => {
+  const message = stored.message
+  const scope = { ...message.vars, ...stored.variables, unsubscribe_url: unsubscribeUrl(bulk.baseUrl, unsubscribeToken(bulk.tokens, whoOf(stored, bulk))) }
+  const content = {
+    subject: message.subject,
+    html: message.content.find((c) => c.type === "text/html")?.value ?? "",
+    body_text: message.content.find((c) => c.type === "text/plain")?.value ?? ""
+  }
+  return { content, scope }
+}
+
+/**
+ * One contact's campaign or sequence message (the two forms share their content shape): its
+ * render (`referenceRender`) and the `List-Unsubscribe` + `List-Unsubscribe-Post` headers (RFC 2369, RFC 8058) naming the campaign
  * or sequence. Unsubscribe headers are the appliance's own: the stored headers cannot replace them.
  *
  * A campaign's own delivery (origin `campaign`: never a sequence step or a test-send) gets its
@@ -172,22 +186,12 @@ export class RenderOutOfTime extends Error {}
  * "Tracking"), by substitution over the rendered HTML, after the engine: a contact's variables can
  * never produce or move a token.
  */
-export const composeReference = (stored: Reference, bulk: BulkRendering, options: ComposeOptions): Promise<Buffer> => {
+export const composeReference = (stored: Reference, rendered: RenderedContent, bulk: BulkRendering, options: ComposeOptions): Promise<Buffer> => {
   const message = stored.message
-  const who = { accountId: bulk.accountId, email: stored.to.email, source: stored._tag === "campaign" ? stored.campaign_id : stored.sequence_id }
+  const who = whoOf(stored, bulk)
   const where = { baseUrl: bulk.baseUrl, bounceDomain: bulk.bounceDomain }
-  const scope = { ...message.vars, ...stored.variables, unsubscribe_url: unsubscribeUrl(bulk.baseUrl, unsubscribeToken(bulk.tokens, who)) }
-  const source = {
-    subject: message.subject,
-    html: message.content.find((c) => c.type === "text/html")?.value ?? "",
-    body_text: message.content.find((c) => c.type === "text/plain")?.value ?? ""
-  }
-  const rendered = Either.flatMap(prepareContent(bulk.engine, source), (prepared) => renderContent(bulk.engine, prepared, scope))
-  if (Either.isLeft(rendered)) {
-    return Promise.reject(rendered.left.outOfTime === true ? new RenderOutOfTime(rendered.left.message) : new Error(rendered.left.message))
-  }
-  const { subject, text } = rendered.right
-  let html = rendered.right.html
+  const { subject, text } = rendered
+  let html = rendered.html
   if (stored._tag === "campaign" && stored.origin === "campaign" && html !== null) {
     if (options.deliveryId === undefined) return Promise.reject(new Error("a campaign message needs its delivery id to be composed"))
     html = fillTracking(html, recipientTokens(bulk.tokens, { deliveryId: options.deliveryId, campaignId: stored.campaign_id }))

@@ -135,6 +135,27 @@ describe("worker pool", () => {
     })
   })
 
+  it("keeps one owner's flood to its share of the workers: another owner's task passes its line", async () => {
+    // Four workers, at most two per owner: the flood of nine 1.5 s tasks takes two workers, the
+    // other two stay free for everyone else (without the share, the other owner's task waited
+    // behind the flood: 3 s and more). Its own line is bounded too (`ownerQueue`).
+    await withPool(options({ size: 4, pipeline: 1, perOwner: 2, ownerQueue: 6 }), async (pool) => {
+      while ((await Effect.runPromise(pool.stats)).alive < 4) await new Promise((resolve) => setTimeout(resolve, 50))
+      const floodStarted = performance.now()
+      const flood = Array.from({ length: 9 }, () => Effect.runPromise(Effect.either(pool.run(text("sleep:1500"), "acct_flood"))))
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      const started = performance.now()
+      const other = await Effect.runPromise(Effect.all([pool.run(text("echo:other"), "acct_other"), pool.run(text("echo:anyone"))], { concurrency: "unbounded" }))
+      expect(other.map((o) => o.text)).toEqual(["other", "anyone"])
+      expect(performance.now() - started).toBeLessThan(1_000)
+      const outcomes = await Promise.all(flood)
+      // Two run, six wait in its line: the ninth finds the line full.
+      expect(outcomes.filter((o) => o._tag === "Left").map((o) => o._tag === "Left" && o.left.reason)).toEqual(["busy"])
+      // Eight tasks, two at a time: four rounds of 1.5 s, never all four workers at once.
+      expect(performance.now() - floodStarted).toBeGreaterThan(5_500)
+    })
+  }, 30_000)
+
   it("fails a task past the time limit and replaces its (busy) worker", async () => {
     await withPool(options({ size: 1, timeout: Duration.millis(500) }), async (pool) => {
       const first = (await run(pool, "echo:a")).threadId

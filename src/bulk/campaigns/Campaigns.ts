@@ -85,7 +85,7 @@ export class Campaigns extends Effect.Service<Campaigns>()("herald/Campaigns", {
           if (found.length === 0) return yield* new CampaignInvalid({ message: `No segment ${fields.segment_id}`, param: "segment_id" })
         }
         if (fields.template_id !== null) return { ...fields, list_ids: [...new Set(fields.list_ids)] }
-        const compiled = yield* readyToSave(engine, {
+        const compiled = yield* readyToSave(engine, owner.accountId, {
           name: fields.name,
           subject: fields.subject ?? "",
           html: fields.html ?? "",

@@ -14,6 +14,7 @@ import {
   type NotFoundError,
   type PayloadTooLargeError,
   RateLimitedError,
+  type UnavailableError,
   type UnprocessableError,
   validationFailed
 } from "../../http/errors.ts"
@@ -32,7 +33,7 @@ type Failure =
   | MailingFailure
 
 /** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
-const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError | ForbiddenError> => {
+const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError | ForbiddenError | UnavailableError> => {
   switch (e._tag) {
     case "CampaignNotFound":
       return Effect.fail(notFound(`No campaign ${e.id}`))
@@ -53,7 +54,7 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
 /** Starting (send, resume) freezes the audience, which may run past HERALD_LONG_QUERY_TIMEOUT_MS: 422. */
 const answerStart = (
   e: Failure | QueryTooExpensive
-): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError | ForbiddenError | UnprocessableError> =>
+): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError | ForbiddenError | UnprocessableError | UnavailableError> =>
   e._tag === "QueryTooExpensive" ? answerQueryTooExpensive(e) : answer(e)
 
 export const CampaignsHttpLive = HttpApiBuilder.group(HeraldApi, "campaigns", (handlers) =>

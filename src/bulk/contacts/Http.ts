@@ -20,7 +20,8 @@ import {
   type PayloadTooLargeError,
   RateLimitedError,
   UnprocessableError,
-  validationFailed
+  validationFailed,
+  type UnavailableError
 } from "../../http/errors.ts"
 import { isEmailAddress } from "../../lib/email.ts"
 import { QueueSignal } from "../../db/QueueSignal.ts"
@@ -38,7 +39,7 @@ type Failure = ContactNotFound | ContactExists | StillSuppressed | TooManyInvali
 type Answer = NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | UnprocessableError | RateLimitedError
 
 /** An import may also meet the confirmation mail's refusals (lists with double opt-in). */
-const answerImport = (e: Failure | ConfirmationRefusal | QueryTooExpensive): Effect.Effect<never, Answer | ForbiddenError | RateLimitedError> =>
+const answerImport = (e: Failure | ConfirmationRefusal | QueryTooExpensive): Effect.Effect<never, Answer | ForbiddenError | RateLimitedError | UnavailableError> =>
   e._tag === "QueryTooExpensive" ? answerQueryTooExpensive(e) : e._tag === "ContactNotFound" || e._tag === "ContactExists" || e._tag === "StillSuppressed" || e._tag === "TooManyInvalid"
     || e._tag === "CsvRejected" || e._tag === "UnknownLists" || e._tag === "MetadataTooLarge" || e._tag === "SqlError"
     ? answer(e)

@@ -85,6 +85,8 @@ export class CsvReader extends Effect.Service<CsvReader>()("herald/CsvReader", {
         pipeline: 1,
         // Each waiting body is held in memory (up to MAX_JSON_MB): two per worker, then 429.
         queue: 2 * config.importWorkers,
+        // One account's imports take at most half of the readers (issue 26), one at the least.
+        perOwner: Math.max(1, Math.floor(config.importWorkers / 2)),
         timeout: Duration.millis(timeoutMs),
         maxMemoryMb: WORKER_MEMORY_MB,
         workerData: limits,
@@ -98,7 +100,7 @@ export class CsvReader extends Effect.Service<CsvReader>()("herald/CsvReader", {
      * A refusal of the CSV itself (a cap, invalid CSV) is a `CsvRejected` like the pool's failures.
      */
     const read = (accountId: string, bytes: Uint8Array) =>
-      Effect.flatMap(pool, (workers) => workers.run(bytes)).pipe(
+      Effect.flatMap(pool, (workers) => workers.run(bytes, accountId)).pipe(
         Effect.mapError((error) => rejected(error, timeoutMs)),
         Effect.flatMap((result) =>
           result.ok ? Effect.succeed(result) : Effect.fail(new CsvRejected({ reason: result.kind, message: result.message, param: result.param }))

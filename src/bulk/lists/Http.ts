@@ -14,6 +14,7 @@ import {
   notFound,
   type NotFoundError,
   type RateLimitedError,
+  type UnavailableError,
   type UnprocessableError,
   validationFailed
 } from "../../http/errors.ts"
@@ -35,7 +36,7 @@ export const confirmationRefusal = (e: ConfirmationRefusal) => mailingAnswer(e, 
 type Failure = ListNotFound | MemberNotFound | ListInUse | BadMember | BadConfirmation | RenderFailed | SqlError
 
 /** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
-const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError> => {
+const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | UnavailableError> => {
   switch (e._tag) {
     case "ListNotFound":
       return Effect.fail(notFound(`No list ${e.id}`))
@@ -57,7 +58,7 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
 /** Adding members may also meet the confirmation mail's refusals. */
 const answerAdding = (
   e: Failure | ConfirmationRefusal
-): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | ForbiddenError | RateLimitedError> =>
+): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | ForbiddenError | RateLimitedError | UnavailableError> =>
   e._tag === "ListNotFound" || e._tag === "MemberNotFound" || e._tag === "ListInUse" || e._tag === "BadMember"
     || e._tag === "BadConfirmation" || e._tag === "SqlError" || e._tag === "RenderFailed"
     ? answer(e)
@@ -69,7 +70,7 @@ const answerAdding = (
  */
 const answerResend = (
   e: Failure | ConfirmationRefusal | ConfirmationRecentlySent | MemberNotPending | MemberNotMailable
-): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | ForbiddenError | RateLimitedError> => {
+): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | ForbiddenError | RateLimitedError | UnavailableError> => {
   switch (e._tag) {
     case "ConfirmationRecentlySent":
       return Effect.flatMap(Clock.currentTimeMillis, (now) => {
@@ -112,7 +113,7 @@ export const ListsHttpLive = HttpApiBuilder.group(HeraldApi, "lists", (handlers)
         Effect.flatMap(CurrentKey, (me) => lists.addMembers(me, path.id, payload.contacts)).pipe(Effect.catchAll(answerAdding)))
       .handle("members", ({ path, urlParams }) =>
         Effect.flatMap(CurrentKey, (me) => lists.members(me, path.id, urlParams)).pipe(
-          Effect.catchAll((e): Effect.Effect<never, UnprocessableError | BadRequestError | NotFoundError | ConflictError> =>
+          Effect.catchAll((e): Effect.Effect<never, UnprocessableError | BadRequestError | NotFoundError | ConflictError | UnavailableError> =>
             e._tag === "QueryTooExpensive" ? answerQueryTooExpensive(e) : answer(e))
         ))
       .handle("resendConfirmation", ({ path }) =>

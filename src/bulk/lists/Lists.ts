@@ -5,7 +5,7 @@
  * `sendable_count` the members sendable on the list (DESIGN "Sendable", ./sendable.ts).
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Data, Effect, Either } from "effect"
+import { Clock, Data, Effect } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { QueueSignal } from "../../db/QueueSignal.ts"
 import { domainOf, isEmailAddress } from "../../lib/email.ts"
@@ -282,10 +282,9 @@ export class Lists extends Effect.Service<Lists>()("herald/Lists", {
         const subject = settings.confirm_subject ?? (settings.require_confirmation ? defaultConfirmSubject(current.name) : null)
         const intro = settings.confirm_intro ?? (settings.require_confirmation ? defaultConfirmIntro(current.name) : null)
         // Both are templates of the confirmation mail: refused here, not when the first mail is due.
-        for (const [param, source] of [["confirm_subject", subject], ["confirm_intro", intro]] as const) {
-          const compiled = source === null ? undefined : engine.compile("text", source, param)
-          if (compiled !== undefined && Either.isLeft(compiled)) return yield* compiled.left
-        }
+        const fields = ([["confirm_subject", subject], ["confirm_intro", intro]] as const).flatMap(([param, source]) =>
+          source === null ? [] : [{ name: param, mode: "text" as const, source, param }])
+        yield* engine.fields(owner.accountId, fields, null)
         yield* sql`UPDATE lists SET require_confirmation = ${settings.require_confirmation}, confirm_from_email = ${from},
           confirm_from_name = ${settings.confirm_from_name ?? null}, confirm_subject = ${subject}, confirm_intro = ${intro}, updated_at = ${at}
           WHERE id = ${id} AND key_id = ${owner.keyId}`

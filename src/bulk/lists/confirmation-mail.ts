@@ -27,7 +27,7 @@
  * second button ("I did not ask for this") unsubscribes the address from all the account's mail.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Either } from "effect"
+import { Effect } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { requestId as currentRequestId } from "../../http/request-context.ts"
 import { domainOf } from "../../lib/email.ts"
@@ -42,10 +42,9 @@ import { refuseSender } from "../../transactional/accept.ts"
 import { type QueuedMessage, writeQueue } from "../../transactional/queue-writer.ts"
 import { SendContext } from "../../transactional/send-context.ts"
 import type { Owner } from "../contacts/Contacts.ts"
-import type { CompiledField, RenderEngineShape } from "../render/engine.ts"
-import { contactScope, type PreparedContent, prepareContent } from "../render/content.ts"
-import { RenderFailed } from "../render/errors.ts"
+import { contactScope } from "../render/content.ts"
 import { RenderEngine } from "../render/RenderEngine.ts"
+import type { FieldSource } from "../render/tasks.ts"
 import { PublicTokens } from "../public/tokens.ts"
 import { claimConfirmations, isClaimed } from "./confirmation-window.ts"
 
@@ -120,18 +119,20 @@ export const confirmSources = (list: ConfirmingList) => ({
   intro: list.confirm_intro ?? defaultConfirmIntro(list.name)
 })
 
-/** A list's confirmation content, parsed once per call: the intro on its own, the rest around it. */
-const prepareList = (engine: RenderEngineShape, list: ConfirmingList) =>
-  Either.gen(function*() {
-    const { intro, subject } = confirmSources(list)
-    const introField: CompiledField = yield* engine.compile("text", intro, "confirm_intro")
-    const content: PreparedContent = yield* Either.mapLeft(prepareContent(engine, { subject, html: CONFIRM_HTML, body_text: CONFIRM_TEXT }), asSetting)
-    return { intro: introField, content }
-  })
-
-/** The engine names the subject `subject`; here it is the list's `confirm_subject` (the frame around it cannot fail). */
-const asSetting = (e: RenderFailed): RenderFailed =>
-  e.param !== "subject" ? e : new RenderFailed({ ...e, param: "confirm_subject", message: e.message.replace(/^subject/, "confirm_subject") })
+/**
+ * A list's confirmation mail as the render worker's fields, in order: the intro first (the frame
+ * reads it as `confirm_intro`), then the subject (errors name the list's `confirm_subject`), the
+ * text and the html frames (which cannot fail).
+ */
+const confirmationFields = (list: ConfirmingList): ReadonlyArray<FieldSource> => {
+  const { intro, subject } = confirmSources(list)
+  return [
+    { name: "confirm_intro", mode: "text", source: intro, param: "confirm_intro" },
+    { name: "confirm_subject", mode: "text", source: subject, param: "confirm_subject" },
+    { name: "confirm_text", mode: "text", source: CONFIRM_TEXT, param: "body_text" },
+    { name: "confirm_html", mode: "html", source: CONFIRM_HTML, param: "html" }
+  ]
+}
 
 interface ContactRow {
   readonly id: string
@@ -221,7 +222,7 @@ export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald
           yield* refuseSender(from, group.map((m) => m.contact.email.toLowerCase()), limits, state)
         }
 
-        const prepared = new Map<string, { readonly intro: CompiledField; readonly content: PreparedContent }>()
+        const prepared = new Map<string, ReadonlyArray<FieldSource>>()
         const expiresAt = at.getTime() + CONFIRM_TOKEN_TTL_MS
         const requestId = (yield* currentRequestId) || newId("req")
         const [account] = yield* sql<{ name: string }>`SELECT name FROM accounts WHERE id = ${owner.accountId}`
@@ -230,21 +231,16 @@ export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald
         for (const [from, group] of bySender) {
           const messages: Array<QueuedMessage> = []
           for (const { contact, list } of group) {
-            let content = prepared.get(list.id)
-            if (content === undefined) {
-              content = yield* prepareList(engine, list)
-              prepared.set(list.id, content)
+            let fields = prepared.get(list.id)
+            if (fields === undefined) {
+              fields = confirmationFields(list)
+              prepared.set(list.id, fields)
             }
             const url = confirmUrl(baseUrl, tokens.mint("confirm", [list.id, contact.id], expiresAt))
             const scope = { ...contactScope({ list_name: list.name, ...requestedBy }, contact), confirm_url: url }
-            const intro = yield* engine.render(content.intro, scope, "confirm_intro")
-            // The fields one by one rather than renderContent: it also lists missing variables, unused here.
-            const full = { ...scope, confirm_intro: intro }
-            const rendered = {
-              subject: yield* Either.mapLeft(engine.render(content.content.subject, full, "subject"), asSetting),
-              text: yield* engine.render(content.content.text, full, "body_text"),
-              html: content.content.html === null ? null : yield* engine.render(content.content.html, full, "html")
-            }
+            // In a render worker, counted against the account's share like every render.
+            const values = yield* engine.fields(owner.accountId, fields, scope)
+            const rendered = { subject: values["confirm_subject"]!, text: values["confirm_text"]!, html: values["confirm_html"]! }
             const to = contact.name === null || contact.name === "" ? { email: contact.email } : { email: contact.email, name: contact.name }
             const stored = structuredMessages({
               from: list.confirm_from_name === null ? { email: from } : { email: from, name: list.confirm_from_name },

@@ -9,7 +9,7 @@
  * values; a contact's field wins over a var of the same name), and in bulk messages
  * `unsubscribe_url`. A variable the scope does not give renders empty and is listed in `missing`.
  */
-import { Either } from "effect"
+import * as Either from "effect/Either" // the module alone: a render worker loads no more of Effect than it uses
 import type { CompiledField, RenderEngineShape, Scope } from "./engine.ts"
 import type { RenderFailed } from "./errors.ts"
 import { textFromHtml, withPreheader } from "./text.ts"

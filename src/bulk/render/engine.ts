@@ -13,13 +13,16 @@
  * Two instances: the html one escapes every output (`| raw` opts out), the text one (subjects,
  * text parts) does not.
  *
+ * This is the engine *inside* a render worker (src/bulk/render/tasks.ts); the rest of Herald calls
+ * the RenderEngine service, which runs it off the main thread with a deadline.
+ *
  * Compiling is the expensive part, so it happens once per content: `compile` caches parsed
  * templates by a digest of their source (bounded by entries and by source bytes, least recently
  * used first out), and a caller that renders many contacts keeps the `CompiledField` and calls
  * `render` per contact, which neither hashes nor parses.
  */
 import { createHash } from "node:crypto"
-import { Either } from "effect"
+import * as Either from "effect/Either" // the module alone: a render worker loads no more of Effect than it uses
 import { Liquid, Tag, type Template, type TagToken, type TopLevelToken } from "liquidjs"
 import { RenderFailed } from "./errors.ts"
 
@@ -37,14 +40,24 @@ export interface CompiledField {
 
 export type Scope = Readonly<Record<string, unknown>>
 
-export const ENGINE_LIMITS = {
+export interface EngineLimits {
   /** Characters one parse may read: above the largest template (512 KB of fields together). */
-  parseCharacters: 1_500_000,
-  /** Milliseconds one field's render may take. */
-  renderMs: 250,
+  readonly parseCharacters: number
+  /**
+   * Milliseconds one field's render may take, checked by liquidjs between nodes only: the hard
+   * bound is the render worker's deadline (src/bulk/render/RenderEngine.ts), which stops the
+   * worker; this one only gives a template that loops over many nodes a message with its line.
+   */
+  readonly renderMs: number
   /** Allocations (characters, range elements) one render may make. */
+  readonly memory: number
+}
+
+export const ENGINE_LIMITS: EngineLimits = {
+  parseCharacters: 1_500_000,
+  renderMs: 250,
   memory: 16_000_000
-} as const
+}
 
 const CACHE_ENTRIES = 512
 const CACHE_SOURCE_BYTES = 64 * 1024 * 1024
@@ -58,7 +71,7 @@ class RefusedTag extends Tag {
   *render(): Generator<unknown, void, unknown> {}
 }
 
-const makeLiquid = (mode: RenderMode) => {
+const makeLiquid = (mode: RenderMode, limits: EngineLimits) => {
   const liquid = new Liquid({
     strictFilters: true,
     strictVariables: false,
@@ -66,9 +79,9 @@ const makeLiquid = (mode: RenderMode) => {
     jsTruthy: false,
     dynamicPartials: false,
     templates: {},
-    parseLimit: ENGINE_LIMITS.parseCharacters,
-    renderLimit: ENGINE_LIMITS.renderMs,
-    memoryLimit: ENGINE_LIMITS.memory,
+    parseLimit: limits.parseCharacters,
+    renderLimit: limits.renderMs,
+    memoryLimit: limits.memory,
     ...(mode === "html" ? { outputEscape: "escape" as const } : {})
   })
   for (const name of ["include", "render", "layout"]) liquid.registerTag(name, RefusedTag)
@@ -108,8 +121,8 @@ const resolves = (scope: Scope, path: ReadonlyArray<string | number>): boolean =
   return value !== undefined && value !== null
 }
 
-export const makeRenderEngine = () => {
-  const liquids = { html: makeLiquid("html"), text: makeLiquid("text") } as const
+export const makeRenderEngine = (limits: EngineLimits = ENGINE_LIMITS) => {
+  const liquids = { html: makeLiquid("html", limits), text: makeLiquid("text", limits) } as const
   // Map keeps insertion order: re-inserting on a hit makes the first key the least recently used.
   const cache = new Map<string, CompiledField>()
   let cachedBytes = 0
@@ -136,12 +149,19 @@ export const makeRenderEngine = () => {
     try {
       const liquid = liquids[mode]
       const templates = liquid.parse(source)
+      // One static analysis for both lists: it is most of a large template's compile (8 s of the
+      // 512 KB bench template on a loaded machine), and liquidjs's two helpers run it once each.
+      const found = Object.values(liquid.analyzeSync(templates).globals).flat()
+      const segmentsOf = new Map(found.map((v) => {
+        const segments = v.toArray()
+        return [JSON.stringify(segments), segments] as const
+      }))
       // A computed segment (`a[b]`) ends the path checked for `missing`: its value is per render.
-      const paths = liquid.globalVariableSegmentsSync(templates).map((segments) => {
+      const paths = [...segmentsOf.values()].map((segments) => {
         const computed = segments.findIndex((s) => typeof s !== "string" && typeof s !== "number")
         return (computed === -1 ? segments : segments.slice(0, computed)) as ReadonlyArray<string | number>
       })
-      const variables = [...new Set(liquid.globalFullVariablesSync(templates))].sort()
+      const variables = [...new Set(found.map(String))].sort()
       const field: CompiledField = { mode, source, templates, variables, paths }
       remember(key, field)
       return Either.right(field)

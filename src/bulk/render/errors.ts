@@ -1,4 +1,4 @@
-import { Data } from "effect"
+import * as Data from "effect/Data" // the module alone: render workers load this file
 
 /**
  * Content that cannot be compiled or rendered: a Liquid syntax error, an unknown filter, a refused
@@ -11,8 +11,16 @@ export class RenderFailed extends Data.TaggedError("RenderFailed")<{
   readonly line: number | null
   readonly column: number | null
   /**
-   * The render ran out of its time (ENGINE_LIMITS.renderMs, wall clock): on a busy machine a
-   * sound template can too, so a delivery retries it later rather than failing for good.
+   * The work was stopped at its deadline (HERALD_RENDER_TIMEOUT_MS: the render worker was
+   * terminated) or ran its worker out of memory. Delivery counts these per content: after
+   * RENDER_STOPS_BEFORE_PAUSE of them the campaign pauses (src/mta/render-stops.ts).
    */
-  readonly outOfTime?: boolean
+  readonly outOfTime?: boolean | undefined
+  /**
+   * Not the content's doing: every render worker was taken and the caller's line was full, or the
+   * appliance is shutting down. The API answers 503 `render_busy`; a delivery tries again later.
+   */
+  readonly busy?: boolean | undefined
+  /** Refused before any work: the field is over a bound of its own (the API answers 400 `validation_failed`). */
+  readonly overBound?: boolean | undefined
 }> {}

@@ -14,7 +14,8 @@ import {
   type NotFoundError,
   type PayloadTooLargeError,
   RateLimitedError,
-  validationFailed
+  validationFailed,
+  type UnavailableError
 } from "../../http/errors.ts"
 import type { RenderFailed } from "../render/errors.ts"
 import { Enroll, type EnrollListNotFound } from "./Enroll.ts"
@@ -37,7 +38,7 @@ type Failure =
   | SqlError
 
 /** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
-const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError> => {
+const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError | UnavailableError> => {
   switch (e._tag) {
     case "SequenceNotFound":
       return Effect.fail(notFound(`No sequence ${e.id}`))

@@ -47,7 +47,7 @@ export class Steps extends Effect.Service<Steps>()("herald/SequenceSteps", {
       )
 
     const checked = (owner: Owner, sequence: SequenceRow, fields: StepFields) =>
-      Effect.flatMap(templateOf(owner, fields.template_id), (template) => readyStep(engine, fields, template, sequence))
+      Effect.flatMap(templateOf(owner, fields.template_id), (template) => readyStep(engine, owner.accountId, fields, template, sequence))
 
     const findStep = (sequenceId: string, stepId: number) =>
       Effect.gen(function*() {

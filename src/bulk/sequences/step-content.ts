@@ -5,10 +5,8 @@
  * enrolment is sent as it is when it falls due). MJML is compiled when the step is saved, never
  * per recipient (DESIGN "One rendering engine").
  */
-import { Data, Effect, Either } from "effect"
-import { prepareContent } from "../render/content.ts"
-import type { RenderEngineShape } from "../render/engine.ts"
-import { compileMjml } from "../render/mjml.ts"
+import { Data, Effect } from "effect"
+import type { RenderEngineShape } from "../render/RenderEngine.ts"
 import { MAX_TEMPLATE_BYTES, type MessageContent } from "../templates/fields.ts"
 
 /** A step's own content fields, as stored (null: taken from the template). */
@@ -61,11 +59,11 @@ const ownBytes = (s: StepFields) =>
  * The step as it will be stored (html compiled from its mjml), checked: at most 512 KB of own
  * fields, a subject and a body from somewhere, a sender from somewhere, every field parsed.
  */
-export const readyStep = (engine: RenderEngineShape, step: StepFields, template: TemplateContent | null, sequence: SenderDefaults) =>
+export const readyStep = (engine: RenderEngineShape, accountId: string, step: StepFields, template: TemplateContent | null, sequence: SenderDefaults) =>
   Effect.gen(function*() {
     const before = ownBytes(step)
     if (before > MAX_TEMPLATE_BYTES) return yield* new StepTooLarge({ bytes: before })
-    const ready: StepFields = step.mjml === null ? step : { ...step, html: yield* compileMjml(step.mjml) }
+    const ready: StepFields = step.mjml === null ? step : { ...step, html: yield* engine.mjml(accountId, step.mjml) }
     const after = ownBytes(ready)
     if (after > MAX_TEMPLATE_BYTES) return yield* new StepTooLarge({ bytes: after })
     const content = effectiveContent(ready, template, sequence)
@@ -81,6 +79,6 @@ export const readyStep = (engine: RenderEngineShape, step: StepFields, template:
         message: "No sender: give from_email on the step, its template or the sequence"
       })
     }
-    yield* Either.match(prepareContent(engine, content), { onLeft: Effect.fail, onRight: () => Effect.void })
+    yield* engine.check(accountId, content)
     return ready
   })

@@ -12,10 +12,11 @@ import {
   type NotFoundError,
   type PayloadTooLargeError,
   RateLimitedError,
-  validationFailed
+  validationFailed,
+  type UnavailableError
 } from "../../http/errors.ts"
 import { requestId } from "../../http/request-context.ts"
-import { contactScope, prepareContent, renderContent } from "../render/content.ts"
+import { contactScope } from "../render/content.ts"
 import { RenderEngine } from "../render/RenderEngine.ts"
 import { readyToSave, type TemplateTooLarge } from "./fields.ts"
 import { type NoSender, type RecipientSuppressed, TestSend } from "./TestSend.ts"
@@ -35,7 +36,7 @@ type Failure =
   | MailingFailure
 
 /** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
-const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError | ForbiddenError> => {
+const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError | ForbiddenError | UnavailableError> => {
   switch (e._tag) {
     case "TemplateNotFound":
       return Effect.fail(notFound(`No template ${e.id}`))
@@ -68,7 +69,7 @@ export const TemplatesHttpLive = HttpApiBuilder.group(HeraldApi, "templates", (h
     const testSend = yield* TestSend
     const engine = yield* RenderEngine
 
-    const preview = (payload: {
+    const preview = (accountId: string, payload: {
       readonly subject: string
       readonly html: string
       readonly body_text: string
@@ -77,7 +78,7 @@ export const TemplatesHttpLive = HttpApiBuilder.group(HeraldApi, "templates", (h
       readonly preheader?: string | null | undefined
     }) =>
       Effect.gen(function*() {
-        const ready = yield* readyToSave(engine, {
+        const ready = yield* readyToSave(engine, accountId, {
           name: "",
           subject: payload.subject,
           html: payload.html,
@@ -89,14 +90,13 @@ export const TemplatesHttpLive = HttpApiBuilder.group(HeraldApi, "templates", (h
           from_name: null,
           reply_to: null
         })
-        const prepared = yield* prepareContent(engine, ready)
-        const rendered = yield* renderContent(engine, prepared, contactScope(payload.vars, {}))
+        const rendered = yield* engine.render(accountId, ready, contactScope(payload.vars, {}))
         return {
           subject: rendered.subject,
           html: rendered.html ?? "",
           body_text: rendered.text,
           vars: payload.vars,
-          variables: prepared.variables,
+          variables: rendered.variables,
           missing: rendered.missing
         }
       })
@@ -105,7 +105,7 @@ export const TemplatesHttpLive = HttpApiBuilder.group(HeraldApi, "templates", (h
       .handle("create", ({ payload }) => Effect.flatMap(CurrentKey, (me) => templates.create(me, payload)).pipe(Effect.catchAll(answer)))
       .handle("list", ({ urlParams }) =>
         Effect.flatMap(CurrentKey, (me) => templates.list(me, urlParams.limit, urlParams.offset)).pipe(Effect.orDie))
-      .handle("preview", ({ payload }) => preview(payload).pipe(Effect.catchAll(answer)))
+      .handle("preview", ({ payload }) => Effect.flatMap(CurrentKey, (me) => preview(me.accountId, payload)).pipe(Effect.catchAll(answer)))
       .handle("read", ({ path }) => Effect.flatMap(CurrentKey, (me) => templates.read(me, path.id)).pipe(Effect.catchAll(answer)))
       .handle("update", ({ path, payload }) =>
         Effect.flatMap(CurrentKey, (me) => templates.update(me, path.id, payload)).pipe(Effect.catchAll(answer)))

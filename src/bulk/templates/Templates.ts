@@ -104,7 +104,7 @@ export class Templates extends Effect.Service<Templates>()("herald/Templates", {
 
     const create = (owner: Owner, fields: TemplateFields) =>
       Effect.gen(function*() {
-        const ready = yield* readyToSave(engine, fields)
+        const ready = yield* readyToSave(engine, owner.accountId, fields)
         const at = yield* now
         const id = newId("tp")
         yield* sql.withTransaction(Effect.gen(function*() {
@@ -128,7 +128,7 @@ export class Templates extends Effect.Service<Templates>()("herald/Templates", {
     const save = (owner: Owner, id: string, next: (current: TemplateFields) => Effect.Effect<TemplateFields, HtmlFromMjml | VersionNotFound>) =>
       sql.withTransaction(Effect.gen(function*() {
         const current = yield* find(owner, id, true)
-        const ready = yield* readyToSave(engine, yield* next(current))
+        const ready = yield* readyToSave(engine, owner.accountId, yield* next(current))
         const at = yield* now
         yield* sql`UPDATE templates SET ${sql.update({ ...contentOf(ready), updated_at: at })} WHERE id = ${id}`
         yield* storeVersion(id, owner.keyId, ready, at)

@@ -22,7 +22,7 @@ import { QuotaReserver } from "../../platform/usage/QuotaReserver.ts"
 import { refuseSender } from "../../transactional/accept.ts"
 import { QueueWriter } from "../../transactional/queue-writer.ts"
 import { SendContext } from "../../transactional/send-context.ts"
-import { contactScope, prepareContent, renderContent } from "../render/content.ts"
+import { contactScope } from "../render/content.ts"
 import { RenderEngine } from "../render/RenderEngine.ts"
 import { type Owner, Templates } from "./Templates.ts"
 
@@ -57,8 +57,7 @@ export class TestSend extends Effect.Service<TestSend>()("herald/TestSend", {
         const fromName = body.from_email !== undefined ? body.from_name : body.from_name ?? template.from_name ?? undefined
         const to = body.to_email.toLowerCase()
 
-        const prepared = yield* prepareContent(engine, template)
-        const rendered = yield* renderContent(engine, prepared, contactScope({ ...template.vars, ...body.sample_vars }, { email: body.to_email }))
+        const rendered = yield* engine.render(owner.accountId, template, contactScope({ ...template.vars, ...body.sample_vars }, { email: body.to_email }))
 
         const now = new Date(yield* Clock.currentTimeMillis)
         const { limits, sender } = yield* sendContext.admit(owner.keyId, owner.accountId, now, { fromEmail, recipients: [to] })

@@ -3,10 +3,8 @@
  * compiled into html (once, here), every field parsed by the rendering engine so a broken template
  * is refused when saved rather than when sent, and the 512 KB bound on all fields together.
  */
-import { Data, Effect, Either } from "effect"
-import { prepareContent } from "../render/content.ts"
-import type { RenderEngineShape } from "../render/engine.ts"
-import { compileMjml } from "../render/mjml.ts"
+import { Data, Effect } from "effect"
+import type { RenderEngineShape } from "../render/RenderEngine.ts"
 
 export const MAX_TEMPLATE_BYTES = 512 * 1024
 
@@ -37,16 +35,19 @@ export const templateBytes = (f: TemplateFields): number =>
   [f.name, f.subject, f.html, f.body_text, f.mjml ?? "", f.preheader ?? "", f.from_email ?? "", f.from_name ?? "", f.reply_to ?? ""]
     .reduce((n, s) => n + Buffer.byteLength(s), Buffer.byteLength(JSON.stringify(f.vars)))
 
-/** The fields as they will be stored: html compiled from mjml when there is mjml, everything parsed. */
-export const readyToSave = (engine: RenderEngineShape, fields: TemplateFields) =>
+/**
+ * The fields as they will be stored: html compiled from mjml when there is mjml, everything parsed
+ * (both in a render worker, under its deadline, counted against `accountId`'s share).
+ */
+export const readyToSave = (engine: RenderEngineShape, accountId: string, fields: TemplateFields) =>
   Effect.gen(function*() {
     // Checked before compiling as well: MJML is not compiled for an oversized body.
     const before = templateBytes(fields)
     if (before > MAX_TEMPLATE_BYTES) return yield* new TemplateTooLarge({ bytes: before })
-    const html = fields.mjml === null ? fields.html : yield* compileMjml(fields.mjml)
+    const html = fields.mjml === null ? fields.html : yield* engine.mjml(accountId, fields.mjml)
     const ready = { ...fields, html }
     const bytes = templateBytes(ready)
     if (bytes > MAX_TEMPLATE_BYTES) return yield* new TemplateTooLarge({ bytes })
-    yield* Either.match(prepareContent(engine, ready), { onLeft: Effect.fail, onRight: () => Effect.void })
+    yield* engine.check(accountId, ready)
     return ready
   })

@@ -1,0 +1,153 @@
+/**
+ * Issue 26, finding 2: one request of one account froze the event loop for every account. Here an
+ * appliance runs as its own process (so a frozen event loop shows as a slow `/health`, not as a
+ * slow test), with a sink as its MX and a short render deadline (HERALD_RENDER_TIMEOUT_MS=1500),
+ * and an attacker's account sends the issue's worst inputs:
+ * - the Liquid string-doubling template in a preview (5.7 s of one filter between two of liquidjs's
+ *   time checks, measured on the main thread) → stopped at the deadline, 400 `render_failed`;
+ * - 503 KB of `<mj-section>` MJML (3.6 s of compiling before) → refused before any work, 400
+ *   `validation_failed`, `param: mjml`;
+ * - the same template in a campaign → its renders stopped at delivery, and after 3 stops the
+ *   campaign pauses with `pause_reason: render_failed`, nothing delivered;
+ * - a flood of such previews → they take at most half the render workers: another account's
+ *   preview is answered at once.
+ * While each runs, `/health` answers 200 — typically (the median probe) within 100 ms, every one
+ * within 1 s: the test machine is shared, two cores at a load of 15–20, where an idle appliance's
+ * `/health` too answers in 150–300 ms now and then — and another account's send gets 202. Without the render
+ * workers each of these held `/health` for seconds (5.7 s for one render of the template).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type ApplianceProcess, spawnAppliance } from "../support/appliance.ts"
+import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
+import { eventually } from "../support/eventually.ts"
+import { sleep } from "../support/net.ts"
+import { newSender, type Sender, sendBody } from "../support/sending.ts"
+import { startSmtpSink, type SmtpSink } from "../support/smtp-sink.ts"
+
+/** The issue's template: 2^17 × 24 characters split and sorted in one filter call. */
+const DOUBLING = `{% assign s = "xxxxxxxxxxxxxxxxxxxxxabc" %}{% for i in (1..17) %}{% assign s = s | append: s %}{% endfor %}{{ s | split: "" | sort_natural | size }}`
+/** 503 KB of empty sections, as in the issue. */
+const SECTIONS = `<mjml><mj-body>${"<mj-section></mj-section>".repeat(Math.floor(503 * 1024 / 25))}</mj-body></mjml>`
+
+let app: ApplianceProcess
+let dns: DnsServer
+let sink: SmtpSink
+let attacker: Sender
+let other: Sender
+
+beforeAll(async () => {
+  sink = await startSmtpSink()
+  dns = await startDnsServer({ "mx.sink.test": { A: ["127.0.0.1"] } })
+  app = await spawnAppliance({
+    env: {
+      HERALD_DNS_SERVERS: dns.address,
+      HERALD_MX_PORT: String(sink.port),
+      HERALD_HOSTNAME: "mta.herald.test",
+      HERALD_MTA_ENABLED: "true",
+      HERALD_RENDER_WORKERS: "2",
+      HERALD_RENDER_TIMEOUT_MS: "1500"
+    }
+  })
+  attacker = await newSender(app, dns, { packageId: "growth" })
+  other = await newSender(app, dns, { packageId: "growth" })
+  dns.set("victims.example", { MX: [{ preference: 10, exchange: "mx.sink.test" }] })
+}, 180_000)
+afterAll(async () => {
+  await app?.stop()
+  await sink?.close()
+  await dns?.close()
+})
+
+/**
+ * Probes the appliance while `attack` runs (at least `minMs`): `/health` every 50 ms (its slowest
+ * answer), and one send of the other account part-way.
+ */
+const whileRunning = async <A>(attack: Promise<A>, minMs = 500) => {
+  let settled = false
+  const result = attack.finally(() => (settled = true))
+  const started = Date.now()
+  let slowestHealth = 0
+  const latencies: Array<number> = []
+  let probes = 0
+  let sendStatus = 0
+  while (!settled || Date.now() - started < minMs) {
+    const t = performance.now()
+    const health = await fetch(`${app.baseUrl}/health`)
+    await health.arrayBuffer()
+    expect(health.status).toBe(200)
+    slowestHealth = Math.max(slowestHealth, performance.now() - t)
+    latencies.push(Math.round(performance.now() - t))
+    probes++
+    if (probes === 3) sendStatus = (await app.request("POST", "/v1/mail/send", { token: other.token, body: sendBody(other, "friend@elsewhere.example") })).status
+    await sleep(50)
+  }
+  console.log(`/health while the attack ran (ms): ${latencies.join(" ")}`)
+  const sorted = [...latencies].sort((a, b) => a - b)
+  return { result: await result, slowestHealth, typicalHealth: sorted[Math.floor((sorted.length - 1) / 2)]!, sendStatus }
+}
+
+/** `/health` stayed responsive: the median probe within 100 ms, the slowest within 1 s (see above). */
+const expectResponsive = (probed: { readonly slowestHealth: number; readonly typicalHealth: number }) => {
+  expect(probed.typicalHealth).toBeLessThan(100)
+  expect(probed.slowestHealth).toBeLessThan(1_000)
+}
+
+const preview = (sender: Sender, body: Record<string, unknown>) =>
+  app.request("POST", "/v1/bulk/templates/preview", { token: sender.token, body: { subject: "s", ...body } })
+
+describe("a render that would freeze the appliance", () => {
+  it("the string-doubling template in a preview is stopped at the deadline, off the main thread", { timeout: 90_000 }, async () => {
+    const { result, sendStatus, ...probed } = await whileRunning(preview(attacker, { html: DOUBLING }), 2_000)
+    expect(result.status).toBe(400)
+    expect(result.json.error).toMatchObject({ code: "render_failed", param: "html" })
+    expect(result.json.error.message).toMatch(/longer than 1500 ms/)
+    expectResponsive(probed)
+    expect(sendStatus).toBe(202)
+  })
+
+  it("503 KB of <mj-section> is refused before compiling: 400 validation_failed, param mjml", async () => {
+    const started = Date.now()
+    const refused = preview(attacker, { mjml: SECTIONS, html: "" }).then((res) => ({ ...res, tookMs: Date.now() - started }))
+    const { result, sendStatus, ...probed } = await whileRunning(refused, 2_000)
+    expect(result.status).toBe(400)
+    expect(result.json.error).toMatchObject({ code: "validation_failed", param: "mjml" })
+    expect(result.tookMs).toBeLessThan(2_000)
+    expectResponsive(probed)
+    expect(sendStatus).toBe(202)
+  })
+
+  it("one account's flood of slow previews takes half the workers: another account's preview answers at once", async () => {
+    const flood = Promise.all(Array.from({ length: 3 }, () => preview(attacker, { html: DOUBLING })))
+    await sleep(300)
+    const started = Date.now()
+    const mine = await preview(other, { html: "<p>Hi {{ name }}</p>", vars: { name: "Ada" } })
+    const waited = Date.now() - started
+    expect(mine.status).toBe(200)
+    expect(mine.json.html).toBe("<p>Hi Ada</p>")
+    // Behind the flood (every worker taken) it waited for a 1.5 s deadline at least.
+    expect(waited).toBeLessThan(1_000)
+    const { result, ...probed } = await whileRunning(flood)
+    expect(result.map((r) => r.status)).toEqual([400, 400, 400])
+    expectResponsive(probed)
+  }, 150_000)
+
+  it("in a campaign, three stopped renders pause it (render_failed) instead of every recipient paying the deadline", async () => {
+    const api = (method: string, route: string, body?: unknown) =>
+      app.request(method, route, { token: attacker.token, ...(body === undefined ? {} : { body }) })
+    const list = await api("POST", "/v1/bulk/lists", { name: "victims" })
+    expect((await api("POST", `/v1/bulk/lists/${list.json.id}/contacts`, { contacts: ["a@victims.example", "b@victims.example", "c@victims.example"] })).status).toBe(200)
+    const campaign = await api("POST", "/v1/bulk/campaigns", { name: "Doubling", from_email: attacker.from, subject: "Hi", html: DOUBLING, list_ids: [list.json.id] })
+    expect(campaign.status).toBe(201)
+    expect((await api("POST", `/v1/bulk/campaigns/${campaign.json.id}/send`)).status).toBe(200)
+
+    const paused = eventually(async () => {
+      const read = await api("GET", `/v1/bulk/campaigns/${campaign.json.id}`)
+      return read.json.status === "paused" ? read.json : undefined
+    }, "the campaign paused", 120_000)
+    const { result, sendStatus, ...probed } = await whileRunning(paused, 3_000)
+    expect(result.pause_reason).toBe("render_failed")
+    expectResponsive(probed)
+    expect(sendStatus).toBe(202)
+    expect(sink.received.some((m) => m.rcptTo.some((r) => r.endsWith("@victims.example")))).toBe(false)
+  }, 180_000)
+})

@@ -16,7 +16,7 @@
  *   or one out of memory) or `busy` (not the content's doing: every line full, or shutting down).
  */
 import { createHash } from "node:crypto"
-import { Effect } from "effect"
+import { Effect, Scope as EffectScope } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { makeWorkerPool, type WorkerTaskError } from "../../lib/worker-pool.ts"
 import type { ContentSource, RenderedContent } from "./content.ts"
@@ -54,7 +54,11 @@ export class RenderEngine extends Effect.Service<RenderEngine>()("herald/RenderE
     // render of the 512 KB bench template takes 0.25 s); the worker's deadline bounds everything else.
     const limits = { ...ENGINE_LIMITS, renderMs: Math.min(renderTimeoutMs, LIQUID_RENDER_MS) }
     let local: ReturnType<typeof makeTaskRunner> | undefined
-    const pool = yield* makeWorkerPool<RenderAnswer>({
+    // Started at the first render and closed with the appliance: most starts (an operator command, an
+    // appliance that sends no bulk mail, every test's appliance) never render, and each worker costs
+    // a thread, its modules' load and its heap.
+    const scope = yield* Effect.scope
+    const pool = yield* Effect.cached(EffectScope.extend(makeWorkerPool<RenderAnswer>({
       name: "render",
       file: RENDER_WORKER,
       size: renderWorkers,
@@ -67,7 +71,7 @@ export class RenderEngine extends Effect.Service<RenderEngine>()("herald/RenderE
       maxMemoryMb: RENDER_WORKER_MEMORY_MB,
       workerData: { limits } satisfies RenderWorkerData,
       inProcess: (bytes) => (local ??= makeTaskRunner(limits))(JSON.parse(new TextDecoder().decode(bytes)) as RenderTask)
-    })
+    }), scope))
     const sentKeys = new Set<string>()
     const remember = (key: string) => {
       sentKeys.delete(key)
@@ -91,7 +95,7 @@ export class RenderEngine extends Effect.Service<RenderEngine>()("herald/RenderE
 
     /** One task in a worker; a task that only went down with a neighbour's worker (`crashed`) is tried once more. */
     const run = (owner: string, task: RenderTask, param: string): Effect.Effect<RenderAnswer, RenderFailed> => {
-      const once = Effect.suspend(() => pool.run(encoder.encode(JSON.stringify(task)), owner))
+      const once = Effect.flatMap(pool, (workers) => workers.run(encoder.encode(JSON.stringify(task)), owner))
       return once.pipe(
         Effect.catchIf((e) => e.reason === "crashed", () => once),
         Effect.mapError((e) => asFailure(e, param)),
@@ -131,7 +135,7 @@ export class RenderEngine extends Effect.Service<RenderEngine>()("herald/RenderE
         answer._tag === "mjml" ? Effect.succeed(answer.html) : unexpected(answer))
     }
 
-    return { check, render, fields, mjml, stats: pool.stats } as const
+    return { check, render, fields, mjml, stats: Effect.flatMap(pool, (workers) => workers.stats) } as const
   })
 }) {}
 

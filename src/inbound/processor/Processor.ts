@@ -5,11 +5,11 @@
  * apply what they mean (bounce, complaint or DMARC effects, in the same transaction) → let
  * reputation look at the accounts touched. A mail to the unsubscribe address is no report: its
  * header alone is read here (parse/unsubscribe-request.ts) and it is applied as an unsubscribe
- * (bulk's, through the ReportHooks port: ports.ts) or recorded and ignored. A message whose parse or effects fail is retried with
- * growing pauses and finally parked as `failed` with its error; one the parsers refuse (malformed,
- * over a limit, out of memory on it) is parked at once, since every attempt would end the same
- * way. Its raw bytes stay until the retention prune. Wakes on the listener's signal (herald_inbound) and polls every
- * 2 s for retries.
+ * (bulk's, through the ReportHooks port: ports.ts) or recorded and ignored. A message whose parse
+ * or effects fail is retried with growing pauses and finally parked as `failed` with its error;
+ * one the parsers refuse (malformed, over a limit, out of memory on it) is parked at once, since
+ * every attempt would end the same way. Its raw bytes stay until the retention prune. Wakes on the
+ * listener's signal (herald_inbound) and polls every 2 s for retries.
  * Understanding is CPU work (a fraction of a millisecond for a bounce, up to seconds for a large
  * DMARC report): it runs in a pool of worker threads (HERALD_PARSE_WORKERS, src/lib/worker-pool.ts)
  * so that the MX listener's thread stays free; claims, retries and every database effect stay

@@ -21,6 +21,8 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import nodemailer from "nodemailer"
 import pg from "pg"
+// The queue tells bulk of its outcomes through ports (src/appliance.ts wires them).
+import { PortsLive } from "../src/appliance.ts"
 import { DeliveryQueue } from "../src/mta/queue/DeliveryQueue.ts"
 import { benchPostgres, createDatabase, load, spawnDeliveringAppliance, sql, startCountingSink, startSinkDns, statementCounter, table, waitFor } from "./lib.ts"
 
@@ -40,7 +42,7 @@ const claimPlan = async (url: string): Promise<Array<string>> => {
   const now = new Date()
   const [text, params] = await Effect.runPromise(Effect.scoped(Effect.provide(
     Effect.map(DeliveryQueue, (queue) => queue.claim("bench-explain", now, new Date(now.getTime() + 120_000), CLAIM_LIMIT, [], "transactional").compile()),
-    DeliveryQueue.Default.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(url) })))
+    DeliveryQueue.Default.pipe(Layer.provide(PortsLive), Layer.provide(PgClient.layer({ url: Redacted.make(url) })))
   )))
   const client = new pg.Client({ connectionString: url })
   await client.connect()

@@ -43,6 +43,9 @@ import { ResetJobLive } from "./platform/subscriptions/ResetJob.ts"
 import { Subscriptions } from "./platform/subscriptions/Subscriptions.ts"
 import { Tickets } from "./platform/tickets/Tickets.ts"
 import { Reputation } from "./platform/reputation/Reputation.ts"
+import { BulkHooksLive } from "./bulk/hooks.ts"
+import { ReportedDeliveries } from "./inbound/processor/ports.ts"
+import { AccountHooksLive, DeliveredCountsLive, reportedDeliveries } from "./mta/port-layers.ts"
 import { ReputationSweepLive } from "./platform/reputation/SweepJob.ts"
 import { Accept } from "./transactional/accept.ts"
 import { SendContext } from "./transactional/send-context.ts"
@@ -85,6 +88,20 @@ export const BaseLive = Layer.mergeAll(AppConfigLive, Layer.provide(LoggingLive,
 /** The database with its schema up to date. */
 export const DatabaseReadyLive = Layer.effectDiscard(runMigrations).pipe(Layer.provideMerge(DatabaseLive))
 
+/**
+ * The ports lower areas declare, with the layers the higher ones provide (DESIGN "Layout"): bulk
+ * reacts to suppressions, delivery outcomes and inbound reports; the MTA wakes held deliveries,
+ * counts completed ones for reputation and tells inbound which delivery a report names (inbound is
+ * its peer, so the tag is given here). Needs the database only; exported for tests that build
+ * single services (the queue) without the rest.
+ */
+export const PortsLive = Layer.mergeAll(
+  BulkHooksLive,
+  AccountHooksLive,
+  DeliveredCountsLive,
+  Layer.effect(ReportedDeliveries, reportedDeliveries)
+).pipe(Layer.provideMerge(Layer.merge(PublicTokens.Default, VerpSecret.Default)))
+
 /** Services over the database, each built once. */
 const CoreServicesLive = Layer.mergeAll(
   ApiKeys.Default,
@@ -103,11 +120,11 @@ const CoreServicesLive = Layer.mergeAll(
   QueueWriter.Default,
   QuotaReserver.Default,
   DeliveryQueue.Default,
-  VerpSecret.Default,
-  PublicTokens.Default,
   DmarcReports.Default,
   TrackingRecorder.Default
-).pipe(Layer.provideMerge(Layer.unwrapEffect(Effect.map(AppConfig, (config) => Dns.layer(config.dnsServers)))), Layer.provideMerge(ExportDatabase.Default))
+).pipe(
+  Layer.provideMerge(PortsLive),
+  Layer.provideMerge(Layer.unwrapEffect(Effect.map(AppConfig, (config) => Dns.layer(config.dnsServers)))), Layer.provideMerge(ExportDatabase.Default))
 
 /** Bulk features: contacts, lists, segments, templates and the rendering engine campaigns, sequences and confirmation mail share. */
 const BulkServicesLive = Layer.mergeAll(

@@ -24,11 +24,11 @@
  * so that the outbox (ordered by time) hands them to the webhooks in the order they happen.
  * A campaign's simulated complaint is also written as the address's `complained` fact naming the
  * campaign (history only: no contact status moves), so the campaign's analytics count it as they
- * count a real one, and a sender trying campaigns on the simulator sees every column move.
+ * count a real one, and a sender trying campaigns on the simulator sees every column move (bulk
+ * records it: the DeliveryHooks port of ports.ts, reached through the queue that holds it).
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { recordFact } from "../bulk/contacts/engagement.ts"
 import { emitEvent } from "../events/outbox.ts"
 import { EmailComplained } from "../events/schema.ts"
 import { SIMULATOR_DOMAIN, SIMULATOR_ISP, simulatorScenario } from "../lib/simulator.ts"
@@ -92,7 +92,7 @@ export const completeWithComplaint = (queue: DeliveryQueue, c: Completion) =>
         at: new Date(c.now.getTime() + 1)
       })
       if (c.m.origin === "campaign" && c.m.origin_ref !== null) {
-        yield* recordFact("complained", {
+        yield* queue.deliveryHooks.campaignComplaintSimulated({
           accountId: c.d.account_id,
           email: c.d.recipient,
           at: new Date(c.now.getTime() + 1),

@@ -13,6 +13,8 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { SIMULATOR_DOMAIN } from "../../src/lib/simulator.ts"
+// The queue tells bulk of its outcomes through ports (src/appliance.ts wires them).
+import { PortsLive } from "../../src/appliance.ts"
 import { DeliveryQueue } from "../../src/mta/queue/DeliveryQueue.ts"
 import { query } from "../support/database.ts"
 import { newSender, type Sender, sendBody } from "../support/sending.ts"
@@ -194,7 +196,7 @@ describe("the claim reads the checks", () => {
   it("in its own statement: one compiled claim, every table of the checks read inside its plan", async () => {
     const now = new Date()
     const program = Effect.map(DeliveryQueue, (queue) => queue.claim("checks-test", now, new Date(now.getTime() + 60_000), 100, [], "transactional").compile())
-    const layer = DeliveryQueue.Default.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(rig.app.databaseUrl) })))
+    const layer = DeliveryQueue.Default.pipe(Layer.provide(PortsLive), Layer.provide(PgClient.layer({ url: Redacted.make(rig.app.databaseUrl) })))
     const [text, params] = await Effect.runPromise(Effect.scoped(Effect.provide(program, layer)))
     expect(text).toMatch(/^\s*UPDATE deliveries d\b/)
     expect(text.match(/\bAS checks\b/g)).toHaveLength(1)

@@ -8,6 +8,8 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+// The queue tells bulk of its outcomes through ports (src/appliance.ts wires them).
+import { PortsLive } from "../../src/appliance.ts"
 import { DeliveryQueue } from "../../src/mta/queue/DeliveryQueue.ts"
 import { type Appliance, startAppliance } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
@@ -32,7 +34,7 @@ const claimStatement = (limit: number, skipDomains: ReadonlyArray<string>) => {
     const queue = yield* DeliveryQueue
     return queue.claim("plan-test", now, new Date(now.getTime() + 60_000), limit, skipDomains, "transactional").compile()
   })
-  const layer = DeliveryQueue.Default.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(app.databaseUrl) })))
+  const layer = DeliveryQueue.Default.pipe(Layer.provide(PortsLive), Layer.provide(PgClient.layer({ url: Redacted.make(app.databaseUrl) })))
   return Effect.runPromise(Effect.scoped(Effect.provide(program, layer)))
 }
 

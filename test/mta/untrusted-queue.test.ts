@@ -13,6 +13,8 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+// The queue tells bulk of its outcomes through ports (src/appliance.ts wires them).
+import { PortsLive } from "../../src/appliance.ts"
 import { DeliveryQueue } from "../../src/mta/queue/DeliveryQueue.ts"
 import { type Appliance, startAppliance } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
@@ -61,7 +63,7 @@ const queueWithMtaOff = async (recipients: ReadonlyArray<string>) => {
 /** Runs the real queue code against the appliance's database. */
 const withQueue = <A>(app: Appliance, use: (queue: DeliveryQueue) => Effect.Effect<A, unknown>) =>
   Effect.runPromise(Effect.scoped(Effect.flatMap(DeliveryQueue, use).pipe(
-    Effect.provide(DeliveryQueue.Default.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(app.databaseUrl) }))))
+    Effect.provide(DeliveryQueue.Default.pipe(Layer.provide(PortsLive), Layer.provide(PgClient.layer({ url: Redacted.make(app.databaseUrl) }))))
   )))
 
 /**

@@ -5,9 +5,14 @@
  */
 import { describe, expect, it } from "vitest"
 import { formFields } from "../../src/bulk/public/form-body.ts"
-import { makeTokens } from "../../src/bulk/public/tokens.ts"
+import { makeTokens, MAX_TOKEN_LENGTH } from "../../src/bulk/public/tokens.ts"
 import { unsubscribeToken } from "../../src/bulk/public/unsubscribe-link.ts"
-import { isUnsubscribeRequest, tokenCandidates, understandUnsubscribeRequest } from "../../src/inbound/parse/unsubscribe-request.ts"
+import {
+  isUnsubscribeRequest,
+  MAX_CANDIDATE_LENGTH,
+  tokenCandidates,
+  understandUnsubscribeRequest
+} from "../../src/inbound/parse/unsubscribe-request.ts"
 
 const token = unsubscribeToken(makeTokens("secret"), { accountId: "acc_1", email: "ada@example.org", source: "cp_1" })
 
@@ -55,6 +60,10 @@ describe("mailto unsubscribe subjects", () => {
       expect(tokenCandidates(subject)).toEqual(expected)
     })
   }
+
+  it("takes words as long as bulk's longest token, and no longer (inbound restates bulk's bound)", () => {
+    expect(MAX_CANDIDATE_LENGTH).toBe(MAX_TOKEN_LENGTH)
+  })
 
   it("keeps at most four candidates", () => {
     expect(tokenCandidates(Array.from({ length: 10 }, () => token).join(" "))).toHaveLength(4)

@@ -7,6 +7,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect } from "effect"
 import { newId } from "../../lib/ids.ts"
 import { containing } from "../../platform/suppressions/suppress.ts"
+import { SuppressionHooks } from "../../platform/suppressions/hooks.ts"
 import { engagementOf } from "./engagement.ts"
 import { unsubscribeAddress } from "./unsubscribe.ts"
 import { AppConfig } from "../../config/app-config.ts"
@@ -95,6 +96,8 @@ export const cleanTags = (tags: ReadonlyArray<string>): Array<string> => [...new
 export class Contacts extends Effect.Service<Contacts>()("herald/Contacts", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // An unsubscribing PATCH suppresses the address, which tells the SuppressionHooks (sequences are cancelled).
+    const suppressionHooks = yield* SuppressionHooks
     const { queryTimeoutMs } = yield* AppConfig
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -193,7 +196,8 @@ export class Contacts extends Effect.Service<Contacts>()("herald/Contacts", {
       create,
       read: (owner: Owner, ref: string) => Effect.map(find(owner, ref), toContactRecord),
       list,
-      update: (owner: Owner, ref: string, patch: ContactPatch) => withSql(update(owner, ref, patch)),
+      update: (owner: Owner, ref: string, patch: ContactPatch) =>
+        withSql(update(owner, ref, patch).pipe(Effect.provideService(SuppressionHooks, suppressionHooks))),
       remove,
       engagement: (owner: Owner, email: string, limit: number, offset: number) => withSql(engagement(owner, email, limit, offset))
     } as const

@@ -11,6 +11,7 @@
  */
 import { HttpApiBuilder, HttpRouter, HttpServerRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
+import { SuppressionHooks } from "../../platform/suppressions/hooks.ts"
 import { Clock, Effect, Option } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { QueueSignal } from "../../db/QueueSignal.ts"
@@ -68,6 +69,8 @@ export const ConfirmPageLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const tokens = yield* PublicTokens
     const sql = yield* SqlClient.SqlClient
+    // A "not me" answer unsubscribes, which suppresses the address (its hooks cancel sequences).
+    const suppressionHooks = yield* SuppressionHooks
     const signal = yield* QueueSignal
     const config = yield* AppConfig
     const limits = {
@@ -112,6 +115,6 @@ export const ConfirmPageLive = HttpApiBuilder.Router.use((router) =>
         const { changed, state } = yield* confirmMembership(ref.value, new Date(now))
         if (changed) yield* signal.wake("herald_events")
         return state._tag === "gone" ? invalidLinkPage() : confirmedPage(state.listName)
-      }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+      }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(SuppressionHooks, suppressionHooks))
     )
   }))

@@ -16,6 +16,7 @@
  */
 import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { SqlClient } from "@effect/sql"
+import type { SuppressionHooks } from "../../platform/suppressions/hooks.ts"
 import { Clock, Effect, Option } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { readBodyWithin } from "../../http/body-reader.ts"
@@ -60,7 +61,8 @@ export const UnsubscribePageLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const tokens = yield* PublicTokens
     const config = yield* AppConfig
-    const services = yield* Effect.context<SqlClient.SqlClient>()
+    // An unsubscribe suppresses the address, which tells the SuppressionHooks (sequences are cancelled).
+    const services = yield* Effect.context<SqlClient.SqlClient | SuppressionHooks>()
     const limits = {
       maxBytes: FORM_MAX_BYTES,
       limitName: "the unsubscribe form's limit",

@@ -8,7 +8,6 @@
  * Only the header is read (at most HEADER_BYTES, in the processor's thread: a mail to this
  * address needs none of the report parsers), so a large message costs no more than a small one.
  */
-import { MAX_TOKEN_LENGTH } from "../../bulk/public/tokens.ts"
 import { readMail } from "./mail.ts"
 import type { Understood } from "./types.ts"
 
@@ -16,6 +15,12 @@ import type { Understood } from "./types.ts"
 const HEADER_BYTES = 64 * 1024
 /** Candidates kept: a Subject stuffed with token-shaped words does not buy more MAC checks. */
 const MAX_CANDIDATES = 4
+/**
+ * The longest word taken as a candidate: no public token is longer (bulk's MAX_TOKEN_LENGTH in
+ * src/bulk/public/tokens.ts refuses longer ones before any work; test/unit/unsubscribe-requests.test.ts
+ * keeps the two equal). Inbound does not import bulk (DESIGN "Layout"), so the bound is restated.
+ */
+export const MAX_CANDIDATE_LENGTH = 512
 /** A public token: base64url payload, a dot, a 16-byte tag (22 base64url characters). */
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{22}$/
 
@@ -30,7 +35,7 @@ export const tokenCandidates = (subject: string): ReadonlyArray<string> =>
   subject
     .split(/[\s<>()[\]{}"',;:]+/)
     .map((word) => word.replace(/\.+$/, ""))
-    .filter((word) => word.length <= MAX_TOKEN_LENGTH && TOKEN_SHAPE.test(word))
+    .filter((word) => word.length <= MAX_CANDIDATE_LENGTH && TOKEN_SHAPE.test(word))
     .slice(0, MAX_CANDIDATES)
 
 /** The header of `raw` alone, ended by its empty line (or cut at HEADER_BYTES). */

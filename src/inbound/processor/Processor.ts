@@ -5,11 +5,11 @@
  * apply what they mean (bounce, complaint or DMARC effects, in the same transaction) → let
  * reputation look at the accounts touched. A mail to the unsubscribe address is no report: its
  * header alone is read here (parse/unsubscribe-request.ts) and it is applied as an unsubscribe
- * (unsubscribes.ts) or recorded and ignored. A message whose parse or effects fail is retried with
- * growing pauses and finally parked as `failed` with its error; one the parsers refuse (malformed,
- * over a limit, out of memory on it) is parked at once, since every attempt would end the same
- * way. Its raw bytes stay until the retention prune. Wakes on the listener's signal (herald_inbound) and polls every
- * 2 s for retries.
+ * (bulk's, through the ReportHooks port: ports.ts) or recorded and ignored. A message whose parse
+ * or effects fail is retried with growing pauses and finally parked as `failed` with its error;
+ * one the parsers refuse (malformed, over a limit, out of memory on it) is parked at once, since
+ * every attempt would end the same way. Its raw bytes stay until the retention prune. Wakes on the
+ * listener's signal (herald_inbound) and polls every 2 s for retries.
  * Understanding is CPU work (a fraction of a millisecond for a bounce, up to seconds for a large
  * DMARC report): it runs in a pool of worker threads (HERALD_PARSE_WORKERS, src/lib/worker-pool.ts)
  * so that the MX listener's thread stays free; claims, retries and every database effect stay
@@ -19,14 +19,12 @@
  * one read of the deliveries the batch names, one UPDATE (effects only for the messages that name
  * a delivery — most reports do not).
  */
-import type { SqlClient } from "@effect/sql"
 import { Cause, Clock, Duration, Effect, Exit, Option, Queue, Schedule } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { actorLayer } from "../../lib/actor.ts"
 import { randomBase62 } from "../../lib/ids.ts"
 import { makeWorkerPool, WorkerTaskError } from "../../lib/worker-pool.ts"
 import { type Channel, QueueSignal } from "../../db/QueueSignal.ts"
-import { VerpSecret } from "../../mta/VerpSecret.ts"
 import { Reputation } from "../../platform/reputation/Reputation.ts"
 import { InboundConfig } from "../InboundConfig.ts"
 import { errorOf, toParseOutput } from "../parse-output.ts"
@@ -35,11 +33,10 @@ import type { ParseWorkerData } from "../parse-worker.ts"
 import type { Understood } from "../parse/types.ts"
 import { understandMessage } from "../understand.ts"
 import { isUnsubscribeRequest, understandUnsubscribeRequest } from "../parse/unsubscribe-request.ts"
-import { UNSUBSCRIBE_LOCAL_PART } from "../../bulk/public/unsubscribe-link.ts"
-import type { PublicTokens } from "../../bulk/public/tokens.ts"
-import { effectsOf, keysOf } from "./effects.ts"
+import { effectsOf, type EffectsContext, keysOf } from "./effects.ts"
 import { type ClaimedInbound, InboundQueue, type Parsed } from "./InboundQueue.ts"
 import { lookupDeliveries } from "./mapping.ts"
+import { ReportedDeliveries, ReportHooks } from "./ports.ts"
 import { makeReportTrust } from "./trust.ts"
 
 export const INBOUND_CHANNEL: Channel = "herald_inbound"
@@ -116,7 +113,8 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
   const config = yield* AppConfig
   const queue = yield* InboundQueue
   const reputation = yield* Reputation
-  const verpSecret = (yield* VerpSecret).value
+  const { deliveryOfReturnPath } = yield* ReportedDeliveries
+  const { unsubscribeLocalPart } = yield* ReportHooks
   const trust = yield* makeReportTrust
   const signal = yield* QueueSignal
   const owner = `${config.hostname}/${process.pid}/${randomBase62(6)}`
@@ -170,7 +168,7 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
     Effect.gen(function*() {
       const parsed: Array<Parsed> = []
       // A mail to the unsubscribe address is read here, its header only: it needs no report parser.
-      const isRequest = (message: ClaimedInbound) => isUnsubscribeRequest(message.rcpt_to, UNSUBSCRIBE_LOCAL_PART, config.bounceDomain)
+      const isRequest = (message: ClaimedInbound) => isUnsubscribeRequest(message.rcpt_to, unsubscribeLocalPart, config.bounceDomain)
       for (const message of claimed) {
         if (message.raw !== null && isRequest(message)) parsed.push({ message, understood: understandUnsubscribeRequest(message.raw), now })
       }
@@ -204,7 +202,7 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
    */
   const complete = (group: ReadonlyArray<Parsed>) =>
     Effect.gen(function*() {
-      const keys = group.map((parsed) => keysOf(parsed, verpSecret))
+      const keys = group.map((parsed) => keysOf(parsed, deliveryOfReturnPath))
       const index = yield* lookupDeliveries(keys)
       const trusted = yield* trust.judge(group, keys, index, settings)
       const outcomes = yield* queue.completeGroup(owner, group.map((parsed, i) => ({
@@ -220,7 +218,7 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
     })
 
   /** A group whose completion failed is completed message by message, so that one bad message fails alone. */
-  const completeOrSplit = (group: ReadonlyArray<Parsed>): Effect.Effect<ReadonlySet<string>, never, SqlClient.SqlClient | PublicTokens> =>
+  const completeOrSplit = (group: ReadonlyArray<Parsed>): Effect.Effect<ReadonlySet<string>, never, EffectsContext> =>
     complete(group).pipe(Effect.catchAllCause((cause) =>
       group.length === 1
         ? recordFailure(group[0]!.message, cause, group[0]!.now).pipe(Effect.as(new Set<string>()))

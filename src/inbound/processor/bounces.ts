@@ -16,15 +16,13 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { recordBounce } from "../../bulk/contacts/engagement.ts"
 import { emitEvent } from "../../events/outbox.ts"
 import { EmailBounced } from "../../events/schema.ts"
-import { suppressesAddress } from "../../mta/classify.ts"
-import { markBouncedLate } from "../../mta/queue/late-bounce.ts"
 import { suppressAutomatically } from "../../platform/suppressions/suppress.ts"
 import type { InboundSettings } from "../InboundConfig.ts"
 import type { BounceReport, BouncedRecipient } from "../parse/types.ts"
-import { deliveriesByOriginal, type DeliveryIndex, type DeliveryKeys, type DeliveryRef, deliveryByVerp } from "./mapping.ts"
+import { deliveriesByOriginal, type DeliveryIndex, type DeliveryKeys, deliveryByVerp } from "./mapping.ts"
+import { type DeliveryRef, ReportedDeliveries, ReportHooks } from "./ports.ts"
 
 export interface BounceContext {
   readonly inboundId: string
@@ -64,9 +62,10 @@ export const applyBounce = (pairs: ReadonlyArray<BouncePair>, ctx: BounceContext
 const applyOne = (d: DeliveryRef, r: BouncedRecipient, ctx: BounceContext) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const deliveries = yield* ReportedDeliveries
     const final = r.action !== "delayed"
     if (final) {
-      const changed = yield* markBouncedLate({ deliveryId: d.id, status: r.status, diagnostic: r.diagnostic, now: ctx.now })
+      const changed = yield* deliveries.bouncedAfterHandover({ deliveryId: d.id, status: r.status, diagnostic: r.diagnostic, now: ctx.now })
       if (!changed) return
     }
     yield* sql`
@@ -81,7 +80,7 @@ const applyOne = (d: DeliveryRef, r: BouncedRecipient, ctx: BounceContext) =>
       at: ctx.now
     })
     let suppressing = false
-    if (r.class === "hard" && suppressesAddress(r.status, r.diagnostic ?? "")) {
+    if (r.class === "hard" && deliveries.suppressesAddress(r.status, r.diagnostic ?? "")) {
       yield* suppressAutomatically(d.account_id, d.recipient, "bounce", `dsn ${r.status}`, ctx.now)
       suppressing = true
     } else if (r.class === "soft") {
@@ -95,9 +94,9 @@ const applyOne = (d: DeliveryRef, r: BouncedRecipient, ctx: BounceContext) =>
         suppressing = true
       }
     }
-    // The address's history, and its contacts' status when the bounce suppresses it (bulk/contacts).
+    // The address's history, and its contacts' status when the bounce suppresses it (bulk's ReportHooks).
     if (final) {
       const detail = [r.status, r.diagnostic].filter((part) => part !== null && part !== "").join(" ")
-      yield* recordBounce({ accountId: d.account_id, email: d.recipient, at: ctx.now, messageId: d.message_id, detail, suppressing })
+      yield* (yield* ReportHooks).addressBounced({ accountId: d.account_id, email: d.recipient, at: ctx.now, messageId: d.message_id, detail, suppressing })
     }
   })

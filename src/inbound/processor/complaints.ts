@@ -12,14 +12,13 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { recordComplaint } from "../../bulk/contacts/engagement.ts"
-import { unsubscribeAddress } from "../../bulk/contacts/unsubscribe.ts"
 import { emitEvent } from "../../events/outbox.ts"
 import { EmailComplained } from "../../events/schema.ts"
 import { suppressAutomatically } from "../../platform/suppressions/suppress.ts"
 import { isComplaintFeedback, isOptOut } from "../parse/complaint.ts"
 import type { ComplaintReport } from "../parse/types.ts"
-import { deliveriesByOriginal, type DeliveryIndex, type DeliveryKeys, type DeliveryRef, deliveryByVerp } from "./mapping.ts"
+import { deliveriesByOriginal, type DeliveryIndex, type DeliveryKeys, deliveryByVerp } from "./mapping.ts"
+import { type DeliveryRef, ReportHooks } from "./ports.ts"
 
 export interface ComplaintContext {
   readonly inboundId: string
@@ -44,6 +43,8 @@ export const complaintDeliveries = (
 export const applyComplaint = (report: ComplaintReport, deliveries: ReadonlyArray<DeliveryRef>, ctx: ComplaintContext) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // What bulk records of the address (its history, its contacts' status, an opt-out's unsubscribe).
+    const hooks = yield* ReportHooks
     const touched = new Set<string>()
     for (const d of deliveries) {
       const recorded = yield* sql`
@@ -58,7 +59,7 @@ export const applyComplaint = (report: ComplaintReport, deliveries: ReadonlyArra
       if (isComplaintFeedback(report.feedback_type)) {
         const detail = `${report.feedback_type} report from ${report.isp}`
         yield* suppressAutomatically(d.account_id, d.recipient, "complaint", detail, ctx.now)
-        yield* recordComplaint({
+        yield* hooks.addressComplained({
           accountId: d.account_id,
           email: d.recipient,
           at: ctx.now,
@@ -74,7 +75,7 @@ export const applyComplaint = (report: ComplaintReport, deliveries: ReadonlyArra
         })
       } else if (isOptOut(report.feedback_type)) {
         // An opt-out is an unsubscribe: the one fact (suppression, contacts, contact.unsubscribed).
-        yield* unsubscribeAddress({ accountId: d.account_id, email: d.recipient, source: `opt-out report from ${report.isp}`, at: ctx.now })
+        yield* hooks.addressOptedOut({ accountId: d.account_id, email: d.recipient, source: `opt-out report from ${report.isp}`, at: ctx.now })
       }
     }
     return { accounts: [...touched] }

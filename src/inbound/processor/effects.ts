@@ -1,7 +1,8 @@
 /**
  * What an understood message changes, built for a group of messages completed together: the
  * deliveries the group names are read with one statement (mapping.ts), and each message gets the
- * effects of its kind (bounces.ts, complaints.ts, dmarc.ts, unsubscribes.ts) — or none, which is what most reports
+ * effects of its kind (bounces.ts, complaints.ts, dmarc.ts; a mail to the unsubscribe address goes to
+ * bulk through the ReportHooks port, ports.ts) — or none, which is what most reports
  * come to (nothing Herald sent is named), and then no transaction is needed at all. A report that
  * names deliveries only through its original's Message-ID acts as trust.ts decided: an
  * authenticated feedback loop's report on the recipients it names (the row records how it was
@@ -14,10 +15,10 @@ import { applyBounce, bouncePairs } from "./bounces.ts"
 import { applyComplaint, complaintDeliveries } from "./complaints.ts"
 import { storeDmarcReports } from "./dmarc.ts"
 import type { Parsed } from "./InboundQueue.ts"
-import { type DeliveryIndex, type DeliveryKeys, deliveryKeysOf, noKeys } from "./mapping.ts"
+import type { SuppressionHooks } from "../../platform/suppressions/hooks.ts"
+import { type DeliveryIndex, type DeliveryKeys, deliveryKeysOf, noKeys, type ReturnPathDecoder } from "./mapping.ts"
+import { type ReportedDeliveries, ReportHooks } from "./ports.ts"
 import type { Trust } from "./trust.ts"
-import { applyUnsubscribeRequest } from "./unsubscribes.ts"
-import type { PublicTokens } from "../../bulk/public/tokens.ts"
 
 /** What applying a message changed: the accounts whose reputation to look at. */
 export interface Outcome {
@@ -26,11 +27,14 @@ export interface Outcome {
 
 const nothingMatched: Outcome = { accounts: [] }
 
+/** What applying a message needs: the database and the ports its effects go through. */
+export type EffectsContext = SqlClient.SqlClient | ReportedDeliveries | ReportHooks | SuppressionHooks
+
 /** Where the deliveries a message is about are found: its VERP address and its returned original. */
-export const keysOf = (parsed: Parsed, verpSecret: string): DeliveryKeys => {
+export const keysOf = (parsed: Parsed, decode: ReturnPathDecoder): DeliveryKeys => {
   const understood = parsed.understood
-  if (understood.kind === "bounce") return deliveryKeysOf(parsed.message.rcpt_to, understood.bounce.original, verpSecret)
-  if (understood.kind === "complaint") return deliveryKeysOf(parsed.message.rcpt_to, understood.complaint.original, verpSecret)
+  if (understood.kind === "bounce") return deliveryKeysOf(parsed.message.rcpt_to, understood.bounce.original, decode)
+  if (understood.kind === "complaint") return deliveryKeysOf(parsed.message.rcpt_to, understood.complaint.original, decode)
   return noKeys
 }
 
@@ -57,12 +61,12 @@ export const effectsOf = (
   index: DeliveryIndex,
   settings: InboundSettings,
   trust: Trust | null = null
-): Effect.Effect<Outcome, SqlError.SqlError, SqlClient.SqlClient | PublicTokens> | null => {
+): Effect.Effect<Outcome, SqlError.SqlError, EffectsContext> | null => {
   const { understood, message, now } = parsed
   const ctx = { inboundId: message.id, settings, now }
   if (trust?._tag === "Refused") return recordRefusal(message.id, trust.reason)
   const byOriginal = trust?._tag === "Authenticated"
-  const effects = ((): Effect.Effect<Outcome, SqlError.SqlError, SqlClient.SqlClient | PublicTokens> | null => {
+  const effects = ((): Effect.Effect<Outcome, SqlError.SqlError, EffectsContext> | null => {
     switch (understood.kind) {
       case "bounce": {
         const pairs = bouncePairs(understood.bounce, keys, index, byOriginal)
@@ -78,7 +82,7 @@ export const effectsOf = (
         return null
       case "unsubscribe":
         // Recorded either way; a mail whose Subject names no token that opens changes nothing else.
-        return applyUnsubscribeRequest(understood.tokens, now).pipe(
+        return Effect.flatMap(ReportHooks, (hooks) => hooks.unsubscribeRequested(understood.tokens, now)).pipe(
           Effect.flatMap((applied) => applied ? Effect.succeed(nothingMatched) : recordRefusal(message.id, "no valid unsubscribe token in the subject"))
         )
     }

@@ -11,22 +11,9 @@
  * picking each message's deliveries out of that is pure. Most reports name nothing Herald sent, and
  * a message with nothing to look up costs no statement at all.
  */
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { decodeVerp } from "../../mta/verp.ts"
 import type { OriginalMessage } from "../parse/types.ts"
-
-export interface DeliveryRef {
-  readonly id: string
-  readonly message_id: string
-  readonly account_id: string
-  readonly key_id: string
-  readonly recipient: string
-  readonly state: string
-  readonly subject: string
-  /** The campaign whose message it is, if any (its analytics count the complaints about it). */
-  readonly campaign_id: string | null
-}
+import { type DeliveryRef, ReportedDeliveries } from "./ports.ts"
 
 /** What a message's deliveries are found by. */
 export interface DeliveryKeys {
@@ -46,8 +33,11 @@ export const heraldMessageIdOf = (original: OriginalMessage): string | null => {
   return /^[A-Za-z0-9_]+$/.test(local) ? local : null
 }
 
-export const deliveryKeysOf = (rcptTo: ReadonlyArray<string>, original: OriginalMessage, verpSecret: string): DeliveryKeys => ({
-  verpId: rcptTo.map((address) => decodeVerp(address, verpSecret)).find((id): id is string => id !== null) ?? null,
+/** The delivery a VERP return path names (ReportedDeliveries.deliveryOfReturnPath), or null. */
+export type ReturnPathDecoder = (address: string) => string | null
+
+export const deliveryKeysOf = (rcptTo: ReadonlyArray<string>, original: OriginalMessage, decode: ReturnPathDecoder): DeliveryKeys => ({
+  verpId: rcptTo.map(decode).find((id): id is string => id !== null) ?? null,
   messageId: heraldMessageIdOf(original)
 })
 
@@ -64,18 +54,12 @@ const emptyIndex: DeliveryIndex = { byId: new Map(), byMessage: new Map() }
  * is looked up by its message id only when its VERP address names no delivery: a Herald bounce
  * carries both, and reading every delivery of the original (up to HERALD_MAX_RECIPIENTS rows) for
  * a delivery already named would be wasted. A VERP id with no row left (rare) costs a second
- * statement for those messages' ids.
+ * statement for those messages' ids. The rows come from the queue's read model (ReportedDeliveries,
+ * the MTA's: src/mta/queue/report-reads.ts), decoded there.
  */
 export const lookupDeliveries = (keys: ReadonlyArray<DeliveryKeys>) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const read = (verpIds: ReadonlyArray<string>, messageIds: ReadonlyArray<string>) =>
-      verpIds.length === 0 && messageIds.length === 0
-        ? Effect.succeed([] as ReadonlyArray<DeliveryRef>)
-        : sql<DeliveryRef>`
-          SELECT d.id, d.message_id, d.account_id, d.key_id, d.recipient, d.state, m.subject, m.campaign_id
-          FROM deliveries d JOIN messages m ON m.id = d.message_id
-          WHERE d.id = ANY(${verpIds}) OR d.message_id = ANY(${messageIds})`
+    const read = (yield* ReportedDeliveries).find
     const distinct = (ids: ReadonlyArray<string | null>) => [...new Set(ids.filter((id): id is string => id !== null))]
     const verpIds = distinct(keys.map((k) => k.verpId))
     const messageIds = new Set(distinct(keys.map((k) => (k.verpId === null ? k.messageId : null))))

@@ -17,13 +17,14 @@
  * expiry. `attempts` counts attempts that reached an outcome, as before.
  */
 import { SqlClient } from "@effect/sql"
-import { recordBounce } from "../../bulk/contacts/engagement.ts"
 import { outboxRow } from "../../events/outbox.ts"
 import { type DeliveryFacts, type Origin, outcomeEvent } from "../../events/outcomes.ts"
 import { Effect } from "effect"
 import { newId } from "../../lib/ids.ts"
 import { isSimulatorAddress } from "../../lib/simulator.ts"
+import { SuppressionHooks } from "../../platform/suppressions/hooks.ts"
 import { suppressAutomatically } from "../../platform/suppressions/suppress.ts"
+import { DeliveryHooks } from "../ports.ts"
 import { checksColumn, type DeliveryChecks } from "./delivery-checks.ts"
 import type { Channel } from "./StoredMessage.ts"
 
@@ -164,6 +165,9 @@ const rowOf = (c: Completion) => {
 export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/DeliveryQueue", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Bulk's reactions to outcomes (ports): captured here so the queue's methods need nothing more.
+    const suppressionHooks = yield* SuppressionHooks
+    const deliveryHooks = yield* DeliveryHooks
 
     /**
      * Claims up to `limit` due deliveries of one lane (channel) for `owner`, leased until
@@ -296,14 +300,13 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
             for (const { d, outcome, now } of suppressing) {
               if (ids.has(d.id)) {
                 yield* suppressAutomatically(d.account_id, d.recipient, "bounce", `smtp ${outcome.status}`, now).pipe(
-                  Effect.provideService(SqlClient.SqlClient, sql)
+                  Effect.provideService(SqlClient.SqlClient, sql),
+                  Effect.provideService(SuppressionHooks, suppressionHooks)
                 )
                 // The same fact as a suppressing DSN (inbound/processor/bounces.ts): the address's
                 // history, and its account's active contacts `bounced`.
                 const detail = [outcome.status, outcome.reply].filter((part) => part !== null && part !== "").join(" ").slice(0, 1000)
-                yield* recordBounce({ accountId: d.account_id, email: d.recipient, at: now, messageId: d.message_id, detail, suppressing: true }).pipe(
-                  Effect.provideService(SqlClient.SqlClient, sql)
-                )
+                yield* deliveryHooks.addressBouncedAndSuppressed({ accountId: d.account_id, email: d.recipient, at: now, messageId: d.message_id, detail })
               }
             }
             return done
@@ -312,6 +315,7 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
         return items.map((i) => ids.has(i.d.id))
       })
 
-    return { claim, extend, release, hold, load, dkimKey, completeMany } as const
+    // deliveryHooks: the simulator's complaint (simulator.ts) writes its fact in the outcome's transaction too.
+    return { claim, extend, release, hold, load, dkimKey, completeMany, deliveryHooks } as const
   })
 }) {}

@@ -5,7 +5,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect } from "effect"
 import { newId } from "../../lib/ids.ts"
-import { wakeHeldDeliveries } from "../../mta/queue/delivery-checks.ts"
+import { AccountHooks } from "./hooks.ts"
 import { hashPassword } from "./passwords.ts"
 
 export interface NewAccount {
@@ -36,6 +36,7 @@ export class AccountNotFound extends Data.TaggedError("AccountNotFound")<{ reado
 export class Accounts extends Effect.Service<Accounts>()("herald/Accounts", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const hooks = yield* AccountHooks
 
     const subscribe = (accountId: string, packageId: string, now: Date, subId: string = newId("sub")) =>
       sql`
@@ -93,16 +94,15 @@ export class Accounts extends Effect.Service<Accounts>()("herald/Accounts", {
       )
 
     /**
-     * Pauses (reputation) or lifts the pause (an admin's decision). Lifting it makes the
-     * deliveries the MTA held for the pause due at once.
+     * Pauses (reputation) or lifts the pause (an admin's decision). Lifting it tells the
+     * AccountHooks (the MTA makes the deliveries it held for the pause due at once).
      */
     const setPaused = (id: string, reason: string | null, now: Date) =>
       (reason === null
         // Lifting a pause also restarts the window the rates are counted over.
         ? sql`UPDATE accounts SET sending_paused_at = NULL, sending_paused_reason = NULL, reputation_reset_at = ${now}
             WHERE id = ${id} RETURNING id`.pipe(
-            Effect.tap((rows) => (rows.length === 0 ? Effect.void : wakeHeldDeliveries(id, now))),
-            Effect.provideService(SqlClient.SqlClient, sql)
+            Effect.tap((rows) => (rows.length === 0 ? Effect.void : hooks.sendingResumed(id, now)))
           )
         : sql`UPDATE accounts SET sending_paused_at = ${now}, sending_paused_reason = ${reason}
             WHERE id = ${id} RETURNING id`).pipe(

@@ -15,6 +15,7 @@ import { Config, Effect } from "effect"
 import { checked } from "../../config/app-config.ts"
 import { BOUNCED_EVENT, COMPLAINED_EVENT } from "../../events/schema.ts"
 import { SIMULATOR_DOMAIN } from "../../lib/simulator.ts"
+import { DeliveredCounts } from "./DeliveredCounts.ts"
 import { pauseReason, type ReputationPolicy } from "./rates.ts"
 
 export const reputationPolicy: Config.Config<ReputationPolicy> = Config.all({
@@ -28,6 +29,7 @@ export class Reputation extends Effect.Service<Reputation>()("herald/Reputation"
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const policy = yield* reputationPolicy
+    const deliveredCounts = yield* DeliveredCounts
 
     /** Pauses the account when its rates pass the policy; returns the reason, or null. */
     const evaluate = (accountId: string, now: Date) =>
@@ -39,10 +41,10 @@ export class Reputation extends Effect.Service<Reputation>()("herald/Reputation"
         const since = account.reputation_reset_at !== null && account.reputation_reset_at > windowStart
           ? account.reputation_reset_at
           : windowStart
-        const [counts] = yield* sql<{ delivered: number; hard: number; complaints: number }>`
+        // The deliveries are the queue's: counted by its read model (DeliveredCounts), the rest here.
+        const delivered = yield* deliveredCounts.completedSince(accountId, since)
+        const [counts] = yield* sql<{ hard: number; complaints: number }>`
           SELECT
-            (SELECT count(*)::int FROM deliveries WHERE account_id = ${accountId} AND state IN ('sent', 'bounced')
-               AND completed_at >= ${since} AND recipient_domain <> ${SIMULATOR_DOMAIN}) AS delivered,
             (SELECT count(DISTINCT coalesce((payload->>'message_id') || ' ' || (payload->>'recipient'), id))::int
                FROM events WHERE account_id = ${accountId} AND event = ${BOUNCED_EVENT}
                AND payload->>'category' = 'hard' AND created_at >= ${since}
@@ -50,7 +52,7 @@ export class Reputation extends Effect.Service<Reputation>()("herald/Reputation"
             (SELECT count(DISTINCT (message_id, email))::int FROM inbound_complaints WHERE account_id = ${accountId}
                AND feedback_type IN ('abuse', 'fraud', 'virus') AND created_at >= ${since}) AS complaints`
         const reason = pauseReason(
-          { completed: counts!.delivered, hardBounces: counts!.hard, complaints: counts!.complaints },
+          { completed: delivered, hardBounces: counts!.hard, complaints: counts!.complaints },
           policy
         )
         if (reason !== null) {

@@ -6,6 +6,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect } from "effect"
+import { SuppressionHooks } from "./hooks.ts"
 import { containing, insertSuppression, type SuppressionReason, type SuppressionRow } from "./suppress.ts"
 
 export type { SuppressionReason } from "./suppress.ts"
@@ -31,6 +32,7 @@ export interface SuppressionFilter {
 export class Suppressions extends Effect.Service<Suppressions>()("herald/Suppressions", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const hooks = yield* SuppressionHooks
 
     /**
      * Adds a suppression; `accountId` null = platform level. An address already on that list is
@@ -48,7 +50,8 @@ export class Suppressions extends Effect.Service<Suppressions>()("herald/Suppres
         const at = new Date(yield* Clock.currentTimeMillis)
         const onExisting = options.ifExists === "replace" ? "replace" : "keep"
         const rows = yield* insertSuppression({ accountId, email, reason, source, at, onExisting }).pipe(
-          Effect.provideService(SqlClient.SqlClient, sql)
+          Effect.provideService(SqlClient.SqlClient, sql),
+          Effect.provideService(SuppressionHooks, hooks)
         )
         if (rows[0] === undefined) return yield* new SuppressionExists({ email: email.toLowerCase() })
         return view(rows[0])

@@ -8,9 +8,9 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { cancelSubscriptionsOfAddress } from "../../bulk/sequences/cancel-by-address.ts"
+import { SuppressionHooks, type SuppressionReason } from "./hooks.ts"
 
-export type SuppressionReason = "bounce" | "complaint" | "unsubscribe" | "manual"
+export type { SuppressionReason } from "./hooks.ts"
 
 export interface SuppressionRow {
   readonly email: string
@@ -32,16 +32,21 @@ export interface NewSuppression {
 
 /**
  * The row written, or none when the address was already on the list and `onExisting` is `keep`.
- * A row written also cancels the address's running sequence subscriptions in the same transaction
- * (the sequences' own function: their table is theirs to write).
+ * A row written is told to the SuppressionHooks in the same transaction (bulk cancels the
+ * address's running sequence subscriptions there: their table is theirs to write).
  */
 export const insertSuppression = (entry: NewSuppression) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.withTransaction(Effect.gen(function*() {
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const hooks = yield* SuppressionHooks
+    return yield* sql.withTransaction(Effect.gen(function*() {
       const written = yield* insertRow(sql, entry)
-      for (const row of written) yield* cancelSubscriptionsOfAddress(row.account_id, row.email, row.reason, entry.at)
+      for (const row of written) {
+        yield* hooks.addressSuppressed({ accountId: row.account_id, email: row.email, reason: row.reason, at: entry.at })
+      }
       return written
-    })))
+    }))
+  })
 
 const insertRow = (sql: SqlClient.SqlClient, entry: NewSuppression) =>
     sql<SuppressionRow>`

@@ -4,20 +4,21 @@
  * one-click POST and the page's button (DESIGN "Unsubscribe and suppression are one fact"). A mail
  * from outside acts only on what it can prove: the first candidate of its Subject that opens as an
  * unsubscribe token, whoever sent it — the token is the proof, as it is for the one-click POST.
- * Nothing else the message says (its From, its body) is acted on.
+ * Nothing else the message says (its From, its body) is acted on. The inbound processor reads the
+ * Subject (src/inbound/parse/unsubscribe-request.ts) and calls this through its ReportHooks port
+ * (src/bulk/hooks.ts), inside the transaction that marks the mail processed.
  */
 import { Effect, Option } from "effect"
-import { unsubscribeAddress } from "../../bulk/contacts/unsubscribe.ts"
-import { PublicTokens } from "../../bulk/public/tokens.ts"
-import { openUnsubscribeToken } from "../../bulk/public/unsubscribe-link.ts"
+import { unsubscribeAddress } from "../contacts/unsubscribe.ts"
+import type { makeTokens } from "./tokens.ts"
+import { openUnsubscribeToken } from "./unsubscribe-link.ts"
 
 /** The suppression source of an unsubscribe by mail. */
 export const MAILTO_SOURCE = "mailto"
 
 /** Applies the unsubscribe the first opening candidate names; false when none opens (nothing changed). */
-export const applyUnsubscribeRequest = (candidates: ReadonlyArray<string>, now: Date) =>
+export const applyUnsubscribeRequest = (tokens: ReturnType<typeof makeTokens>, candidates: ReadonlyArray<string>, now: Date) =>
   Effect.gen(function*() {
-    const tokens = yield* PublicTokens
     for (const candidate of candidates) {
       const who = openUnsubscribeToken(tokens, candidate, now.getTime())
       if (Option.isNone(who)) continue

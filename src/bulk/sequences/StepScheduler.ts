@@ -3,7 +3,7 @@
  * subscription and step. One transaction per batch claims due subscriptions with FOR UPDATE SKIP
  * LOCKED (two replicas take disjoint rows) and, per subscription, records the step in
  * `sequence_step_sends` (its primary key refuses a second queueing whatever happened before),
- * writes the queue rows (queue-writer.ts: the `sequence` stored message on channel `bulk`) and
+ * writes the queue rows (src/mta/queue/enqueue.ts: the `sequence` stored message on channel `bulk`) and
  * advances the subscription (last step by id; next due = this due time + the next step's offset,
  * so timing does not drift with the queue). A crash anywhere in between rolls all of it back:
  * the step is due again and queued once.
@@ -41,7 +41,7 @@ import { sendingAllowed } from "../../platform/domains/records.ts"
 import { AccountLimits, type Limits } from "../../platform/usage/AccountLimits.ts"
 import { reserveQuota } from "../../platform/usage/Quota.ts"
 import { refuseSender } from "../../transactional/accept.ts"
-import { type QueuedMessage, type QueueWrite, type SharedContent, storeSharedContent, writeAll } from "../../transactional/queue-writer.ts"
+import { type QueuedMessage, type QueueWrite, type SharedContent, storeSharedContent, writeAll } from "../../mta/queue/enqueue.ts"
 import { textFromHtml, withPreheader } from "../render/text.ts"
 import { Templates } from "../templates/Templates.ts"
 import type { SequenceRow, StepRow } from "./records.ts"

@@ -9,11 +9,16 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { makeGroupCommit } from "../lib/group-commit.ts"
-import { domainOf } from "../lib/email.ts"
-import { newId } from "../lib/ids.ts"
-import { type StoredMessage, storedParts } from "../mta/queue/StoredMessage.ts"
-import type { Recipient } from "./plan-items.ts"
+import { makeGroupCommit } from "../../lib/group-commit.ts"
+import { domainOf } from "../../lib/email.ts"
+import { newId } from "../../lib/ids.ts"
+import { type StoredMessage, storedParts } from "./StoredMessage.ts"
+
+/** One recipient of a queued message: a `deliveries` row (acceptance's plan items are of this shape). */
+export interface QueuedRecipient {
+  readonly email: string
+  readonly kind: "to" | "cc" | "bcc"
+}
 
 export interface QueuedMessage {
   readonly messageId: string
@@ -24,7 +29,7 @@ export interface QueuedMessage {
    * personalizations of one request) share one stored copy of it.
    */
   readonly stored: StoredMessage
-  readonly recipients: ReadonlyArray<Recipient>
+  readonly recipients: ReadonlyArray<QueuedRecipient>
   /**
    * The `message_contents` row that already holds `stored.message` (`storeSharedContent`): a
    * campaign writes its content once when sending starts and its batches of messages reference it.

@@ -41,6 +41,7 @@ import { sendingAllowed } from "../../platform/domains/records.ts"
 import { AccountLimits, type Limits } from "../../platform/usage/AccountLimits.ts"
 import { reserveQuota } from "../../platform/usage/Quota.ts"
 import { refuseSender } from "../../transactional/accept.ts"
+import { messageHasOpenDeliveries, messageLastCompletedAt } from "../../mta/queue/read-models/message-progress.ts"
 import { type QueuedMessage, type QueueWrite, type SharedContent, storeSharedContent, writeAll } from "../../mta/queue/enqueue.ts"
 import { textFromHtml, withPreheader } from "../render/text.ts"
 import { Templates } from "../templates/Templates.ts"
@@ -371,11 +372,11 @@ export class StepScheduler extends Effect.Service<StepScheduler>()("herald/StepS
       sql.withTransaction(Effect.gen(function*() {
         const done = yield* sql<{ account_id: string; key_id: string; sequence_id: string; email: string; at: Date }>`
           WITH done AS (
-            SELECT s.id, greatest(${now}::timestamptz, (SELECT max(d.completed_at) FROM deliveries d WHERE d.message_id = x.message_id)) AS at
+            SELECT s.id, greatest(${now}::timestamptz, ${messageLastCompletedAt(sql, sql`x.message_id`)}) AS at
             FROM sequence_subscriptions s
             JOIN sequence_step_sends x ON x.subscription_id = s.id AND x.step_id = s.last_step_id
             WHERE s.state = 'active' AND s.next_due_at IS NULL
-              AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.message_id = x.message_id AND d.state IN ('queued', 'deferred'))
+              AND NOT ${messageHasOpenDeliveries(sql, sql`x.message_id`)}
             LIMIT ${batch}
             FOR UPDATE OF s SKIP LOCKED)
           UPDATE sequence_subscriptions u SET state = 'completed', finished_at = done.at, updated_at = done.at

@@ -129,7 +129,8 @@ export const makeCampaignChores = Effect.gen(function*() {
         }
       }
       // The shared part's subject and size only: the rows are built by the server (writeCampaignBatch).
-      const content = Option.getOrThrow(yield* sharedContentSummary(campaign.content_id))
+      const content = Option.getOrThrowWith(yield* sharedContentSummary(campaign.content_id), () =>
+        new Error(`campaign ${id}: its content ${campaign.content_id} is not stored`))
       yield* writeCampaignBatch(
         { accountId: campaign.account_id, keyId: campaign.key_id, requestId: id, fromEmail: campaign.from_email!, now },
         { campaignId: id, shared: { id: campaign.content_id, bytes: content.bytes }, subject: content.subject, after, through, count }

@@ -49,7 +49,7 @@ import { AccountHooksLive, DeliveredCountsLive, reportedDeliveries } from "./mta
 import { ReputationSweepLive } from "./platform/reputation/SweepJob.ts"
 import { Accept } from "./transactional/accept.ts"
 import { SendContext } from "./transactional/send-context.ts"
-import { QueueWriter } from "./transactional/queue-writer.ts"
+import { QueueWriter } from "./mta/queue/enqueue.ts"
 import { AuditLog } from "./transactional/audit/AuditLog.ts"
 import { MessageLookup } from "./transactional/messages/MessageLookup.ts"
 import { Idempotency } from "./transactional/Idempotency.ts"

@@ -18,7 +18,7 @@ import { pruneTrackingDetail, recordCampaignLinks } from "../../src/bulk/trackin
 import { clickToken, openToken, recipientTokens } from "../../src/bulk/tracking/tokens.ts"
 import { newId } from "../../src/lib/ids.ts"
 import type { StoredMessage } from "../../src/mta/queue/StoredMessage.ts"
-import { writeQueue } from "../../src/transactional/queue-writer.ts"
+import { writeQueue } from "../../src/mta/queue/enqueue.ts"
 import { withServices } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"

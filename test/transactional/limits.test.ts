@@ -133,7 +133,7 @@ describe("the monthly quota", () => {
 
   it("charges sends that arrive together exactly: concurrent sends of two accounts never pass either quota, each counted once", async () => {
     // Sends that arrive together are counted, reserved and written in groups (send-context.ts,
-    // QuotaReserver.ts, queue-writer.ts); a group whose sum passes a quota is decided one by one.
+    // QuotaReserver.ts, mta/queue/enqueue.ts); a group whose sum passes a quota is decided one by one.
     const senders = [await withQuota(undefined, 5), await withQuota(undefined, 5)]
     const answers = await Promise.all(senders.flatMap((sender) =>
       Array.from({ length: 12 }, (_, i) => post(sender, [`c${i}@example.org`]).then((res) => ({ sender, res })))

@@ -18,6 +18,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect, Stream } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { ExportDatabase } from "../../db/export-database.ts"
+import { campaignOutcomeCounts, deliveredByHour, outcomeCountsWithin } from "../../mta/queue/read-models/analytics-counts.ts"
 import { withStatementTimeout } from "../../db/statement-timeout.ts"
 import type { Owner } from "../templates/Templates.ts"
 import { type HourCounts, ratesOf, timelineOf } from "./figures.ts"
@@ -76,9 +77,7 @@ export class Analytics extends Effect.Service<Analytics>()("herald/Analytics", {
     const analytics = (owner: Owner, id: string) =>
       Effect.gen(function*() {
         const campaign = yield* campaignOf(owner, id)
-        const [outcomes] = yield* sql<{ delivered: string; bounces: string }>`SELECT
-            count(*) FILTER (WHERE d.state = 'sent') AS delivered, count(*) FILTER (WHERE d.state = 'bounced') AS bounces
-          FROM messages m JOIN deliveries d ON d.message_id = m.id WHERE m.campaign_id = ${id}`
+        const outcomes = yield* campaignOutcomeCounts(id)
         const [tracking] = yield* sql<Record<"opens_total" | "opens_unique" | "clicks_total" | "clicks_unique", string>>`
           SELECT opens_total, opens_unique, clicks_total, clicks_unique FROM campaign_tracking WHERE campaign_id = ${id}`
         const facts = yield* factCounts(sql`SELECT ${id}::text`)
@@ -87,17 +86,15 @@ export class Analytics extends Effect.Service<Analytics>()("herald/Analytics", {
           ORDER BY clicks_unique DESC, clicks_total DESC, link_index LIMIT ${TOP_LINKS}`
         const hours = campaign.started_at === null ? [] : yield* sql<{ hour: Date; delivered: string; opens: string; clicks: string }>`
           SELECT hour, sum(delivered) AS delivered, sum(opens) AS opens, sum(clicks) AS clicks FROM (
-            SELECT date_trunc('hour', d.completed_at) AS hour, count(*) AS delivered, 0 AS opens, 0 AS clicks
-              FROM messages m JOIN deliveries d ON d.message_id = m.id
-              WHERE m.campaign_id = ${id} AND d.state = 'sent' AND d.completed_at IS NOT NULL GROUP BY 1
+            ${deliveredByHour(sql, id)}
             UNION ALL
             SELECT hour, 0, opens, clicks FROM campaign_tracking_hours WHERE campaign_id = ${id}
           ) h GROUP BY hour ORDER BY hour`
         const counts = {
-          delivered: int(outcomes?.delivered),
+          delivered: outcomes.delivered,
           opens_unique: int(tracking?.opens_unique),
           clicks_unique: int(tracking?.clicks_unique),
-          bounces: int(outcomes?.bounces),
+          bounces: outcomes.bounces,
           complaints: facts.complaints,
           unsubs: facts.unsubs
         }
@@ -152,20 +149,17 @@ export class Analytics extends Effect.Service<Analytics>()("herald/Analytics", {
         const to = new Date(yield* Clock.currentTimeMillis)
         const from = new Date(to.getTime() - RATE_PERIODS[period] * DAY_MS)
         const mine = sql`SELECT id FROM campaigns WHERE key_id = ${owner.keyId}`
-        const [outcomes] = yield* sql<{ delivered: string; bounces: string }>`SELECT
-            count(*) FILTER (WHERE d.state = 'sent' AND d.completed_at > ${from} AND d.completed_at <= ${to}) AS delivered,
-            count(*) FILTER (WHERE d.state = 'bounced' AND d.updated_at > ${from} AND d.updated_at <= ${to}) AS bounces
-          FROM messages m JOIN deliveries d ON d.message_id = m.id WHERE m.campaign_id IN (${mine})`
+        const outcomes = yield* outcomeCountsWithin(mine, from, to)
         const [firsts] = yield* sql<{ opens: string; clicks: string }>`SELECT
             count(*) FILTER (WHERE first_opened_at > ${from} AND first_opened_at <= ${to}) AS opens,
             count(*) FILTER (WHERE first_clicked_at > ${from} AND first_clicked_at <= ${to}) AS clicks
           FROM tracking_recipients WHERE campaign_id IN (${mine})`
         const facts = yield* factCounts(mine, sql`at > ${from} AND at <= ${to}`)
         const counts = {
-          delivered: int(outcomes?.delivered),
+          delivered: outcomes.delivered,
           opens_unique: int(firsts?.opens),
           clicks_unique: int(firsts?.clicks),
-          bounces: int(outcomes?.bounces),
+          bounces: outcomes.bounces,
           complaints: facts.complaints,
           unsubs: facts.unsubs
         }

@@ -20,7 +20,7 @@
  * Time comes from Effect's Clock, so tests drive the schedule with TestClock.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect, Layer } from "effect"
+import { Clock, Duration, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { QueueSignal } from "../../db/QueueSignal.ts"
 import { CampaignCompleted } from "../../events/schema.ts"
@@ -31,9 +31,10 @@ import { SIMULATOR_DOMAIN } from "../../lib/simulator.ts"
 import { Domains } from "../../platform/domains/Domains.ts"
 import { AccountLimits } from "../../platform/usage/AccountLimits.ts"
 import { reserveQuota } from "../../platform/usage/Quota.ts"
-import { writeCampaignBatch } from "../../transactional/queue-writer.ts"
+import { writeCampaignBatch } from "../../mta/queue/campaign-batch.ts"
+import { campaignHasOpenDeliveries, campaignOutcomes, sharedContentSummary } from "../../mta/queue/read-models/campaign-progress.ts"
 import { startSending } from "./Control.ts"
-import { type CampaignRow, countsOf, deliveryRate } from "./record.ts"
+import { type CampaignRow, deliveryRate } from "./record.ts"
 import type { PauseReason } from "./states.ts"
 import { setStatementTimeout } from "../../db/statement-timeout.ts"
 
@@ -128,11 +129,11 @@ export const makeCampaignChores = Effect.gen(function*() {
         }
       }
       // The shared part's subject and size only: the rows are built by the server (writeCampaignBatch).
-      const [content] = yield* sql<{ subject: string; bytes: number }>`
-        SELECT content->>'subject' AS subject, octet_length(content::text) AS bytes FROM message_contents WHERE id = ${campaign.content_id}`
+      const content = Option.getOrThrowWith(yield* sharedContentSummary(campaign.content_id), () =>
+        new Error(`campaign ${id}: its content ${campaign.content_id} is not stored`))
       yield* writeCampaignBatch(
         { accountId: campaign.account_id, keyId: campaign.key_id, requestId: id, fromEmail: campaign.from_email!, now },
-        { campaignId: id, shared: { id: campaign.content_id, bytes: content!.bytes }, subject: content!.subject, after, through, count }
+        { campaignId: id, shared: { id: campaign.content_id, bytes: content.bytes }, subject: content.subject, after, through, count }
       )
       yield* sql`UPDATE campaigns SET queued_count = ${through}, updated_at = ${now} WHERE id = ${id}`
       return count
@@ -153,8 +154,7 @@ export const makeCampaignChores = Effect.gen(function*() {
     Effect.gen(function*() {
       const candidates = yield* sql<{ id: string }>`SELECT c.id FROM campaigns c
         WHERE c.status = 'sending' AND c.queued_count >= c.total_contacts
-          AND NOT EXISTS (SELECT 1 FROM messages m JOIN deliveries d ON d.message_id = m.id
-            WHERE m.campaign_id = c.id AND d.state IN ('queued', 'deferred'))
+          AND NOT ${campaignHasOpenDeliveries(sql, sql`c.id`)}
         LIMIT ${CAMPAIGNS_PER_TICK}`
       let completed = 0
       for (const { id } of candidates) {
@@ -163,10 +163,10 @@ export const makeCampaignChores = Effect.gen(function*() {
             WHERE id = ${id} AND status = 'sending' AND queued_count >= total_contacts RETURNING *`
           const campaign = done[0]
           if (campaign === undefined) return 0
-          const [counts] = yield* sql<{ sent: number; failed: number; open: number }>`${countsOf(sql, id)}`
+          const counts = yield* campaignOutcomes(id)
           // A delivery turned open again between the look and the lock (it cannot, but never complete early).
-          if ((counts?.open ?? 0) > 0) return yield* Effect.die(new Error(`campaign ${id} still has open deliveries`))
-          const sent = counts?.sent ?? 0
+          if (counts.open > 0) return yield* Effect.die(new Error(`campaign ${id} still has open deliveries`))
+          const sent = counts.sent
           yield* emitEvent({
             accountId: campaign.account_id,
             keyId: campaign.key_id,
@@ -175,7 +175,7 @@ export const makeCampaignChores = Effect.gen(function*() {
               campaign_id: id,
               name: campaign.name,
               sent_count: sent,
-              failed_count: counts?.failed ?? 0,
+              failed_count: counts.failed,
               delivery_rate: deliveryRate(sent, campaign.total_contacts)
             })
           })

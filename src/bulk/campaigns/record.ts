@@ -5,6 +5,7 @@
  * second by itself), never the deliveries a cancel dropped before any attempt.
  */
 import type { SqlClient } from "@effect/sql"
+import { campaignDeliveryCounts } from "../../mta/queue/read-models/campaign-progress.ts"
 import type { CampaignStatus, PauseReason } from "./states.ts"
 
 export interface CampaignFields {
@@ -42,14 +43,7 @@ export interface CampaignRow extends CampaignFields {
 /** `SELECT` of campaigns `c` with their counts: add `WHERE …` after it. */
 export const selectCampaigns = (sql: SqlClient.SqlClient) =>
   sql`SELECT c.*, coalesce(k.sent, 0)::integer AS sent_count, coalesce(k.failed, 0)::integer AS failed_count
-    FROM campaigns c LEFT JOIN LATERAL (${countsOf(sql, sql`c.id`)}) k ON c.started_at IS NOT NULL`
-
-/** The counts of one campaign's deliveries (`sent`, `failed`, `open`: not yet final). */
-export const countsOf = (sql: SqlClient.SqlClient, campaignId: unknown) =>
-  sql`SELECT count(*) FILTER (WHERE d.state = 'sent')::integer AS sent,
-      count(*) FILTER (WHERE d.state = 'bounced' OR (d.state = 'failed' AND d.attempts > 0))::integer AS failed,
-      count(*) FILTER (WHERE d.state IN ('queued', 'deferred'))::integer AS open
-    FROM messages m JOIN deliveries d ON d.message_id = m.id WHERE m.campaign_id = ${campaignId}`
+    FROM campaigns c LEFT JOIN LATERAL (${campaignDeliveryCounts(sql, sql`c.id`)}) k ON c.started_at IS NOT NULL`
 
 /** sent / total as a fraction with 4 decimals; 0 without contacts. */
 export const deliveryRate = (sent: number, total: number | null): number =>

@@ -3,7 +3,7 @@
  * subscription and step. One transaction per batch claims due subscriptions with FOR UPDATE SKIP
  * LOCKED (two replicas take disjoint rows) and, per subscription, records the step in
  * `sequence_step_sends` (its primary key refuses a second queueing whatever happened before),
- * writes the queue rows (queue-writer.ts: the `sequence` stored message on channel `bulk`) and
+ * writes the queue rows (src/mta/queue/enqueue.ts: the `sequence` stored message on channel `bulk`) and
  * advances the subscription (last step by id; next due = this due time + the next step's offset,
  * so timing does not drift with the queue). A crash anywhere in between rolls all of it back:
  * the step is due again and queued once.
@@ -41,7 +41,8 @@ import { sendingAllowed } from "../../platform/domains/records.ts"
 import { AccountLimits, type Limits } from "../../platform/usage/AccountLimits.ts"
 import { reserveQuota } from "../../platform/usage/Quota.ts"
 import { refuseSender } from "../../transactional/accept.ts"
-import { type QueuedMessage, type QueueWrite, type SharedContent, storeSharedContent, writeAll } from "../../transactional/queue-writer.ts"
+import { messageHasOpenDeliveries, messageLastCompletedAt } from "../../mta/queue/read-models/message-progress.ts"
+import { type QueuedMessage, type QueueWrite, type SharedContent, storeSharedContent, writeAll } from "../../mta/queue/enqueue.ts"
 import { textFromHtml, withPreheader } from "../render/text.ts"
 import { Templates } from "../templates/Templates.ts"
 import type { SequenceRow, StepRow } from "./records.ts"
@@ -371,11 +372,11 @@ export class StepScheduler extends Effect.Service<StepScheduler>()("herald/StepS
       sql.withTransaction(Effect.gen(function*() {
         const done = yield* sql<{ account_id: string; key_id: string; sequence_id: string; email: string; at: Date }>`
           WITH done AS (
-            SELECT s.id, greatest(${now}::timestamptz, (SELECT max(d.completed_at) FROM deliveries d WHERE d.message_id = x.message_id)) AS at
+            SELECT s.id, greatest(${now}::timestamptz, ${messageLastCompletedAt(sql, sql`x.message_id`)}) AS at
             FROM sequence_subscriptions s
             JOIN sequence_step_sends x ON x.subscription_id = s.id AND x.step_id = s.last_step_id
             WHERE s.state = 'active' AND s.next_due_at IS NULL
-              AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.message_id = x.message_id AND d.state IN ('queued', 'deferred'))
+              AND NOT ${messageHasOpenDeliveries(sql, sql`x.message_id`)}
             LIMIT ${batch}
             FOR UPDATE OF s SKIP LOCKED)
           UPDATE sequence_subscriptions u SET state = 'completed', finished_at = done.at, updated_at = done.at

@@ -13,6 +13,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { campaignDeliveriesById } from "../../mta/queue/read-models/tracking-lookups.ts"
 import { type AddressFact, type EngagementType, recordFacts } from "../contacts/engagement.ts"
 import { emitEvents, type OutboxEntry } from "../../events/outbox.ts"
 import { EmailClicked, EmailOpened } from "../../events/schema.ts"
@@ -20,15 +21,6 @@ import type { LoggedHit } from "./ingest.ts"
 import { admit, lockWindows, saveWindows, windowOf } from "./windows.ts"
 
 const HOUR_MS = 3_600_000
-
-interface DeliveryRow {
-  readonly id: string
-  readonly recipient: string
-  readonly account_id: string
-  readonly key_id: string
-  readonly message_id: string
-  readonly campaign_id: string
-}
 
 /** A contact's first-per-campaign markers (tracking_recipients), as read and as this batch moves them. */
 interface Marker {
@@ -44,13 +36,8 @@ interface Marker {
 const hourOf = (at: Date) => new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS)
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
-/** The deliveries `hits` name that are campaign deliveries, by id (a read model over the queue). */
-const campaignDeliveries = (hits: ReadonlyArray<LoggedHit>) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<DeliveryRow>`SELECT d.id, d.recipient, m.account_id, m.key_id, m.id AS message_id, m.campaign_id
-      FROM deliveries d JOIN messages m ON m.id = d.message_id
-      WHERE d.id IN ${sql.in([...new Set(hits.map((h) => h.deliveryId))])} AND m.origin = 'campaign'`
-  ).pipe(Effect.map((rows) => new Map(rows.map((r) => [r.id, r]))))
+/** The deliveries `hits` name that are campaign deliveries, by id (the queue's read model). */
+const campaignDeliveries = (hits: ReadonlyArray<LoggedHit>) => campaignDeliveriesById(hits.map((h) => h.deliveryId))
 
 /** The URLs of the links `hits` click, by "campaign index". */
 const clickedLinks = (hits: ReadonlyArray<LoggedHit>) =>

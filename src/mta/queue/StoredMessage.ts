@@ -23,8 +23,8 @@
  */
 import { Either, ParseResult, Schema } from "effect"
 import { formatPath } from "../../lib/issue-path.ts"
-import { composePartsProblem } from "../../transactional/compose.ts"
-import { Address, Attachment, Content, Headers, Personalization } from "../../transactional/request.ts"
+import { composePartsProblem } from "./compose-limits.ts"
+import { Address, Attachment, Content, Headers, Personalization } from "./parts.ts"
 
 export const Channel = Schema.Literal("transactional", "bulk")
 export type Channel = typeof Channel.Type

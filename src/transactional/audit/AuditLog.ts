@@ -8,6 +8,7 @@ import { Effect, Stream } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { ExportDatabase } from "../../db/export-database.ts"
 import { type Narrowing, withStatementTimeout } from "../../db/statement-timeout.ts"
+import { decodeDeliveryLogRow, deliveryLog, type DeliveryLogFilter, type DeliveryLogOrder, type DeliveryLogRow } from "../../mta/queue/read-models/delivery-log.ts"
 import type { AuditItem } from "./Api.ts"
 
 export type AuditEvent = "queued" | "sent" | "failed"
@@ -19,7 +20,8 @@ const STATES: Record<AuditEvent, ReadonlyArray<string>> = {
   failed: ["bounced", "failed"]
 }
 
-export const SORT_COLUMNS = { ts: "d.created_at", recipient: "d.recipient", subject: "m.subject", event: "d.state" } as const
+/** The audit's sort fields, as the queue's delivery log orders. */
+export const SORT_COLUMNS = { ts: "created_at", recipient: "recipient", subject: "subject", event: "state" } as const satisfies Record<string, DeliveryLogOrder>
 export type SortColumn = keyof typeof SORT_COLUMNS
 
 export interface AuditQuery {
@@ -35,26 +37,9 @@ export interface AuditQuery {
   readonly sortDir: "asc" | "desc"
 }
 
-interface Row {
-  readonly id: string
-  readonly created_at: Date
-  readonly updated_at: Date
-  readonly state: string
-  readonly recipient: string
-  readonly subject: string
-  readonly from_email: string
-  readonly message_id: string
-  readonly request_id: string
-  readonly key_id: string
-  readonly attempts: number
-  readonly last_code: number | null
-  readonly last_status: string | null
-  readonly last_reply: string | null
-}
-
 const eventOf = (state: string): AuditEvent => (state === "sent" ? "sent" : state === "queued" || state === "deferred" ? "queued" : "failed")
 
-const item = (row: Row): AuditItem => ({
+const item = (row: DeliveryLogRow): AuditItem => ({
   id: row.id,
   ts: row.created_at.toISOString(),
   event: eventOf(row.state),
@@ -84,36 +69,27 @@ export class AuditLog extends Effect.Service<AuditLog>()("herald/AuditLog", {
         + (q.search === undefined ? "" : ", or a longer search")
     })
 
-    const conditions = (q: AuditQuery) => {
-      const states = (q.events.length === 0 ? AUDIT_EVENTS : q.events).flatMap((e) => STATES[e])
-      const pattern = q.search === undefined ? undefined : `%${q.search.replace(/[\\%_]/g, "\\$&")}%`
-      return sql.and([
-        sql`d.key_id IN ${sql.in(q.keyIds)}`,
-        sql`d.state IN ${sql.in(states)}`,
-        ...(q.from === undefined ? [] : [sql`d.created_at >= ${q.from}`]),
-        ...(q.to === undefined ? [] : [sql`d.created_at <= ${q.to}`]),
-        ...(pattern === undefined ? [] : [sql`(d.recipient ILIKE ${pattern} OR m.subject ILIKE ${pattern})`]),
-        ...(q.messageId === undefined ? [] : [sql`d.message_id = ${q.messageId}`])
-      ])
-    }
+    const log = deliveryLog(sql)
 
-    const ordering = (q: AuditQuery) =>
-      sql.literal(`${SORT_COLUMNS[q.sortBy]} ${q.sortDir === "asc" ? "ASC" : "DESC"}, d.id ${q.sortDir === "asc" ? "ASC" : "DESC"}`)
-
-    const select = (q: AuditQuery) =>
-      sql<Row>`SELECT d.id, d.created_at, d.updated_at, d.state, d.recipient, m.subject, m.from_email, d.message_id,
-            m.request_id, d.key_id, d.attempts, d.last_code, d.last_status, d.last_reply
-          FROM deliveries d JOIN messages m ON m.id = d.message_id
-          WHERE ${conditions(q)} ORDER BY ${ordering(q)}`
+    /** The audit's query in the queue's words: its events as delivery states. */
+    const filterOf = (q: AuditQuery): DeliveryLogFilter => ({
+      keyIds: q.keyIds,
+      states: (q.events.length === 0 ? AUDIT_EVENTS : q.events).flatMap((e) => STATES[e]),
+      from: q.from,
+      to: q.to,
+      search: q.search,
+      messageId: q.messageId,
+      orderBy: SORT_COLUMNS[q.sortBy],
+      direction: q.sortDir
+    })
 
     /** One page of the matching deliveries, and how many match in all. */
     const search = (q: AuditQuery, page: { readonly limit: number; readonly offset: number }) =>
       Effect.gen(function*() {
         if (q.keyIds.length === 0) return { total: 0, items: [] as Array<AuditItem> }
-        const [count] = yield* sql<{ total: string }>`
-          SELECT count(*) AS total FROM deliveries d JOIN messages m ON m.id = d.message_id WHERE ${conditions(q)}`
-        const rows = yield* sql<Row>`${select(q)} LIMIT ${page.limit} OFFSET ${page.offset}`
-        return { total: Number(count?.total ?? 0), items: rows.map(item) }
+        const total = yield* log.count(filterOf(q))
+        const rows = yield* log.page(filterOf(q), page.limit, page.offset)
+        return { total, items: rows.map(item) }
       }).pipe(withStatementTimeout(sql, queryTimeoutMs, narrowing(q)))
 
     /**
@@ -126,7 +102,7 @@ export class AuditLog extends Effect.Service<AuditLog>()("herald/AuditLog", {
     const stream = (accountId: string, q: AuditQuery) =>
       q.keyIds.length === 0
         ? Effect.succeed(Stream.empty)
-        : Effect.map(exports.open(accountId, select(q), narrowing(q)), Stream.map(item))
+        : Effect.map(exports.open(accountId, log.select(filterOf(q)), narrowing(q)), Stream.map((row) => item(decodeDeliveryLogRow(row))))
 
     /** Every key of an account (revoked ones too: their deliveries stay in the log). */
     const keysOfAccount = (accountId: string) =>

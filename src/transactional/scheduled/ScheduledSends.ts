@@ -14,7 +14,7 @@ import { reserveQuota } from "../../platform/usage/Quota.ts"
 import { quotaCountOf } from "../../lib/simulator.ts"
 import { Accept, type CanonicalRequest, recipientsOf } from "../accept.ts"
 import { structuredMessages } from "../../mta/queue/StoredMessage.ts"
-import { writeQueue } from "../queue-writer.ts"
+import { writeQueue } from "../../mta/queue/enqueue.ts"
 import { QueueSignal } from "../../db/QueueSignal.ts"
 
 export interface ScheduledView {

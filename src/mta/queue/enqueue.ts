@@ -9,11 +9,16 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { makeGroupCommit } from "../lib/group-commit.ts"
-import { domainOf } from "../lib/email.ts"
-import { newId } from "../lib/ids.ts"
-import { type StoredMessage, storedParts } from "../mta/queue/StoredMessage.ts"
-import type { Recipient } from "./plan-items.ts"
+import { makeGroupCommit } from "../../lib/group-commit.ts"
+import { domainOf } from "../../lib/email.ts"
+import { newId } from "../../lib/ids.ts"
+import { type StoredMessage, storedParts } from "./StoredMessage.ts"
+
+/** One recipient of a queued message: a `deliveries` row (acceptance's plan items are of this shape). */
+export interface QueuedRecipient {
+  readonly email: string
+  readonly kind: "to" | "cc" | "bcc"
+}
 
 export interface QueuedMessage {
   readonly messageId: string
@@ -24,7 +29,7 @@ export interface QueuedMessage {
    * personalizations of one request) share one stored copy of it.
    */
   readonly stored: StoredMessage
-  readonly recipients: ReadonlyArray<Recipient>
+  readonly recipients: ReadonlyArray<QueuedRecipient>
   /**
    * The `message_contents` row that already holds `stored.message` (`storeSharedContent`): a
    * campaign writes its content once when sending starts and its batches of messages reference it.
@@ -176,65 +181,3 @@ export class QueueWriter extends Effect.Service<QueueWriter>()("herald/QueueWrit
     return { write } as const
   })
 }) {}
-
-/**
- * One batch of a campaign's fan-out: the `count` frozen recipients (campaign_recipients) with
- * positions in (`after`, `through`], sharing `shared`.
- */
-export interface CampaignBatch {
-  readonly campaignId: string
-  readonly shared: SharedContent
-  readonly subject: string
-  readonly after: number
-  readonly through: number
-  readonly count: number
-}
-
-/**
- * A campaign batch's rows, built by the server from the frozen recipients: the stored message's
- * own part (the `campaign` form of StoredMessage without its shared `message`) made with
- * `jsonb_build_object`, one message and one delivery per recipient, in one statement whose
- * parameters are the range and two arrays of ids. Measured on bench/campaign.ts, the same rows sent
- * as `sql.insert` values (15 parameters a row, each encoded by the client) cost ~0.3 ms of
- * appliance CPU per recipient, most of the fan-out; ids are still made here (`newId`), as for
- * every message, and given to the recipients in position order.
- */
-export const writeCampaignBatch = (context: QueueContext, batch: CampaignBatch) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    if (batch.count === 0) return
-    const messageIds = Array.from({ length: batch.count }, () => newId("msg"))
-    const deliveryIds = Array.from({ length: batch.count }, () => newId("dlv"))
-    const { accountId, keyId, requestId, fromEmail, now } = context
-    const [written] = yield* sql<{ n: number }>`WITH recipients AS (
-        SELECT r.*, row_number() OVER (ORDER BY r.position) AS i FROM campaign_recipients r
-        WHERE r.campaign_id = ${batch.campaignId} AND r.position > ${batch.after} AND r.position <= ${batch.through}
-      ), batch AS (
-        SELECT ids.message_id, ids.delivery_id, r.position, r.email, jsonb_build_object(
-          '_tag', 'campaign', 'origin', 'campaign', 'channel', 'bulk', 'campaign_id', r.campaign_id, 'contact_id', r.contact_id,
-          'to', CASE WHEN coalesce(r.name, '') = '' THEN jsonb_build_object('email', r.email)
-            ELSE jsonb_build_object('email', r.email, 'name', r.name) END,
-          'variables', CASE WHEN r.name IS NULL THEN jsonb_build_object('email', r.email, 'metadata', r.metadata)
-            ELSE jsonb_build_object('email', r.email, 'name', r.name, 'metadata', r.metadata) END
-        ) AS content
-        FROM recipients r
-        JOIN unnest(${messageIds}::text[], ${deliveryIds}::text[]) WITH ORDINALITY AS ids(message_id, delivery_id, i) ON ids.i = r.i
-      ), queued_messages AS (
-        INSERT INTO messages (id, account_id, key_id, request_id, personalization_index, from_email, from_domain, subject, content,
-          content_id, origin, channel, campaign_id, content_bytes, created_at)
-        SELECT message_id, ${accountId}, ${keyId}, ${requestId}, position, ${fromEmail}, ${domainOf(fromEmail)}, ${batch.subject}, content,
-          ${batch.shared.id}, 'campaign', 'bulk', ${batch.campaignId}, octet_length(content::text) + ${batch.shared.bytes}, ${now}
-        FROM batch
-      ), queued AS (
-        INSERT INTO deliveries (id, message_id, account_id, key_id, recipient, recipient_domain, recipient_kind, channel,
-          next_attempt_at, created_at, updated_at)
-        SELECT delivery_id, message_id, ${accountId}, ${keyId}, email, lower(substring(email FROM '[^@]*$')), 'to', 'bulk', ${now}, ${now}, ${now}
-        FROM batch
-        RETURNING 1
-      )
-      SELECT count(*)::integer AS n FROM queued`
-    // Never a recipient left out: the count came from the same rows, in this transaction.
-    if (written?.n !== batch.count) {
-      return yield* Effect.die(new Error(`campaign ${batch.campaignId}: ${written?.n} of ${batch.count} recipients written in (${batch.after}, ${batch.through}]`))
-    }
-  })

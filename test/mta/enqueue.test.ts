@@ -1,5 +1,5 @@
 /**
- * The queue writer: a usual send is one statement (messages and deliveries together), and a send
+ * Enqueueing (src/mta/queue/enqueue.ts): a usual send is one statement (messages and deliveries together), and a send
  * with more rows than one statement may carry is split into several statements of one transaction.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -8,7 +8,7 @@ import { newId } from "../../src/lib/ids.ts"
 import { Accounts } from "../../src/platform/accounts/Accounts.ts"
 import { ApiKeys } from "../../src/platform/keys/ApiKeys.ts"
 import { structuredMessages } from "../../src/mta/queue/StoredMessage.ts"
-import { writeQueue } from "../../src/transactional/queue-writer.ts"
+import { writeQueue } from "../../src/mta/queue/enqueue.ts"
 import { servicesOn } from "../support/appliance.ts"
 import { freshDatabase, query } from "../support/database.ts"
 

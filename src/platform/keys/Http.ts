@@ -1,7 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect } from "effect"
 import { CurrentKey } from "../../http/auth.ts"
-import { HeraldApi } from "../../http/api.ts"
+import { groupApi } from "../../http/group-api.ts"
+import { KeysGroup } from "./Api.ts"
 import { conflict, forbidden, notFound, validationFailed } from "../../http/errors.ts"
 import { WebhookEndpoints } from "../../webhooks/WebhookEndpoints.ts"
 import { ApiKeys } from "./ApiKeys.ts"
@@ -12,7 +13,7 @@ const ownership = {
   KeyNotYours: (e: { id: string }) => Effect.fail(forbidden(`Key ${e.id} is not linked to this account`))
 }
 
-export const KeysHttpLive = HttpApiBuilder.group(HeraldApi, "keys", (handlers) =>
+export const KeysHttpLive = HttpApiBuilder.group(groupApi(KeysGroup), "keys", (handlers) =>
   Effect.gen(function*() {
     const keys = yield* ApiKeys
     const endpoints = yield* WebhookEndpoints

@@ -12,6 +12,7 @@ import { LoggingLive } from "./logging.ts"
 import { Accounts } from "./platform/accounts/Accounts.ts"
 import { bootstrap } from "./platform/bootstrap.ts"
 import { ApiKeys } from "./platform/keys/ApiKeys.ts"
+import { KeyLookupLive } from "./platform/keys/key-lookup.ts"
 import { Domains } from "./platform/domains/Domains.ts"
 import { RecheckJobLive } from "./platform/domains/RecheckJob.ts"
 import { dnsConfigWarnings } from "./platform/domains/startup-warnings.ts"
@@ -128,7 +129,13 @@ const BulkServicesLive = Layer.mergeAll(
   Layer.provideMerge(RenderEngine.Default)
 )
 
-export const ServicesLive = BulkServicesLive.pipe(
+/**
+ * The ports a lower area declares and a higher one implements (README "Layering"): authentication
+ * (src/http/) asks the keys who a token is.
+ */
+const PortsLive = KeyLookupLive
+
+export const ServicesLive = Layer.merge(BulkServicesLive, PortsLive).pipe(
   Layer.provideMerge(WebhookEndpoints.Default),
   Layer.provideMerge(Layer.mergeAll(ScheduledSends.Default, Usage.Default, WebhookSender.Default, SendContext.Default)),
   Layer.provideMerge(WebhookStore.Default),

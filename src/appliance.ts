@@ -67,6 +67,7 @@ import { QueueSignal, RemoteWakeupsLive } from "./db/QueueSignal.ts"
 import { ExportDatabase } from "./db/export-database.ts"
 import { DispatcherLive } from "./webhooks/Dispatcher.ts"
 import { WebhookEndpoints } from "./webhooks/WebhookEndpoints.ts"
+import { KeyWebhookLive } from "./webhooks/key-webhook.ts"
 import { WebhookSender } from "./webhooks/WebhookSender.ts"
 import { WebhookStore } from "./webhooks/WebhookStore.ts"
 import { InboundStore } from "./inbound/listener/InboundStore.ts"
@@ -131,9 +132,9 @@ const BulkServicesLive = Layer.mergeAll(
 
 /**
  * The ports a lower area declares and a higher one implements (README "Layering"): authentication
- * (src/http/) asks the keys who a token is.
+ * (src/http/) asks the keys who a token is; the keys API asks the webhooks area to set a key's URL.
  */
-const PortsLive = KeyLookupLive
+const PortsLive = Layer.mergeAll(KeyLookupLive, KeyWebhookLive)
 
 export const ServicesLive = Layer.merge(BulkServicesLive, PortsLive).pipe(
   Layer.provideMerge(WebhookEndpoints.Default),

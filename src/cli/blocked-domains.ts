@@ -24,7 +24,9 @@ const add = Command.make("add", {
   )
 
 const remove = Command.make("remove", { domain }, (args) =>
-  operatorCommand(Effect.flatMap(BlockedDomains, (blocked) => blocked.remove(args.domain)).pipe(withBlockedDomains))).pipe(Command.withDescription("Unblock a recipient domain"))
+  operatorCommand(Effect.flatMap(BlockedDomains, (blocked) => blocked.remove(args.domain)).pipe(withBlockedDomains))).pipe(
+    Command.withDescription("Unblock a recipient domain")
+  )
 
 const list = Command.make("list", {}, () =>
   operatorCommand(Effect.flatMap(BlockedDomains, (blocked) => blocked.list()).pipe(withBlockedDomains))).pipe(

@@ -3,4 +3,7 @@ import { Effect, Layer } from "effect"
 import { KeyWebhook } from "../platform/keys/key-webhook.ts"
 import { WebhookEndpoints } from "./WebhookEndpoints.ts"
 
-export const KeyWebhookLive = Layer.effect(KeyWebhook, Effect.map(WebhookEndpoints, (endpoints) => ({ configure: endpoints.configure })))
+export const KeyWebhookLive = Layer.effect(
+  KeyWebhook,
+  Effect.map(WebhookEndpoints, (endpoints) => ({ configure: endpoints.configure }))
+)

@@ -1,9 +1,9 @@
 /**
  * What the keys API (PATCH /v1/client/keys/{id}) needs of the webhooks area: setting a key's
  * webhook URL and secret. A port: what a URL must pass (the SSRF policy every attempt applies) and
- * the secret's form belong to the webhook sender, and the webhooks area stands above platform, so
- * it implements this (src/webhooks/key-webhook.ts, over WebhookEndpoints, the one writer of those
- * columns) and src/appliance.ts wires it.
+ * the secret's form belong to the webhook sender, and the webhooks area stands above platform.
+ * src/appliance.ts fills it with WebhookEndpoints.configure (the one writer of those columns);
+ * nothing in src/webhooks/ imports the keys.
  */
 import type { SqlError } from "@effect/sql"
 import { Context, type Effect } from "effect"

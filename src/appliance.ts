@@ -7,11 +7,13 @@ import { Effect, Layer } from "effect"
 import { AppConfig, AppConfigLive } from "./config/app-config.ts"
 import { DatabaseLive } from "./db/database.ts"
 import { runMigrations } from "./db/migrator.ts"
-import { HttpLive } from "./http/server.ts"
+import { HttpLive } from "./api/server.ts"
 import { LoggingLive } from "./logging.ts"
 import { Accounts } from "./platform/accounts/Accounts.ts"
 import { bootstrap } from "./platform/bootstrap.ts"
 import { ApiKeys } from "./platform/keys/ApiKeys.ts"
+import { KeyLookupLive } from "./platform/keys/key-lookup.ts"
+import { KeyWebhook } from "./platform/keys/key-webhook.ts"
 import { Domains } from "./platform/domains/Domains.ts"
 import { RecheckJobLive } from "./platform/domains/RecheckJob.ts"
 import { dnsConfigWarnings } from "./platform/domains/startup-warnings.ts"
@@ -145,7 +147,23 @@ const BulkServicesLive = Layer.mergeAll(
   Layer.provideMerge(RenderEngine.Default)
 )
 
-export const ServicesLive = BulkServicesLive.pipe(
+/**
+ * The keys API's port to the webhooks area, filled here rather than in src/webhooks/: the webhooks
+ * area imports nothing of the keys (test/foundation/table-owners.test.ts), and WebhookEndpoints'
+ * `configure` is already what the port asks for.
+ */
+const KeyWebhookLive = Layer.effect(
+  KeyWebhook,
+  Effect.map(WebhookEndpoints, (endpoints) => ({ configure: endpoints.configure }))
+)
+
+/**
+ * The ports a lower area declares and a higher one implements (README "Layering"): authentication
+ * (src/http/) asks the keys who a token is; the keys API asks the webhooks area to set a key's URL.
+ */
+const PortsLive = Layer.mergeAll(KeyLookupLive, KeyWebhookLive)
+
+export const ServicesLive = Layer.merge(BulkServicesLive, PortsLive).pipe(
   Layer.provideMerge(WebhookEndpoints.Default),
   Layer.provideMerge(Layer.mergeAll(ScheduledSends.Default, Usage.Default, WebhookSender.Default, SendContext.Default)),
   Layer.provideMerge(WebhookStore.Default),

@@ -12,7 +12,8 @@ import * as util from "node:util"
 import { Command, HelpDoc, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Layer } from "effect"
-import { BaseLive } from "./appliance.ts"
+import { ApplianceLive, BaseLive, DatabaseReadyLive, ServicesLive } from "./appliance.ts"
+import { CommandLayers } from "./cli/command-layers.ts"
 import { herald } from "./cli/commands.ts"
 import { loadEnvFile } from "./cli/env-file.ts"
 import { forStream, refuse, refuseCause, stripAnsi, usage } from "./cli/output.ts"
@@ -57,6 +58,8 @@ const cli = Command.run(herald, { name: "herald", version: VERSION })
 
 const program = cli(process.argv).pipe(
   Effect.catchIf(ValidationError.isValidationError, (error) => refuse(usage(helpText(error)))),
+  // The layers the commands run on: composed by appliance.ts, handed to the CLI here (command-layers.ts).
+  Effect.provideService(CommandLayers, { appliance: ApplianceLive, database: DatabaseReadyLive, services: ServicesLive }),
   Effect.provide(Layer.merge(CommandLineBaseLive, NodeContext.layer)),
   // The appliance keeps runMain's reporting (a configuration error is logged with its variable);
   // a command ends with a refusal line instead.

@@ -6,7 +6,7 @@
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { BadRequestError, type ForbiddenError, payloadTooLarge, type RateLimitedError, UnavailableError, validationFailed } from "../http/errors.ts"
-import { isMailRefusal, type MailRefusal, mailRefusal, rateLimited } from "../http/mail-refusals.ts"
+import { isMailRefusal, type MailRefusal, mailRefusal, rateLimited } from "../transactional/mail-refusals.ts"
 import type { AccountMissing } from "../platform/usage/AccountLimits.ts"
 import type { MailRateLimited } from "../transactional/send-context.ts"
 import type { RenderFailed } from "./render/errors.ts"

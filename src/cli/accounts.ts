@@ -1,11 +1,11 @@
 /** `herald accounts create|list`: the accounts (the spec's users/clients) of this appliance. */
 import { Command, Options } from "@effect/cli"
 import { Effect, Option, ParseResult, Schema } from "effect"
-import { ServicesLive } from "../appliance.ts"
 import { Accounts } from "../platform/accounts/Accounts.ts"
 import { CreateAccountRequest } from "../platform/admin/Api.ts"
 import { loadPlanCatalog } from "../platform/plans/plan-catalog.ts"
 import { seedPlans } from "../platform/plans/Plans.ts"
+import { withServices } from "./command-layers.ts"
 import { operatorCommand, usage } from "./output.ts"
 
 /** The request's fields as the command's options, for naming the option a refusal is about. */
@@ -45,7 +45,7 @@ const create = Command.make("create", {
         isAdmin: args.admin,
         packageId: request.package_id
       })
-    }).pipe(Effect.provide(ServicesLive))
+    }).pipe(withServices)
   }))).pipe(
     Command.withDescription("Create an account (the admin API's rules: a password of at least 8 characters)")
   )
@@ -54,7 +54,7 @@ const list = Command.make("list", {}, () =>
   operatorCommand(Effect.gen(function*() {
     const items = yield* (yield* Accounts).list()
     return { total: items.length, items }
-  }).pipe(Effect.provide(ServicesLive)))).pipe(
+  }).pipe(withServices))).pipe(
     Command.withDescription("List every account: id, name, email, admin flag, status, plan")
   )
 

@@ -7,12 +7,12 @@
 import * as fs from "node:fs"
 import { Args, Command } from "@effect/cli"
 import { Effect, Layer } from "effect"
-import { ApplianceLive, DatabaseReadyLive } from "../appliance.ts"
 import { migrationFiles } from "../db/migrator.ts"
 import { toParseOutput } from "../inbound/parse-output.ts"
 import { understandFile } from "../inbound/understand.ts"
 import { accountsCommand } from "./accounts.ts"
 import { blockedDomainsCommand } from "./blocked-domains.ts"
+import { CommandLayers, withDatabase } from "./command-layers.ts"
 import { domainsCommand } from "./domains.ts"
 import { keysCommand } from "./keys.ts"
 import { ensureListenAddressesFree } from "./listen-addresses.ts"
@@ -31,14 +31,17 @@ const refuseStart = (line: string) =>
  * addresses are known to be free. Either refusal ends start-up with its one line on stderr and
  * exit code 1, before the database or any actor starts.
  */
-const runAppliance = ensureProductionUrls.pipe(
-  Effect.zipRight(ensureListenAddressesFree),
-  Effect.zipRight(Layer.launch(ApplianceLive)),
-  Effect.catchTags({
-    InsecurePublicUrl: (error) => refuseStart(error.message),
-    ListenAddressUnavailable: (error) => refuseStart(error.message)
-  })
-)
+const runAppliance = Effect.gen(function*() {
+  const started = yield* ensureProductionUrls.pipe(
+    Effect.zipRight(ensureListenAddressesFree),
+    Effect.as(true),
+    Effect.catchTags({
+      InsecurePublicUrl: (error) => Effect.as(refuseStart(error.message), false),
+      ListenAddressUnavailable: (error) => Effect.as(refuseStart(error.message), false)
+    })
+  )
+  if (started) yield* Layer.launch((yield* CommandLayers).appliance)
+})
 
 export const serve = Command.make("serve", {}, () => runAppliance).pipe(
   Command.withDescription("Run the appliance (HTTP API, MX listener and the actors); the default")
@@ -46,7 +49,7 @@ export const serve = Command.make("serve", {}, () => runAppliance).pipe(
 
 const migrate = Command.make("migrate", {}, () =>
   operatorCommand(
-    Effect.succeed({ status: "up_to_date", migration_id: migrationFiles.length }).pipe(Effect.provide(DatabaseReadyLive))
+    Effect.succeed({ status: "up_to_date", migration_id: migrationFiles.length }).pipe(withDatabase)
   )).pipe(
     Command.withDescription("Apply pending database migrations and exit")
   )

@@ -1,9 +1,9 @@
 /** `herald domains trust`: an operator vouches for an account's domain without a DNS check. */
 import { Command, Options } from "@effect/cli"
 import { Effect } from "effect"
-import { ServicesLive } from "../appliance.ts"
 import { Accounts } from "../platform/accounts/Accounts.ts"
 import { Domains } from "../platform/domains/Domains.ts"
+import { withServices } from "./command-layers.ts"
 import { operatorCommand } from "./output.ts"
 
 const trust = Command.make("trust", {
@@ -13,7 +13,7 @@ const trust = Command.make("trust", {
   operatorCommand(Effect.gen(function*() {
     yield* (yield* Accounts).get(args.account)
     return yield* (yield* Domains).trust(args.account, args.domain)
-  }).pipe(Effect.provide(ServicesLive)))).pipe(
+  }).pipe(withServices))).pipe(
     Command.withDescription(
       "Mark a registered domain verified without DNS (verified_by: operator): it may send and is not re-checked"
     )

@@ -4,10 +4,10 @@
  */
 import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
-import { ServicesLive } from "../appliance.ts"
 import { isEmailAddress } from "../lib/email.ts"
 import { Accounts } from "../platform/accounts/Accounts.ts"
 import { Suppressions } from "../platform/suppressions/Suppressions.ts"
+import { withServices } from "./command-layers.ts"
 import { operatorCommand, usage } from "./output.ts"
 
 const scope = {
@@ -38,7 +38,7 @@ const add = Command.make("add", {
     const accountId = yield* resolveScope(args)
     const added = yield* (yield* Suppressions).add(accountId, args.email, args.reason, "operator")
     return { account_id: accountId, ...added }
-  }).pipe(Effect.provide(ServicesLive)))).pipe(
+  }).pipe(withServices))).pipe(
     Command.withDescription("Suppress an address: sends to it get item status `suppressed`")
   )
 
@@ -47,7 +47,7 @@ const remove = Command.make("remove", { ...scope, email }, (args) =>
     const accountId = yield* resolveScope(args)
     const removed = yield* (yield* Suppressions).remove(accountId, args.email)
     return { account_id: accountId, ...removed }
-  }).pipe(Effect.provide(ServicesLive)))).pipe(Command.withDescription("Take an address off a suppression list"))
+  }).pipe(withServices))).pipe(Command.withDescription("Take an address off a suppression list"))
 
 const list = Command.make("list", {
   ...scope,
@@ -61,6 +61,6 @@ const list = Command.make("list", {
     const filter = { email: Option.getOrUndefined(args.email), limit: args.limit, offset: args.offset }
     const page = yield* (yield* Suppressions).list(accountId, filter)
     return { account_id: accountId, ...page }
-  }).pipe(Effect.provide(ServicesLive)))).pipe(Command.withDescription("List a suppression list, newest first"))
+  }).pipe(withServices))).pipe(Command.withDescription("List a suppression list, newest first"))
 
 export const suppressionsCommand = Command.make("suppressions").pipe(Command.withSubcommands([add, remove, list]))

@@ -3,7 +3,8 @@
  * envelope; a revoked key stops working at once: lookups are cached for seconds, and every key
  * change empties the cache of every replica (src/platform/keys/key-cache.ts).
  * Authentication also records the key's `last_used_at` (at most once a minute, off the request's
- * path: see ApiKeys.authenticate).
+ * path: see ApiKeys.authenticate). Who a token is comes through the KeyLookup port
+ * (key-lookup.ts), which the keys area implements: the kit imports no area.
  *
  * A client address with HERALD_AUTH_FAILURES_PER_MIN failures in its current minute is throttled
  * until that minute ends: throttling stops guesses, not customers (behind a reverse proxy they all
@@ -15,9 +16,9 @@
 import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest, OpenApi } from "@effect/platform"
 import { Clock, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { AppConfig } from "../config/app-config.ts"
-import { ApiKeys, type Principal } from "../platform/keys/ApiKeys.ts"
 import { makeAuthFailures } from "./auth-failures.ts"
 import { RateLimited, RateLimitedError, Unauthorized, unauthorized } from "./errors.ts"
+import { KeyLookup, type Principal } from "./key-lookup.ts"
 import { setBodyOwner, setResponseHeaders } from "./request-context.ts"
 
 export class CurrentKey extends Context.Tag("herald/CurrentKey")<CurrentKey, Principal>() {}
@@ -41,7 +42,7 @@ const clientAddress = Effect.map(
 export const AuthenticationLive = Layer.effect(
   Authentication,
   Effect.gen(function*() {
-    const keys = yield* ApiKeys
+    const keys = yield* KeyLookup
     const { authFailuresPerMin } = yield* AppConfig
     const failures = makeAuthFailures(authFailuresPerMin)
 

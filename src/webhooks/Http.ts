@@ -2,7 +2,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect } from "effect"
 import { WebhookTest } from "../events/schema.ts"
 import { CurrentKey } from "../http/auth.ts"
-import { HeraldApi } from "../http/api.ts"
+import { groupApi } from "../http/group-api.ts"
+import { WebhooksGroup } from "./Api.ts"
 import { conflict, forbidden, notFound } from "../http/errors.ts"
 import { QueueSignal } from "../db/QueueSignal.ts"
 import { WebhookEndpoints } from "./WebhookEndpoints.ts"
@@ -18,7 +19,7 @@ const ownership = {
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-export const WebhooksHttpLive = HttpApiBuilder.group(HeraldApi, "webhooks", (handlers) =>
+export const WebhooksHttpLive = HttpApiBuilder.group(groupApi(WebhooksGroup), "webhooks", (handlers) =>
   Effect.gen(function*() {
     const endpoints = yield* WebhookEndpoints
     const store = yield* WebhookStore

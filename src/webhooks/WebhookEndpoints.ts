@@ -4,10 +4,11 @@
  * them, src/platform/keys/ApiKeys.ts).
  *
  * The dependency goes one way, keys → webhooks: the keys API (PATCH /v1/client/keys/{id}) sets a
- * URL and secret through here, and nothing in src/webhooks/ imports src/platform/keys/. It is this
- * way round because what a URL must pass (the SSRF policy, the same check every attempt makes,
- * WebhookSender.ts) and the secret's form (secret.ts) are the webhook sender's, and the keys API
- * only carries the fields. The ownership of an endpoint (its key, of this account, not revoked) is
+ * URL and secret through here, by the port it declares (src/platform/keys/key-webhook.ts, which
+ * src/appliance.ts fills with `configure`), and nothing in src/webhooks/ imports src/platform/keys/.
+ * It is this way round because what a URL must pass (the SSRF policy, the same check every attempt
+ * makes, WebhookSender.ts) and the secret's form (secret.ts) are the webhook sender's, and the keys
+ * API only carries the fields. The ownership of an endpoint (its key, of this account, not revoked) is
  * read here in the same statement as its URL and secret.
  */
 import { SqlClient } from "@effect/sql"

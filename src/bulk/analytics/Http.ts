@@ -2,7 +2,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import type { QueryTooExpensive } from "../../db/statement-timeout.ts"
-import { HeraldApi } from "../../http/api.ts"
+import { groupApi } from "../../http/group-api.ts"
+import { AnalyticsGroup } from "./Api.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import { notFound, queryTooExpensive } from "../../http/errors.ts"
 import { csvDownload } from "../../http/export-response.ts"
@@ -10,7 +11,7 @@ import { Analytics, type RecipientDetail } from "./Analytics.ts"
 
 const CSV_COLUMNS: ReadonlyArray<keyof RecipientDetail & string> = ["email", "status", "sent_at", "first_opened_at", "first_clicked_at"]
 
-export const AnalyticsHttpLive = HttpApiBuilder.group(HeraldApi, "analytics", (handlers) =>
+export const AnalyticsHttpLive = HttpApiBuilder.group(groupApi(AnalyticsGroup), "analytics", (handlers) =>
   Effect.gen(function*() {
     const analytics = yield* Analytics
     const { exportWriteTimeoutMs } = yield* AppConfig

@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { HeraldApi } from "../../http/api.ts"
+import { groupApi } from "../../http/group-api.ts"
+import { CampaignsGroup } from "./Api.ts"
 import { contentTooLargeAnswer, mailingAnswer, type MailingFailure } from "../http-answers.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import type { QueryTooExpensive } from "../../db/statement-timeout.ts"
@@ -57,7 +58,7 @@ const answerStart = (
 ): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError | ForbiddenError | UnprocessableError | UnavailableError> =>
   e._tag === "QueryTooExpensive" ? answerQueryTooExpensive(e) : answer(e)
 
-export const CampaignsHttpLive = HttpApiBuilder.group(HeraldApi, "campaigns", (handlers) =>
+export const CampaignsHttpLive = HttpApiBuilder.group(groupApi(CampaignsGroup), "campaigns", (handlers) =>
   Effect.gen(function*() {
     const campaigns = yield* Campaigns
     const control = yield* CampaignControl

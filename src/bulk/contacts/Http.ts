@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
-import { HeraldApi } from "../../http/api.ts"
+import { groupApi } from "../../http/group-api.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import { readBodyWithin } from "../../http/body-reader.ts"
 import { parseBoundedJson } from "../../http/bounded-json.ts"
@@ -28,7 +28,7 @@ import { QueueSignal } from "../../db/QueueSignal.ts"
 import type { QueryTooExpensive } from "../../db/statement-timeout.ts"
 import { ConfirmationMail } from "../lists/confirmation-mail.ts"
 import { type ConfirmationRefusal, confirmationRefusal } from "../lists/Http.ts"
-import { ImportRequest } from "./Api.ts"
+import { ContactsGroup, ImportRequest } from "./Api.ts"
 import { type ContactExists, type ContactNotFound, Contacts, type Owner, type StillSuppressed } from "./Contacts.ts"
 import { type CsvRejected, CsvReader } from "./csv-reader.ts"
 import { addCsvRows, type ImportGate, ImportRows, type TooManyInvalid, type UnknownLists, writeImport } from "./import.ts"
@@ -108,7 +108,7 @@ const firstIssue = (error: ParseResult.ParseError) => {
 const flag = (value: string | undefined) => value === "true" || value === "1"
 const commaList = (value: string | undefined) => (value ?? "").split(",").map((s) => s.trim()).filter((s) => s.length > 0)
 
-export const ContactsHttpLive = HttpApiBuilder.group(HeraldApi, "contacts", (handlers) =>
+export const ContactsHttpLive = HttpApiBuilder.group(groupApi(ContactsGroup), "contacts", (handlers) =>
   Effect.gen(function*() {
     const contacts = yield* Contacts
     const confirmationMail = yield* ConfirmationMail

@@ -1,7 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Effect } from "effect"
-import { HeraldApi } from "../../http/api.ts"
+import { groupApi } from "../../http/group-api.ts"
+import { ListsGroup } from "./Api.ts"
 import { mailingAnswer, renderFailedAnswer } from "../http-answers.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import {
@@ -20,7 +21,7 @@ import {
 } from "../../http/errors.ts"
 import { setResponseHeaders } from "../../http/request-context.ts"
 import type { AccountMissing } from "../../platform/usage/AccountLimits.ts"
-import type { MailRefusal } from "../../http/mail-refusals.ts"
+import type { MailRefusal } from "../../transactional/mail-refusals.ts"
 import type { MailRateLimited } from "../../transactional/send-context.ts"
 import type { RenderFailed } from "../render/errors.ts"
 import type { ConfirmationRecentlySent } from "./confirmation-window.ts"
@@ -96,7 +97,7 @@ const answerResend = (
   }
 }
 
-export const ListsHttpLive = HttpApiBuilder.group(HeraldApi, "lists", (handlers) =>
+export const ListsHttpLive = HttpApiBuilder.group(groupApi(ListsGroup), "lists", (handlers) =>
   Effect.gen(function*() {
     const lists = yield* Lists
     return handlers

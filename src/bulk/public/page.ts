@@ -4,7 +4,7 @@
  * with buttons (POST forms), so a link scanner that opens the link changes nothing.
  */
 import { HttpServerResponse } from "@effect/platform"
-import { escapeHtml } from "../../http/meta/HomePage.ts"
+import { escapeHtml } from "../../lib/html.ts"
 
 export const PUBLIC_PAGE_HEADERS = {
   "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",

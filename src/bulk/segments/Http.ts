@@ -1,7 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
-import { HeraldApi } from "../../http/api.ts"
+import { groupApi } from "../../http/group-api.ts"
+import { SegmentsGroup } from "./Api.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import type { QueryTooExpensive } from "../../db/statement-timeout.ts"
 import {
@@ -32,7 +33,7 @@ const answerPreview = (
 ): Effect.Effect<never, NotFoundError | BadRequestError | UnprocessableError> =>
   e._tag === "QueryTooExpensive" ? answerQueryTooExpensive(e) : answer(e)
 
-export const SegmentsHttpLive = HttpApiBuilder.group(HeraldApi, "segments", (handlers) =>
+export const SegmentsHttpLive = HttpApiBuilder.group(groupApi(SegmentsGroup), "segments", (handlers) =>
   Effect.gen(function*() {
     const segments = yield* Segments
     return handlers

@@ -1,10 +1,11 @@
 import { HttpApiBuilder } from "@effect/platform"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
-import { HeraldApi } from "../../http/api.ts"
+import { groupApi } from "../../http/group-api.ts"
+import { SequencesGroup } from "./Api.ts"
 import type { MailRateLimited } from "../../transactional/send-context.ts"
 import { contentTooLargeAnswer, renderFailedAnswer } from "../http-answers.ts"
-import { rateLimited } from "../../http/mail-refusals.ts"
+import { rateLimited } from "../../transactional/mail-refusals.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import {
   BadRequestError,
@@ -64,7 +65,7 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
   }
 }
 
-export const SequencesHttpLive = HttpApiBuilder.group(HeraldApi, "sequences", (handlers) =>
+export const SequencesHttpLive = HttpApiBuilder.group(groupApi(SequencesGroup), "sequences", (handlers) =>
   Effect.gen(function*() {
     const sequences = yield* Sequences
     const steps = yield* Steps

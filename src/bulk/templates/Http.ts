@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { HeraldApi } from "../../http/api.ts"
+import { groupApi } from "../../http/group-api.ts"
+import { TemplatesGroup } from "./Api.ts"
 import { contentTooLargeAnswer, mailingAnswer, type MailingFailure } from "../http-answers.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import {
@@ -63,7 +64,7 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
   }
 }
 
-export const TemplatesHttpLive = HttpApiBuilder.group(HeraldApi, "templates", (handlers) =>
+export const TemplatesHttpLive = HttpApiBuilder.group(groupApi(TemplatesGroup), "templates", (handlers) =>
   Effect.gen(function*() {
     const templates = yield* Templates
     const testSend = yield* TestSend

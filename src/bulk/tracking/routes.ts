@@ -15,7 +15,7 @@
  *
  * The handlers are registered on the API's router (every method and path rule holds there: HEAD,
  * 405 for a POST), and the same handlers answer `GET` through the server's front door
- * (src/http/front-door.ts), which skips the router and the API's request middleware: a mail
+ * (src/api/front-door.ts), which skips the router and the API's request middleware: a mail
  * client's pixel needs neither a request id nor a body budget, and on the whole API stack a hit
  * cost more main-thread time than the bare redirect server's whole request (bench/campaign.ts).
  */

@@ -1,7 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect } from "effect"
 import { CurrentKey } from "../../http/auth.ts"
-import { HeraldApi } from "../../http/api.ts"
+import { groupApi } from "../../http/group-api.ts"
+import { AdminGroup } from "./Api.ts"
 import { conflict, notFound, validationFailed } from "../../http/errors.ts"
 import { Accounts } from "../accounts/Accounts.ts"
 import { Domains } from "../domains/Domains.ts"
@@ -19,7 +20,7 @@ const planErrors = {
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-export const AdminHttpLive = HttpApiBuilder.group(HeraldApi, "admin", (handlers) =>
+export const AdminHttpLive = HttpApiBuilder.group(groupApi(AdminGroup), "admin", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts
     const keys = yield* ApiKeys

@@ -1,12 +1,13 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect } from "effect"
 import { CurrentKey } from "../../http/auth.ts"
-import { HeraldApi } from "../../http/api.ts"
+import { groupApi } from "../../http/group-api.ts"
+import { DmarcGroup } from "./Api.ts"
 import { forbidden, notFound } from "../../http/errors.ts"
 import { AccountLimits } from "../usage/AccountLimits.ts"
 import { DmarcReports } from "./DmarcReports.ts"
 
-export const DmarcHttpLive = HttpApiBuilder.group(HeraldApi, "dmarc", (handlers) =>
+export const DmarcHttpLive = HttpApiBuilder.group(groupApi(DmarcGroup), "dmarc", (handlers) =>
   Effect.gen(function*() {
     const reports = yield* DmarcReports
     const limitsOf = yield* AccountLimits

@@ -2,7 +2,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { CurrentKey } from "../../http/auth.ts"
-import { HeraldApi } from "../../http/api.ts"
+import { groupApi } from "../../http/group-api.ts"
+import { DomainsGroup } from "./Api.ts"
 import { conflict, notFound, UnavailableError, validationFailed } from "../../http/errors.ts"
 import { setResponseHeaders } from "../../http/request-context.ts"
 import { Domains } from "./Domains.ts"
@@ -30,7 +31,7 @@ const verifyErrors = {
     }))
 }
 
-export const DomainsHttpLive = HttpApiBuilder.group(HeraldApi, "domains", (handlers) =>
+export const DomainsHttpLive = HttpApiBuilder.group(groupApi(DomainsGroup), "domains", (handlers) =>
   Effect.gen(function*() {
     const domains = yield* Domains
     const config = yield* AppConfig

@@ -13,18 +13,13 @@ import { Clock, Data, Effect, Option, Queue } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { newId } from "../../lib/ids.ts"
 import { QueueSignal } from "../../db/QueueSignal.ts"
+import type { Principal } from "../../http/key-lookup.ts"
 import type { CreatedKey, KeyView } from "./Api.ts"
 import { type CachedKey, makeKeyCache } from "./key-cache.ts"
 import { generateToken, hashToken, tokenHint } from "./tokens.ts"
 
 /** `last_used_at` is kept to the minute: a busy key costs one UPDATE a minute, not one per request. */
 export const LAST_USED_GRANULARITY_MS = 60_000
-
-export interface Principal {
-  readonly keyId: string
-  readonly accountId: string
-  readonly isAdmin: boolean
-}
 
 export class KeyNotFound extends Data.TaggedError("KeyNotFound")<{ readonly id: string }> {}
 /** The key exists but belongs to another account (the spec answers 403 for these). */

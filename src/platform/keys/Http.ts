@@ -1,10 +1,11 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect } from "effect"
 import { CurrentKey } from "../../http/auth.ts"
-import { HeraldApi } from "../../http/api.ts"
+import { groupApi } from "../../http/group-api.ts"
+import { KeysGroup } from "./Api.ts"
 import { conflict, forbidden, notFound, validationFailed } from "../../http/errors.ts"
-import { WebhookEndpoints } from "../../webhooks/WebhookEndpoints.ts"
 import { ApiKeys } from "./ApiKeys.ts"
+import { KeyWebhook } from "./key-webhook.ts"
 
 /** The two ways a key id can be wrong, as the spec's statuses: unknown → 404, another's → 403. */
 const ownership = {
@@ -12,10 +13,10 @@ const ownership = {
   KeyNotYours: (e: { id: string }) => Effect.fail(forbidden(`Key ${e.id} is not linked to this account`))
 }
 
-export const KeysHttpLive = HttpApiBuilder.group(HeraldApi, "keys", (handlers) =>
+export const KeysHttpLive = HttpApiBuilder.group(groupApi(KeysGroup), "keys", (handlers) =>
   Effect.gen(function*() {
     const keys = yield* ApiKeys
-    const endpoints = yield* WebhookEndpoints
+    const webhook = yield* KeyWebhook
     return handlers
       .handle("create", ({ payload }) =>
         Effect.flatMap(CurrentKey, (me) => keys.create(me.accountId, payload.label)).pipe(
@@ -35,7 +36,7 @@ export const KeysHttpLive = HttpApiBuilder.group(HeraldApi, "keys", (handlers) =
         Effect.gen(function*() {
           const me = yield* CurrentKey
           // The webhook first (its lookup is the key's 404/403): a refused URL changes nothing, not even the label.
-          const generated = yield* endpoints.configure(me.accountId, path.id, payload)
+          const generated = yield* webhook.configure(me.accountId, path.id, payload)
           const updated = yield* keys.rename(me.accountId, path.id, payload.label)
           return generated === null ? updated : { ...updated, webhook_secret: generated }
         }).pipe(

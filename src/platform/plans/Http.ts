@@ -1,10 +1,11 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { HeraldApi } from "../../http/api.ts"
+import { groupApi } from "../../http/group-api.ts"
+import { PlansGroup } from "./Api.ts"
 import { listPlans } from "./Plans.ts"
 
-export const PlansHttpLive = HttpApiBuilder.group(HeraldApi, "plans", (handlers) =>
+export const PlansHttpLive = HttpApiBuilder.group(groupApi(PlansGroup), "plans", (handlers) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return handlers.handle("list", () =>

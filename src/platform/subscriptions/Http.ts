@@ -1,11 +1,12 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect } from "effect"
 import { CurrentKey } from "../../http/auth.ts"
-import { HeraldApi } from "../../http/api.ts"
+import { groupApi } from "../../http/group-api.ts"
+import { SubscriptionsGroup } from "./Api.ts"
 import { BadRequestError, forbidden } from "../../http/errors.ts"
 import { Subscriptions } from "./Subscriptions.ts"
 
-export const SubscriptionsHttpLive = HttpApiBuilder.group(HeraldApi, "subscriptions", (handlers) =>
+export const SubscriptionsHttpLive = HttpApiBuilder.group(groupApi(SubscriptionsGroup), "subscriptions", (handlers) =>
   Effect.gen(function*() {
     const subscriptions = yield* Subscriptions
     return handlers.handle("changePlan", ({ payload }) =>

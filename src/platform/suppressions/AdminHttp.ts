@@ -1,7 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentKey } from "../../http/auth.ts"
-import { HeraldApi } from "../../http/api.ts"
+import { groupApi } from "../../http/group-api.ts"
+import { AdminBlockedDomainsGroup, AdminSuppressionsGroup } from "./AdminApi.ts"
 import { conflict, notFound, validationFailed } from "../../http/errors.ts"
 import { Accounts } from "../accounts/Accounts.ts"
 import { BlockedDomains, DEFAULT_BLOCK_REASON } from "./BlockedDomains.ts"
@@ -24,7 +25,7 @@ const suppressionErrors = {
   SqlError: Effect.die
 }
 
-export const AdminSuppressionsHttpLive = HttpApiBuilder.group(HeraldApi, "adminSuppressions", (handlers) =>
+export const AdminSuppressionsHttpLive = HttpApiBuilder.group(groupApi(AdminSuppressionsGroup), "adminSuppressions", (handlers) =>
   Effect.gen(function*() {
     const suppressions = yield* Suppressions
     const accounts = yield* Accounts
@@ -72,7 +73,7 @@ export const AdminSuppressionsHttpLive = HttpApiBuilder.group(HeraldApi, "adminS
         })))
   }))
 
-export const AdminBlockedDomainsHttpLive = HttpApiBuilder.group(HeraldApi, "adminBlockedDomains", (handlers) =>
+export const AdminBlockedDomainsHttpLive = HttpApiBuilder.group(groupApi(AdminBlockedDomainsGroup), "adminBlockedDomains", (handlers) =>
   Effect.gen(function*() {
     const blocked = yield* BlockedDomains
     return handlers

@@ -1,11 +1,12 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentKey } from "../../http/auth.ts"
-import { HeraldApi } from "../../http/api.ts"
+import { groupApi } from "../../http/group-api.ts"
+import { SuppressionsGroup } from "./Api.ts"
 import { notFound } from "../../http/errors.ts"
 import { Suppressions } from "./Suppressions.ts"
 
-export const SuppressionsHttpLive = HttpApiBuilder.group(HeraldApi, "suppressions", (handlers) =>
+export const SuppressionsHttpLive = HttpApiBuilder.group(groupApi(SuppressionsGroup), "suppressions", (handlers) =>
   Effect.gen(function*() {
     const suppressions = yield* Suppressions
     return handlers

@@ -1,7 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentKey } from "../../http/auth.ts"
-import { HeraldApi } from "../../http/api.ts"
+import { groupApi } from "../../http/group-api.ts"
+import { AdminTicketsGroup, TicketsGroup } from "./Api.ts"
 import { notFound } from "../../http/errors.ts"
 import { Tickets } from "./Tickets.ts"
 
@@ -10,7 +11,7 @@ const errors = {
   SqlError: Effect.die
 }
 
-export const TicketsHttpLive = HttpApiBuilder.group(HeraldApi, "tickets", (handlers) =>
+export const TicketsHttpLive = HttpApiBuilder.group(groupApi(TicketsGroup), "tickets", (handlers) =>
   Effect.gen(function*() {
     const tickets = yield* Tickets
     return handlers
@@ -25,7 +26,7 @@ export const TicketsHttpLive = HttpApiBuilder.group(HeraldApi, "tickets", (handl
         ))
   }))
 
-export const AdminTicketsHttpLive = HttpApiBuilder.group(HeraldApi, "adminTickets", (handlers) =>
+export const AdminTicketsHttpLive = HttpApiBuilder.group(groupApi(AdminTicketsGroup), "adminTickets", (handlers) =>
   Effect.gen(function*() {
     const tickets = yield* Tickets
     return handlers

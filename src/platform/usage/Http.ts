@@ -1,10 +1,11 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect } from "effect"
 import { CurrentKey } from "../../http/auth.ts"
-import { HeraldApi } from "../../http/api.ts"
+import { groupApi } from "../../http/group-api.ts"
+import { UsageGroup } from "./Api.ts"
 import { Usage } from "./Usage.ts"
 
-export const UsageHttpLive = HttpApiBuilder.group(HeraldApi, "usage", (handlers) =>
+export const UsageHttpLive = HttpApiBuilder.group(groupApi(UsageGroup), "usage", (handlers) =>
   Effect.gen(function*() {
     const usage = yield* Usage
     return handlers.handle("get", () =>

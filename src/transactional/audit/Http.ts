@@ -2,10 +2,10 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { CurrentKey } from "../../http/auth.ts"
-import { HeraldApi } from "../../http/api.ts"
+import { groupApi } from "../../http/group-api.ts"
+import { AuditGroup, type AuditItem } from "./Api.ts"
 import { forbidden, queryTooExpensive } from "../../http/errors.ts"
 import { csvDownload } from "../../http/export-response.ts"
-import type { AuditItem } from "./Api.ts"
 import { type AuditEvent, AuditLog } from "./AuditLog.ts"
 
 const CSV_COLUMNS: ReadonlyArray<keyof AuditItem & string> = [
@@ -13,7 +13,7 @@ const CSV_COLUMNS: ReadonlyArray<keyof AuditItem & string> = [
   "smtp_code", "smtp_status", "smtp_reply", "updated_at"
 ]
 
-export const AuditHttpLive = HttpApiBuilder.group(HeraldApi, "audit", (handlers) =>
+export const AuditHttpLive = HttpApiBuilder.group(groupApi(AuditGroup), "audit", (handlers) =>
   Effect.gen(function*() {
     const audit = yield* AuditLog
     const { exportWriteTimeoutMs } = yield* AppConfig

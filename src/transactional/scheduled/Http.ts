@@ -1,13 +1,14 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect } from "effect"
 import { CurrentKey } from "../../http/auth.ts"
-import { HeraldApi } from "../../http/api.ts"
+import { groupApi } from "../../http/group-api.ts"
+import { ScheduledGroup } from "./Api.ts"
 import { conflict, notFound } from "../../http/errors.ts"
 import { ScheduledSends } from "./ScheduledSends.ts"
 
 const notFoundError = { ScheduledNotFound: (e: { id: string }) => Effect.fail(notFound(`No scheduled send ${e.id}`)) }
 
-export const ScheduledHttpLive = HttpApiBuilder.group(HeraldApi, "scheduled", (handlers) =>
+export const ScheduledHttpLive = HttpApiBuilder.group(groupApi(ScheduledGroup), "scheduled", (handlers) =>
   Effect.gen(function*() {
     const scheduled = yield* ScheduledSends
     return handlers

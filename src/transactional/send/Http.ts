@@ -14,7 +14,7 @@ import { AppConfig } from "../../config/app-config.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import { readBodyWithin } from "../../http/body-reader.ts"
 import { parseBoundedJson } from "../../http/bounded-json.ts"
-import { HeraldApi } from "../../http/api.ts"
+import { groupApi } from "../../http/group-api.ts"
 import {
   ConflictError,
   forbidden,
@@ -24,7 +24,7 @@ import {
   RateLimitedError,
   SendRequestError
 } from "../../http/errors.ts"
-import { overageMessage, senderRefusals } from "../../http/mail-refusals.ts"
+import { overageMessage, senderRefusals } from "../mail-refusals.ts"
 import { requestId, setResponseHeaders } from "../../http/request-context.ts"
 import { rateLimitHeaders } from "../../platform/usage/RateLimiter.ts"
 import { Accept, recipientAddresses, type SenderDomainNotAuthorized, type SendingPaused } from "../accept.ts"
@@ -33,7 +33,7 @@ import { sendResponseText } from "../Idempotency.ts"
 import { checkAttachmentSizes, checkSchedule } from "../limits.ts"
 import { canonicalize } from "../normalize.ts"
 import { decodeSendRequest } from "../request.ts"
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from "./Api.ts"
+import { MAX_IDEMPOTENCY_KEY_LENGTH, SendGroup } from "./Api.ts"
 import { SendContext } from "../send-context.ts"
 import { checkSimulatorRecipients } from "../simulator-recipients.ts"
 
@@ -45,7 +45,7 @@ const jsonText = (text: string, status: number) => HttpServerResponse.text(text,
 const invalid = (code: string, message: string, param?: string) =>
   new SendRequestError({ type: "invalid_request_error", code, message, param })
 
-export const SendHttpLive = HttpApiBuilder.group(HeraldApi, "send", (handlers) =>
+export const SendHttpLive = HttpApiBuilder.group(groupApi(SendGroup), "send", (handlers) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
     const accept = yield* Accept

@@ -7,7 +7,7 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { withWebhooks } from "../../events/documents.ts"
 import { VERSION } from "../../version.ts"
 import { AdminArea, BulkArea, MetaArea, PlatformArea, TransactionalArea } from "../api.ts"
-import { BadRequest, Internal, NotFound, PayloadTooLarge } from "../errors.ts"
+import { BadRequest, Internal, NotFound, PayloadTooLarge } from "../../http/errors.ts"
 
 export type AreaName = "transactional" | "bulk" | "platform"
 

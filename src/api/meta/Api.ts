@@ -1,7 +1,7 @@
 /** Service meta: GET /version and GET /health, public (no key). */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Unavailable } from "../errors.ts"
+import { Unavailable } from "../../http/errors.ts"
 
 export const VersionResponse = Schema.Struct({
   version: Schema.String.pipe(Schema.pattern(/^\d+\.\d+\.\d+$/))

@@ -6,8 +6,8 @@
  */
 import { Effect } from "effect"
 import type { OverageNotOffered, QuotaExhausted } from "../platform/usage/Quota.ts"
-import type { AccountSuspended, SenderDomainNotAuthorized, SendingPaused } from "../transactional/accept.ts"
-import { BadRequestError, forbidden, ForbiddenError, RateLimitedError } from "./errors.ts"
+import type { AccountSuspended, SenderDomainNotAuthorized, SendingPaused } from "./accept.ts"
+import { BadRequestError, forbidden, ForbiddenError, RateLimitedError } from "../http/errors.ts"
 
 /** DESIGN "Errors": an unauthorized sender domain is invalid_request_error / domain_not_verified, 403. */
 const domainNotVerified = (e: SenderDomainNotAuthorized) =>

@@ -29,7 +29,8 @@ import { SuppressionsGroup } from "../platform/suppressions/Api.ts"
 import { AdminBlockedDomainsGroup, AdminSuppressionsGroup } from "../platform/suppressions/AdminApi.ts"
 import { AdminTicketsGroup, TicketsGroup } from "../platform/tickets/Api.ts"
 import { UsageGroup } from "../platform/usage/Api.ts"
-import { BadRequest, Internal, NotFound, PayloadTooLarge, Unavailable } from "./errors.ts"
+import { BadRequest, Internal, NotFound, PayloadTooLarge, Unavailable } from "../http/errors.ts"
+import { HERALD_API_ID } from "../http/group-api.ts"
 import { MetaGroup } from "./meta/Api.ts"
 
 export class MetaArea extends HttpApi.make("meta").add(MetaGroup) {}
@@ -70,7 +71,7 @@ export class AdminArea extends HttpApi.make("admin")
   .add(AdminBlockedDomainsGroup)
 {}
 
-export class HeraldApi extends HttpApi.make("herald")
+export class HeraldApi extends HttpApi.make(HERALD_API_ID)
   .addHttpApi(MetaArea)
   .addHttpApi(TransactionalArea)
   .addHttpApi(BulkArea)

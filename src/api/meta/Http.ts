@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Duration, Effect } from "effect"
 import { VERSION } from "../../version.ts"
 import { HeraldApi } from "../api.ts"
-import { UnavailableError } from "../errors.ts"
+import { UnavailableError } from "../../http/errors.ts"
 
 const databaseDown = (message: string) =>
   new UnavailableError({ type: "api_error", code: "database_unavailable", message })

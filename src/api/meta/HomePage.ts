@@ -7,13 +7,10 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
+import { escapeHtml } from "../../lib/html.ts"
 import { VERSION } from "../../version.ts"
 import { type AreaName, areaDocument } from "../docs/documents.ts"
 import { checkHealth } from "./Http.ts"
-
-const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" }
-
-export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ENTITIES[c]!)
 
 const AREAS: ReadonlyArray<AreaName> = ["transactional", "bulk", "platform"]
 

@@ -15,7 +15,7 @@ import {
   payloadTooLarge,
   type PayloadTooLargeError,
   validationFailed
-} from "./errors.ts"
+} from "../http/errors.ts"
 
 const describeIssue = (param: string, message: string): string => {
   if (param === "") return message

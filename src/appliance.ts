@@ -158,12 +158,12 @@ const KeyWebhookLive = Layer.effect(
 )
 
 /**
- * The ports a lower area declares and a higher one implements (README "Layering"): authentication
+ * The ports over services rather than the database alone (README "Layering"): authentication
  * (src/http/) asks the keys who a token is; the keys API asks the webhooks area to set a key's URL.
  */
-const PortsLive = Layer.mergeAll(KeyLookupLive, KeyWebhookLive)
+const KeyPortsLive = Layer.mergeAll(KeyLookupLive, KeyWebhookLive)
 
-export const ServicesLive = Layer.merge(BulkServicesLive, PortsLive).pipe(
+export const ServicesLive = Layer.merge(BulkServicesLive, KeyPortsLive).pipe(
   Layer.provideMerge(WebhookEndpoints.Default),
   Layer.provideMerge(Layer.mergeAll(ScheduledSends.Default, Usage.Default, WebhookSender.Default, SendContext.Default)),
   Layer.provideMerge(WebhookStore.Default),

@@ -31,6 +31,7 @@ import { RenderEngine } from "./bulk/render/RenderEngine.ts"
 import { Segments } from "./bulk/segments/Segments.ts"
 import { Enroll } from "./bulk/sequences/Enroll.ts"
 import { SequenceSchedulerLive } from "./bulk/sequences/SchedulerActor.ts"
+import { SequenceStepHoldLive } from "./bulk/sequences/hold-render-failed.ts"
 import { Sequences } from "./bulk/sequences/Sequences.ts"
 import { StepScheduler } from "./bulk/sequences/StepScheduler.ts"
 import { Steps } from "./bulk/sequences/Steps.ts"
@@ -173,7 +174,11 @@ export const ServicesLive = Layer.merge(BulkServicesLive, KeyPortsLive).pipe(
 )
 
 /** The outbound MTA: its configuration, destination limits and the delivery step. */
-const MtaServicesLive = Delivery.Default.pipe(Layer.provideMerge(Destinations.Default), Layer.provideMerge(MtaConfigLive))
+const MtaServicesLive = Delivery.Default.pipe(
+  Layer.provideMerge(Destinations.Default),
+  Layer.provideMerge(MtaConfigLive),
+  Layer.provideMerge(SequenceStepHoldLive)
+)
 
 /** The actors: long-running loops of every replica. */
 const ActorsLive = Layer.mergeAll(

@@ -55,3 +55,14 @@ export const withStatementTimeout = (sql: SqlClient.SqlClient, ms: number, narro
  */
 export const setStatementTimeout = (sql: SqlClient.SqlClient, ms: number): Effect.Effect<void, SqlError> =>
   Effect.asVoid(sql`SELECT set_config('statement_timeout', ${String(Math.max(1, Math.round(ms)))}, true)`)
+
+/**
+ * A plain list page of one key's resources (lists, campaigns, templates, sequences, segments) under
+ * the request limit: a key with very many rows, paged far, is answered 422 naming `offset` instead of
+ * holding a pooled connection for as long as PostgreSQL takes.
+ */
+export const withPageDeadline = (sql: SqlClient.SqlClient, ms: number, what: string) =>
+  withStatementTimeout(sql, ms, {
+    param: "offset",
+    message: `Listing ${what} took longer than ${ms} ms: ask for an earlier page (a smaller offset)`
+  })

@@ -34,7 +34,7 @@ import { Destinations } from "./Destinations.ts"
 import { MtaConfig } from "./MtaConfig.ts"
 import { makeLookupCache } from "./lookup-cache.ts"
 import { publicTargets, resolveRoute, resolveTargets, type Route, type Target } from "./mx.ts"
-import { makeRenderAtDelivery, type RenderAtDelivery } from "./render-at-delivery.ts"
+import { makeRenderAtDelivery, type RenderAtDelivery, SequenceStepHold } from "./render-at-delivery.ts"
 import {
   type ClaimedDelivery,
   type Completion,
@@ -85,7 +85,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
     const reputation = yield* Reputation
     const sql = yield* SqlClient.SqlClient
     // Campaign and sequence messages are rendered per contact, in a render worker, before they are composed.
-    const rendering = makeRenderAtDelivery(yield* RenderEngine, sql)
+    const rendering = makeRenderAtDelivery(yield* RenderEngine, sql, yield* SequenceStepHold)
     const tokens = yield* PublicTokens
     const bulkFor = (accountId: string): BulkRendering => ({ tokens, baseUrl: config.baseUrl, bounceDomain: config.bounceDomain, accountId })
     const smtp = new SmtpClient()

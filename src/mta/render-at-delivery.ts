@@ -8,17 +8,17 @@
  *   template can be slow, so the delivery is tried again later (4.3.0) — but only until one content
  *   has been stopped RENDER_STOPS_BEFORE_PAUSE times. Then, instead of every recipient paying the
  *   deadline again for the queue's 120 h: the campaign pauses with `pause_reason: render_failed`
- *   (its deliveries are held, `resume` tries again), a sequence step's deliveries wait
- *   HOLD_RECHECK_MS without rendering (each try costs nothing until then), and a campaign's
- *   test-send fails at once (`render_failed`).
+ *   (its deliveries are held, `resume` tries again), a sequence step's waiting subscriptions are
+ *   paused with `hold_reason: render_failed` and their deliveries held (the subscription's
+ *   `resume` tries again), and a campaign's test-send fails at once (`render_failed`).
  * - Busy (every worker taken, the line full, shutting down): not the content's doing; tried again
  *   later, not counted.
  *
  * Stops are counted in memory, per content, by this process: a restart or another replica pays at
  * most three deadlines more before it pauses too.
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import type { SqlClient } from "@effect/sql"
+import { Clock, Context, Effect } from "effect"
 import type { RenderedContent } from "../bulk/render/content.ts"
 import type { RenderFailed } from "../bulk/render/errors.ts"
 import type { RenderEngine } from "../bulk/render/RenderEngine.ts"
@@ -29,6 +29,15 @@ import { HOLD_RECHECK_MS } from "./queue/delivery-checks.ts"
 export const RENDER_STOPS_BEFORE_PAUSE = 3
 /** Contents whose stops are remembered, at most (the oldest forgotten first). */
 const CONTENTS_TRACKED = 10_000
+
+/**
+ * The port through which a stopped sequence step holds its subscriptions: the sequences module
+ * owns them and provides it (src/bulk/sequences/hold-render-failed.ts), src/appliance.ts wires it.
+ * Answers how many subscriptions it held (only `contactId`'s when given).
+ */
+export class SequenceStepHold extends Context.Tag("herald/SequenceStepHold")<SequenceStepHold, {
+  readonly hold: (step: { readonly sequenceId: string; readonly stepId: number; readonly contactId?: string | undefined }, at: Date) => Effect.Effect<number>
+}>() {}
 
 export type RenderAtDelivery =
   | { readonly _tag: "rendered"; readonly rendered: RenderedContent }
@@ -41,7 +50,7 @@ export type RenderAtDelivery =
 
 const contentOf = (stored: Reference) => (stored._tag === "campaign" ? `campaign:${stored.campaign_id}` : `sequence:${stored.sequence_id}:${stored.step}`)
 
-export const makeRenderAtDelivery = (engine: RenderEngine, sql: SqlClient.SqlClient) => {
+export const makeRenderAtDelivery = (engine: RenderEngine, sql: SqlClient.SqlClient, steps: Context.Tag.Service<SequenceStepHold>) => {
   const stops = new Map<string, { count: number; waitUntil: number }>()
 
   /** One more stop of `content`; true when that makes RENDER_STOPS_BEFORE_PAUSE (the count starts again). */
@@ -63,15 +72,26 @@ export const makeRenderAtDelivery = (engine: RenderEngine, sql: SqlClient.SqlCli
     sql`UPDATE campaigns SET status = 'paused', pause_reason = 'render_failed', updated_at = ${now}
       WHERE id = ${id} AND status IN ('sending', 'scheduled')`.pipe(Effect.orDie, Effect.asVoid)
 
+  /**
+   * The step's waiting subscriptions (or `contactId`'s alone) held with `render_failed`
+   * (SequenceStepHold); the delivery is held with them. None held (paused
+   * by hand, cancelled meanwhile): the delivery waits HOLD_RECHECK_MS instead, not rendered.
+   */
+  const holdStep = (stored: Extract<Reference, { _tag: "sequence" }>, now: number, why: string, contactId?: string): Effect.Effect<RenderAtDelivery> =>
+    steps.hold({ sequenceId: stored.sequence_id, stepId: stored.step, contactId }, new Date(now)).pipe(
+      Effect.map((held): RenderAtDelivery =>
+        held > 0
+          ? { _tag: "hold", reason: `${why}; the step's subscriptions are held` }
+          : { _tag: "defer", reason: `${why}; the step waits`, until: new Date(now + HOLD_RECHECK_MS) })
+    )
+
   const afterStop = (stored: Reference, failure: RenderFailed, now: number): Effect.Effect<RenderAtDelivery> => {
     const reason = `render_failed: ${failure.message}`
     if (stored._tag === "campaign" && stored.origin === "test_send") return Effect.succeed({ _tag: "fail", reason })
     const content = contentOf(stored)
     if (!stopped(content, now)) return Effect.succeed({ _tag: "defer", reason })
     const after = `${reason} (stopped ${RENDER_STOPS_BEFORE_PAUSE} times)`
-    if (stored._tag === "sequence") {
-      return Effect.succeed({ _tag: "defer", reason: `${after}; the step waits`, until: new Date(now + HOLD_RECHECK_MS) })
-    }
+    if (stored._tag === "sequence") return holdStep(stored, now, after)
     return Effect.as(pauseCampaign(stored.campaign_id, new Date(now)), { _tag: "hold", reason: `${after}; the campaign is paused` } as const)
   }
 
@@ -80,8 +100,8 @@ export const makeRenderAtDelivery = (engine: RenderEngine, sql: SqlClient.SqlCli
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const waiting = stored._tag === "sequence" ? stops.get(contentOf(stored)) : undefined
-      if (waiting !== undefined && waiting.waitUntil > now) {
-        return { _tag: "defer", reason: `render_failed: this step's content was stopped ${RENDER_STOPS_BEFORE_PAUSE} times; it waits`, until: new Date(waiting.waitUntil) } as const
+      if (stored._tag === "sequence" && waiting !== undefined && waiting.waitUntil > now) {
+        return yield* holdStep(stored, now, `render_failed: this step's content was stopped ${RENDER_STOPS_BEFORE_PAUSE} times`, stored.contact_id)
       }
       const { content, scope } = referenceRender(stored, bulk)
       return yield* engine.render(bulk.accountId, content, scope).pipe(

@@ -11,6 +11,7 @@
  * make its freeze (the long work's own limit, HERALD_LONG_QUERY_TIMEOUT_MS, here 1 s) run for
  * seconds: stopped too, answered 422 and rolled back.
  */
+import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database.ts"
 import { newSender, type Sender, type SendingApp, sendBody, startSendingApp } from "../support/sending.ts"
@@ -109,4 +110,34 @@ describe("the long bulk work past HERALD_LONG_QUERY_TIMEOUT_MS", () => {
     expect(await query(rig.app.databaseUrl, "SELECT count(*)::int AS n FROM campaign_recipients WHERE campaign_id = $1", [campaign.json.id]))
       .toEqual([{ n: 0 }])
   })
+})
+
+describe("a plain list page past HERALD_QUERY_TIMEOUT_MS", () => {
+  it("is stopped: 422 naming offset, its connection freed; other accounts answer", async () => {
+    // A page whose statement cannot finish in time held a pooled connection for as long as it took
+    // (a key may create as many segments as it likes and page as far as it likes). Made
+    // deterministic here: another session holds the table, so the page's statement waits on the
+    // lock — statement_timeout counts that time as it counts work — for 5 s, 50× the limit.
+    const holder = new pg.Client({ connectionString: rig.app.databaseUrl })
+    await holder.connect()
+    try {
+      await holder.query("BEGIN")
+      await holder.query("LOCK TABLE segments IN ACCESS EXCLUSIVE MODE")
+      const released = new Promise((r) => setTimeout(r, 5_000)).then(() => holder.query("COMMIT"))
+      const started = performance.now()
+      const page = await api("GET", "/v1/bulk/segments?limit=200&offset=0", attacker.token)
+      const took = performance.now() - started
+      expect(page.status).toBe(422)
+      expect(page.json.error).toMatchObject({ type: "invalid_request_error", code: "query_too_expensive", param: "offset" })
+      expect(page.json.error.message).toContain(`${TIMEOUT_MS} ms`)
+      expect(took).toBeLessThan(3_000)
+      // Another account's page of another resource and its send are not held up meanwhile.
+      expect((await api("GET", "/v1/bulk/lists", other.token)).status).toBe(200)
+      expect((await api("POST", "/v1/mail/send", other.token, sendBody(other, "friend@example.org"))).status).toBe(202)
+      await released
+    } finally {
+      await holder.end()
+    }
+    expect((await api("GET", "/v1/bulk/segments", attacker.token)).status).toBe(200)
+  }, 60_000)
 })

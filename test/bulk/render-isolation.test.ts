@@ -19,6 +19,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ApplianceProcess, spawnAppliance } from "../support/appliance.ts"
 import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
+import { query } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
 import { sleep } from "../support/net.ts"
 import { newSender, type Sender, sendBody } from "../support/sending.ts"
@@ -149,5 +150,46 @@ describe("a render that would freeze the appliance", () => {
     expectResponsive(probed)
     expect(sendStatus).toBe(202)
     expect(sink.received.some((m) => m.rcptTo.some((r) => r.endsWith("@victims.example")))).toBe(false)
+  }, 180_000)
+
+  it("in a sequence, three stopped renders hold the step's subscriptions (hold_reason render_failed) and their deliveries; resume tries again", async () => {
+    const api = (method: string, route: string, body?: unknown) =>
+      app.request(method, route, { token: attacker.token, ...(body === undefined ? {} : { body }) })
+    const list = await api("POST", "/v1/bulk/lists", { name: "drip victims" })
+    const contacts = ["d@victims.example", "e@victims.example", "f@victims.example"]
+    expect((await api("POST", `/v1/bulk/lists/${list.json.id}/contacts`, { contacts })).status).toBe(200)
+    const sequence = await api("POST", "/v1/bulk/sequences", { name: "Doubling drip", from_email: attacker.from })
+    expect(sequence.status).toBe(201)
+    const id = String(sequence.json.id)
+    expect((await api("POST", `/v1/bulk/sequences/${id}/steps`, { subject: "Hi", html: DOUBLING, offset_seconds: 0 })).status).toBe(201)
+    expect((await api("POST", `/v1/bulk/sequences/${id}/enroll`, { list_id: list.json.id })).json.enrolled).toBe(3)
+
+    const subscriptions = async () => (await api("GET", `/v1/bulk/sequences/${id}/subscriptions`)).json.items as Array<Record<string, unknown>>
+    const held = eventually(async () => {
+      const items = await subscriptions()
+      return items.every((s) => s.hold_reason === "render_failed") ? items : undefined
+    }, "the step's subscriptions held", 120_000)
+    const { result, sendStatus, ...probed } = await whileRunning(held, 3_000)
+    expect(result.map((s) => s.state)).toEqual(["paused", "paused", "paused"])
+    expectResponsive(probed)
+    expect(sendStatus).toBe(202)
+    // The step's deliveries are held, not rendered again at every retry for 120 h: made due now (as
+    // their retry or the hold's recheck would), each is claimed, held again and not rendered.
+    const steps = `FROM deliveries d JOIN messages m ON m.id = d.message_id WHERE m.origin = 'sequence' AND m.account_id = $1`
+    const before = await query<{ id: string; last_reply: string | null }>(app.databaseUrl, `SELECT d.id, d.last_reply ${steps} ORDER BY d.id`, [attacker.accountId])
+    expect(before).toHaveLength(3)
+    await query(app.databaseUrl, `UPDATE deliveries SET next_attempt_at = now() WHERE id IN (SELECT d.id ${steps})`, [attacker.accountId])
+    const rows = await eventually(async () => {
+      const now = await query<{ id: string; state: string; last_reply: string | null; rechecked: boolean }>(app.databaseUrl,
+        `SELECT d.id, d.state, d.last_reply, d.held_at IS NOT NULL AND d.next_attempt_at > now() + interval '5 minutes' AS rechecked ${steps} ORDER BY d.id`, [attacker.accountId])
+      return now.every((row) => row.rechecked) ? now : undefined
+    }, "the step's deliveries held", 30_000)
+    expect(rows.map((row) => row.state).every((state) => state === "queued" || state === "deferred")).toBe(true)
+    expect(rows.map((row) => row.last_reply)).toEqual(before.map((row) => row.last_reply))
+    expect(sink.received.some((m) => m.rcptTo.some((r) => contacts.includes(r)))).toBe(false)
+    // Resumed the way a paused subscription resumes: active again, the reason gone.
+    const resumed = await api("POST", `/v1/bulk/sequences/${id}/subscriptions/${String(result[0]!.id)}/resume`)
+    expect(resumed.status).toBe(200)
+    expect(resumed.json).toMatchObject({ state: "active", hold_reason: null })
   }, 180_000)
 })

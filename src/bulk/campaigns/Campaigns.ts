@@ -7,6 +7,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect } from "effect"
+import { AppConfig } from "../../config/app-config.ts"
+import { withPageDeadline } from "../../db/statement-timeout.ts"
 import { newId } from "../../lib/ids.ts"
 import { RenderEngine } from "../render/RenderEngine.ts"
 import { readyToSave } from "../templates/fields.ts"
@@ -46,6 +48,7 @@ const EMPTY: Omit<CampaignFields, "name"> = {
 export class Campaigns extends Effect.Service<Campaigns>()("herald/Campaigns", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const { queryTimeoutMs } = yield* AppConfig
     const engine = yield* RenderEngine
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -127,7 +130,7 @@ export class Campaigns extends Effect.Service<Campaigns>()("herald/Campaigns", {
         const rows = yield* sql<CampaignRow>`${selectCampaigns(sql)} WHERE c.key_id = ${owner.keyId}
           ORDER BY c.created_at DESC, c.id LIMIT ${limit} OFFSET ${offset}`
         return { total: count?.total ?? 0, limit, offset, items: rows.map(toRecord) }
-      })
+      }).pipe(withPageDeadline(sql, queryTimeoutMs, "campaigns"))
 
     const update = (owner: Owner, id: string, patch: CampaignPatch) =>
       sql.withTransaction(Effect.gen(function*() {

@@ -65,7 +65,7 @@ export const CampaignsHttpLive = HttpApiBuilder.group(groupApi(CampaignsGroup), 
     return handlers
       .handle("create", ({ payload }) => Effect.flatMap(CurrentKey, (me) => campaigns.create(me, payload)).pipe(Effect.catchAll(answer)))
       .handle("list", ({ urlParams }) =>
-        Effect.flatMap(CurrentKey, (me) => campaigns.list(me, urlParams.limit, urlParams.offset)).pipe(Effect.orDie))
+        Effect.flatMap(CurrentKey, (me) => campaigns.list(me, urlParams.limit, urlParams.offset)).pipe(Effect.catchTags({ QueryTooExpensive: answerQueryTooExpensive, SqlError: Effect.die })))
       .handle("read", ({ path }) => Effect.flatMap(CurrentKey, (me) => campaigns.read(me, path.id)).pipe(Effect.catchAll(answer)))
       .handle("update", ({ path, payload }) =>
         Effect.flatMap(CurrentKey, (me) => campaigns.update(me, path.id, payload)).pipe(Effect.catchAll(answer)))

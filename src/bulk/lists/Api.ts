@@ -105,7 +105,7 @@ const Deleted = Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true)
 
 export class ListsGroup extends HttpApiGroup.make("lists")
   .add(HttpApiEndpoint.post("create", "/v1/bulk/lists").setPayload(Schema.Struct({ name: Name })).addSuccess(List, { status: 201 }))
-  .add(HttpApiEndpoint.get("list", "/v1/bulk/lists").setUrlParams(Schema.Struct({ limit: Limit, offset: Offset })).addSuccess(ListPage))
+  .add(HttpApiEndpoint.get("list", "/v1/bulk/lists").setUrlParams(Schema.Struct({ limit: Limit, offset: Offset })).addSuccess(ListPage).addError(Unprocessable))
   .add(
     HttpApiEndpoint.post("removeMany", "/v1/bulk/lists/delete").setPayload(DeleteRequest).addSuccess(DeleteReport)
       .annotate(OpenApi.Summary, "Delete several lists in one transaction; the others are reported")

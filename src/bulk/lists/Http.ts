@@ -102,7 +102,7 @@ export const ListsHttpLive = HttpApiBuilder.group(groupApi(ListsGroup), "lists",
     const lists = yield* Lists
     return handlers
       .handle("create", ({ payload }) => Effect.flatMap(CurrentKey, (me) => lists.create(me, payload.name)).pipe(Effect.catchAll(answer)))
-      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentKey, (me) => lists.list(me, urlParams.limit, urlParams.offset)).pipe(Effect.orDie))
+      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentKey, (me) => lists.list(me, urlParams.limit, urlParams.offset)).pipe(Effect.catchTags({ QueryTooExpensive: answerQueryTooExpensive, SqlError: Effect.die })))
       .handle("removeMany", ({ payload }) =>
         Effect.flatMap(CurrentKey, (me) => lists.removeMany(me, Array.isArray(payload) ? payload : (payload as { ids: ReadonlyArray<string> }).ids))
           .pipe(Effect.orDie))

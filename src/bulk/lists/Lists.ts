@@ -19,7 +19,7 @@ import { ConfirmationRecentlySent, heldUntil } from "./confirmation-window.ts"
 import { addMemberships } from "./memberships.ts"
 import { sendableMember } from "./sendable.ts"
 import { listUsers } from "./users.ts"
-import { withStatementTimeout } from "../../db/statement-timeout.ts"
+import { withPageDeadline, withStatementTimeout } from "../../db/statement-timeout.ts"
 
 export interface ListRecord {
   readonly id: string
@@ -125,7 +125,7 @@ export class Lists extends Effect.Service<Lists>()("herald/Lists", {
         const rows = yield* sql<Row>`SELECT ${columns} FROM lists l WHERE l.key_id = ${owner.keyId}
           ORDER BY l.created_at DESC, l.id LIMIT ${limit} OFFSET ${offset}`
         return { total: count?.total ?? 0, limit, offset, items: rows.map(toRecord) }
-      })
+      }).pipe(withPageDeadline(sql, queryTimeoutMs, "lists"))
 
     const rename = (owner: Owner, id: string, name: string | undefined) =>
       Effect.gen(function*() {

@@ -57,7 +57,7 @@ export class SegmentsGroup extends HttpApiGroup.make("segments")
         + "HERALD_QUERY_TIMEOUT_MS → 422 query_too_expensive, param rules.")
   )
   .add(HttpApiEndpoint.post("create", "/v1/bulk/segments").setPayload(SegmentCreate).addSuccess(Segment, { status: 201 }))
-  .add(HttpApiEndpoint.get("list", "/v1/bulk/segments").setUrlParams(ListParams).addSuccess(SegmentList))
+  .add(HttpApiEndpoint.get("list", "/v1/bulk/segments").setUrlParams(ListParams).addSuccess(SegmentList).addError(Unprocessable))
   .add(HttpApiEndpoint.get("read", "/v1/bulk/segments/:id").setPath(Id).addSuccess(Segment))
   .add(HttpApiEndpoint.patch("update", "/v1/bulk/segments/:id").setPath(Id).setPayload(SegmentPatch).addSuccess(Segment))
   .add(

@@ -39,7 +39,7 @@ export const SegmentsHttpLive = HttpApiBuilder.group(groupApi(SegmentsGroup), "s
     return handlers
       .handle("preview", ({ payload }) => Effect.flatMap(CurrentKey, (me) => segments.preview(me, payload)).pipe(Effect.catchAll(answerPreview)))
       .handle("create", ({ payload }) => Effect.flatMap(CurrentKey, (me) => segments.create(me, payload)).pipe(Effect.catchAll(answer)))
-      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentKey, (me) => segments.list(me, urlParams.limit, urlParams.offset)).pipe(Effect.orDie))
+      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentKey, (me) => segments.list(me, urlParams.limit, urlParams.offset)).pipe(Effect.catchTags({ QueryTooExpensive: answerQueryTooExpensive, SqlError: Effect.die })))
       .handle("read", ({ path }) => Effect.flatMap(CurrentKey, (me) => segments.read(me, path.id)).pipe(Effect.catchAll(answer)))
       .handle("update", ({ path, payload }) => Effect.flatMap(CurrentKey, (me) => segments.update(me, path.id, payload)).pipe(Effect.catchAll(answer)))
       .handle("remove", ({ path }) => Effect.flatMap(CurrentKey, (me) => segments.remove(me, path.id)).pipe(Effect.catchAll(answer)))

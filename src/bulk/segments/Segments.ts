@@ -7,7 +7,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
-import { withStatementTimeout } from "../../db/statement-timeout.ts"
+import { withPageDeadline, withStatementTimeout } from "../../db/statement-timeout.ts"
 import { newId } from "../../lib/ids.ts"
 import { confirmedMembership, sendableContact } from "../lists/sendable.ts"
 import { compileRules, listReferences, type SegmentRules } from "./rules.ts"
@@ -145,7 +145,7 @@ export class Segments extends Effect.Service<Segments>()("herald/Segments", {
         const rows = yield* sql<Row>`SELECT id, name, rules, created_at, updated_at FROM segments WHERE key_id = ${owner.keyId}
           ORDER BY created_at DESC, id LIMIT ${limit} OFFSET ${offset}`
         return { total: count?.total ?? 0, limit, offset, items: rows.map(toRecord) }
-      })
+      }).pipe(withPageDeadline(sql, queryTimeoutMs, "segments"))
 
     const update = (owner: Owner, id: string, patch: { readonly name?: string | undefined; readonly rules?: SegmentRules | undefined }) =>
       Effect.gen(function*() {

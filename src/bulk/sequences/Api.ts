@@ -7,7 +7,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
-import { BadRequest, Conflict, NotFound, PayloadTooLarge, RateLimited } from "../../http/errors.ts"
+import { BadRequest, Conflict, NotFound, PayloadTooLarge, RateLimited, Unprocessable } from "../../http/errors.ts"
 import { EmailAddress } from "../../lib/email.ts"
 import { boundedArray, boundedText, ContentText, IdText, LineText, MAX_NAME_LENGTH, queryInt } from "../../http/bounds.ts"
 
@@ -57,7 +57,9 @@ export const Subscription = Schema.Struct({
   reason: Schema.NullOr(Reason).annotations({ description: "Why a cancelled subscription was cancelled" }),
   last_step_id: Schema.NullOr(Schema.Int).annotations({ description: "The last step queued for this contact" }),
   next_due_at: Schema.NullOr(Schema.String),
-  hold_reason: Schema.NullOr(Schema.String).annotations({ description: "Why a due step waits (quota, account, sender domain)" }),
+  hold_reason: Schema.NullOr(Schema.String).annotations({
+    description: "Why a due step waits (quota, account, sender domain); render_failed: the subscription is paused because its step's content was stopped at the render deadline 3 times (resume tries again)"
+  }),
   enrolled_at: Schema.String,
   updated_at: Schema.String
 }).annotations({ identifier: "SequenceSubscription" })
@@ -142,7 +144,7 @@ const action = <const Name extends "pause" | "resume" | "cancel">(name: Name, su
 
 export class SequencesGroup extends HttpApiGroup.make("sequences")
   .add(HttpApiEndpoint.post("create", "/v1/bulk/sequences").setPayload(SequenceCreate).addSuccess(Sequence, { status: 201 }))
-  .add(HttpApiEndpoint.get("list", "/v1/bulk/sequences").setUrlParams(Schema.Struct({ limit: Limit, offset: Offset })).addSuccess(page(Sequence)))
+  .add(HttpApiEndpoint.get("list", "/v1/bulk/sequences").setUrlParams(Schema.Struct({ limit: Limit, offset: Offset })).addSuccess(page(Sequence)).addError(Unprocessable))
   .add(HttpApiEndpoint.get("read", "/v1/bulk/sequences/:id").setPath(ById).addSuccess(Sequence))
   .add(HttpApiEndpoint.patch("update", "/v1/bulk/sequences/:id").setPath(ById).setPayload(SequencePatch).addSuccess(Sequence))
   .add(
@@ -168,6 +170,7 @@ export class SequencesGroup extends HttpApiGroup.make("sequences")
   )
   .add(
     HttpApiEndpoint.post("enroll", "/v1/bulk/sequences/:id/enroll").setPath(ById).setPayload(EnrollRequest).addSuccess(EnrollResult)
+      .addError(Unprocessable)
       .annotate(OpenApi.Summary, "Enrol every sendable contact of a list (idempotent; counts against the per-minute rate limit)")
   )
   .add(

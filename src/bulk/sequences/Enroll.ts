@@ -21,6 +21,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
+import { withStatementTimeout } from "../../db/statement-timeout.ts"
 import { emitEvent } from "../../events/outbox.ts"
 import { SequenceSubscribed } from "../../events/schema.ts"
 import { newId } from "../../lib/ids.ts"
@@ -47,14 +48,14 @@ export class Enroll extends Effect.Service<Enroll>()("herald/SequenceEnroll", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const sendContext = yield* SendContext
-    const { enrollCap } = yield* AppConfig
+    const { enrollCap, queryTimeoutMs } = yield* AppConfig
 
     const enroll = (owner: Owner, sequenceId: string, listId: string | undefined) =>
       Effect.gen(function*() {
         const at = new Date(yield* Clock.currentTimeMillis)
         yield* sendContext.admit(owner.keyId, owner.accountId, at, undefined)
         if (listId === undefined) return yield* new SequenceInvalid({ param: "list_id", message: "list_id is required" })
-        return yield* sql.withTransaction(Effect.gen(function*() {
+        return yield* Effect.gen(function*() {
           const sequence = yield* findSequence(owner, sequenceId)
           const [list] = yield* listsOfKey(owner, [listId])
           if (list === undefined) return yield* new EnrollListNotFound({ id: listId })
@@ -97,6 +98,9 @@ export class Enroll extends Effect.Service<Enroll>()("herald/SequenceEnroll", {
           }
           const { eligible, ...rest } = counts!
           return { ...rest, enrolled: enrolled.length, truncated: eligible > enrolled.length } satisfies EnrollResult
+        }).pipe(withStatementTimeout(sql, queryTimeoutMs, {
+          param: "list_id",
+          message: `Enrolling the list took longer than ${queryTimeoutMs} ms: enrol a smaller list`
         }))
       }).pipe(Effect.catchTag("AccountMissing", Effect.die))
 

@@ -7,7 +7,9 @@ import type { MailRateLimited } from "../../transactional/send-context.ts"
 import { contentTooLargeAnswer, renderFailedAnswer } from "../http-answers.ts"
 import { rateLimited } from "../../transactional/mail-refusals.ts"
 import { CurrentKey } from "../../http/auth.ts"
+import type { QueryTooExpensive } from "../../db/statement-timeout.ts"
 import {
+  answerQueryTooExpensive,
   BadRequestError,
   conflict,
   type ConflictError,
@@ -16,7 +18,8 @@ import {
   type PayloadTooLargeError,
   RateLimitedError,
   validationFailed,
-  type UnavailableError
+  type UnavailableError,
+  type UnprocessableError
 } from "../../http/errors.ts"
 import type { RenderFailed } from "../render/errors.ts"
 import { Enroll, type EnrollListNotFound } from "./Enroll.ts"
@@ -65,6 +68,12 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
   }
 }
 
+/** Enrolment's statements run under HERALD_QUERY_TIMEOUT_MS (a list too large to classify in time): 422. */
+const answerEnroll = (
+  e: Failure | QueryTooExpensive
+): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError | UnavailableError | UnprocessableError> =>
+  e._tag === "QueryTooExpensive" ? answerQueryTooExpensive(e) : answer(e)
+
 export const SequencesHttpLive = HttpApiBuilder.group(groupApi(SequencesGroup), "sequences", (handlers) =>
   Effect.gen(function*() {
     const sequences = yield* Sequences
@@ -72,7 +81,7 @@ export const SequencesHttpLive = HttpApiBuilder.group(groupApi(SequencesGroup), 
     const enroll = yield* Enroll
     return handlers
       .handle("create", ({ payload }) => Effect.flatMap(CurrentKey, (me) => sequences.create(me, payload)).pipe(Effect.catchAll(answer)))
-      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentKey, (me) => sequences.list(me, urlParams.limit, urlParams.offset)).pipe(Effect.orDie))
+      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentKey, (me) => sequences.list(me, urlParams.limit, urlParams.offset)).pipe(Effect.catchTags({ QueryTooExpensive: answerQueryTooExpensive, SqlError: Effect.die })))
       .handle("read", ({ path }) => Effect.flatMap(CurrentKey, (me) => sequences.read(me, path.id)).pipe(Effect.catchAll(answer)))
       .handle("update", ({ path, payload }) => Effect.flatMap(CurrentKey, (me) => sequences.update(me, path.id, payload)).pipe(Effect.catchAll(answer)))
       .handle("remove", ({ path }) => Effect.flatMap(CurrentKey, (me) => sequences.remove(me, path.id)).pipe(Effect.catchAll(answer)))
@@ -83,7 +92,10 @@ export const SequencesHttpLive = HttpApiBuilder.group(groupApi(SequencesGroup), 
       .handle("updateStep", ({ path, payload }) =>
         Effect.flatMap(CurrentKey, (me) => steps.update(me, path.id, path.step_id, payload)).pipe(Effect.catchAll(answer)))
       .handle("removeStep", ({ path }) => Effect.flatMap(CurrentKey, (me) => steps.remove(me, path.id, path.step_id)).pipe(Effect.catchAll(answer)))
-      .handle("enroll", ({ path, payload }) => Effect.flatMap(CurrentKey, (me) => enroll.enroll(me, path.id, payload.list_id)).pipe(Effect.catchAll(answer)))
+      .handle("enroll", ({ path, payload }) =>
+        Effect.flatMap(CurrentKey, (me) => enroll.enroll(me, path.id, payload.list_id)).pipe(
+          Effect.catchAll(answerEnroll)
+        ))
       .handle("subscriptions", ({ path, urlParams }) =>
         Effect.flatMap(CurrentKey, (me) => sequences.subscriptions(me, path.id, urlParams)).pipe(Effect.catchAll(answer)))
       .handle("pause", ({ path }) => Effect.flatMap(CurrentKey, (me) => sequences.pause(me, path.id, path.subscription_id)).pipe(Effect.catchAll(answer)))

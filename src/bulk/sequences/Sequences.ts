@@ -6,6 +6,8 @@
  */
 import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
+import { AppConfig } from "../../config/app-config.ts"
+import { withPageDeadline } from "../../db/statement-timeout.ts"
 import { emitEvent } from "../../events/outbox.ts"
 import { SequenceCancelled } from "../../events/schema.ts"
 import { newId } from "../../lib/ids.ts"
@@ -60,6 +62,7 @@ const SUBSCRIPTION_COLUMNS = "id, sequence_id, contact_id, email, state, reason,
 export class Sequences extends Effect.Service<Sequences>()("herald/Sequences", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const { queryTimeoutMs } = yield* AppConfig
     const templates = yield* Templates
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -98,7 +101,7 @@ export class Sequences extends Effect.Service<Sequences>()("herald/Sequences", {
         const [count] = yield* sql<{ total: number }>`SELECT count(*)::integer AS total FROM sequences WHERE key_id = ${owner.keyId}`
         const rows = yield* withCounts(sql`q.key_id = ${owner.keyId}`, limit, offset)
         return { total: count?.total ?? 0, limit, offset, items: rows.map(view) }
-      })
+      }).pipe(withPageDeadline(sql, queryTimeoutMs, "sequences"))
 
     /**
      * A sequence's default sender may not be removed while a step takes its sender from it (no

@@ -5,7 +5,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
-import { Conflict, Forbidden, NotFound, RateLimited } from "../../http/errors.ts"
+import { Conflict, Forbidden, NotFound, RateLimited, Unprocessable } from "../../http/errors.ts"
 import { EmailAddress } from "../../lib/email.ts"
 import { boundedText, ContentText, IdText, LineText, MAX_NAME_LENGTH, MAX_VARS_BYTES, MAX_VARS_DEPTH, queryInt, TemplateVars } from "../../http/bounds.ts"
 
@@ -117,7 +117,7 @@ export class TemplatesGroup extends HttpApiGroup.make("templates")
     HttpApiEndpoint.post("create", "/v1/bulk/templates").setPayload(TemplateCreate).addSuccess(Template, { status: 201 })
       .annotate(OpenApi.Summary, "Create a template (a version is stored; at most 512 KB of fields together)")
   )
-  .add(HttpApiEndpoint.get("list", "/v1/bulk/templates").setUrlParams(ListParams).addSuccess(TemplateList))
+  .add(HttpApiEndpoint.get("list", "/v1/bulk/templates").setUrlParams(ListParams).addSuccess(TemplateList).addError(Unprocessable))
   .add(
     HttpApiEndpoint.post("preview", "/v1/bulk/templates/preview").setPayload(PreviewRequest).addSuccess(PreviewResponse)
       .annotate(OpenApi.Summary, "Render content with the engine of real sends; saves nothing")

@@ -5,6 +5,7 @@ import { TemplatesGroup } from "./Api.ts"
 import { contentTooLargeAnswer, mailingAnswer, type MailingFailure } from "../http-answers.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import {
+  answerQueryTooExpensive,
   BadRequestError,
   conflict,
   type ConflictError,
@@ -105,7 +106,7 @@ export const TemplatesHttpLive = HttpApiBuilder.group(groupApi(TemplatesGroup), 
     return handlers
       .handle("create", ({ payload }) => Effect.flatMap(CurrentKey, (me) => templates.create(me, payload)).pipe(Effect.catchAll(answer)))
       .handle("list", ({ urlParams }) =>
-        Effect.flatMap(CurrentKey, (me) => templates.list(me, urlParams.limit, urlParams.offset)).pipe(Effect.orDie))
+        Effect.flatMap(CurrentKey, (me) => templates.list(me, urlParams.limit, urlParams.offset)).pipe(Effect.catchTags({ QueryTooExpensive: answerQueryTooExpensive, SqlError: Effect.die })))
       .handle("preview", ({ payload }) => Effect.flatMap(CurrentKey, (me) => preview(me.accountId, payload)).pipe(Effect.catchAll(answer)))
       .handle("read", ({ path }) => Effect.flatMap(CurrentKey, (me) => templates.read(me, path.id)).pipe(Effect.catchAll(answer)))
       .handle("update", ({ path, payload }) =>

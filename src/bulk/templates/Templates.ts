@@ -7,6 +7,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
+import { withPageDeadline } from "../../db/statement-timeout.ts"
 import { newId } from "../../lib/ids.ts"
 import { RenderEngine } from "../render/RenderEngine.ts"
 import { readyToSave, type TemplateFields } from "./fields.ts"
@@ -80,7 +81,7 @@ export class Templates extends Effect.Service<Templates>()("herald/Templates", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const engine = yield* RenderEngine
-    const { templateVersionsMax } = yield* AppConfig
+    const { templateVersionsMax, queryTimeoutMs } = yield* AppConfig
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     /** The next version, written with the template's content, and the pruning: inside the caller's transaction. */
@@ -122,7 +123,7 @@ export class Templates extends Effect.Service<Templates>()("herald/Templates", {
         const rows = yield* sql<Row>`SELECT * FROM templates WHERE key_id = ${owner.keyId}
           ORDER BY created_at DESC, id LIMIT ${limit} OFFSET ${offset}`
         return { total: count?.total ?? 0, limit, offset, items: rows.map(toRecord) }
-      })
+      }).pipe(withPageDeadline(sql, queryTimeoutMs, "templates"))
 
     /** Replaces the content with `next` (checked and compiled) and stores it as a new version. */
     const save = (owner: Owner, id: string, next: (current: TemplateFields) => Effect.Effect<TemplateFields, HtmlFromMjml | VersionNotFound>) =>

@@ -25,7 +25,7 @@ import { isSimulatorAddress } from "../../lib/simulator.ts"
 import { SuppressionHooks } from "../../platform/suppressions/hooks.ts"
 import { suppressAutomatically } from "../../platform/suppressions/suppress.ts"
 import { DeliveryHooks } from "../ports.ts"
-import { checksColumn, type DeliveryChecks } from "./delivery-checks.ts"
+import { checksColumn, type DeliveryChecks, sequenceRenderHeld } from "./delivery-checks.ts"
 import type { Channel } from "./StoredMessage.ts"
 
 export interface ClaimedDelivery {
@@ -212,9 +212,9 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
      * or at once when the pause was lifted since the claim read it (the lift's wake-up skipped the
      * leased row).
      */
-    /** Whether the held row's campaign (if any) is paused now: a campaign's pause holds like an account's. */
-    const campaignPaused = sql`EXISTS (SELECT 1 FROM messages m JOIN campaigns c ON c.id = m.campaign_id
-      WHERE m.id = d.message_id AND c.status = 'paused')`
+    /** Whether the held row's campaign (if any) is paused now, or its sequence step held: a campaign's pause holds like an account's. */
+    const campaignPaused = sql`(EXISTS (SELECT 1 FROM messages m JOIN campaigns c ON c.id = m.campaign_id
+      WHERE m.id = d.message_id AND c.status = 'paused') OR ${sequenceRenderHeld(sql)})`
 
     const hold = (owners: ReadonlyArray<string>, ids: ReadonlyArray<string>, now: Date, recheckAt: Date) =>
       ids.length === 0

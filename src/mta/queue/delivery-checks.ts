@@ -37,6 +37,8 @@ export interface DeliveryChecks {
   } | null
   /** The state of the campaign the message belongs to (paused holds, cancelled fails); null for other mail. */
   readonly campaign_status?: string | null | undefined
+  /** The message is a sequence step whose subscription is held for `render_failed` (src/bulk/sequences/hold-render-failed.ts). */
+  readonly sequence_render_held?: boolean | undefined
 }
 
 /** What the attempt of a claimed delivery does. */
@@ -64,8 +66,19 @@ export const checksColumn = (sql: SqlClient.SqlClient) =>
     'recipient_domain_blocked', EXISTS (SELECT 1 FROM blocked_domains b WHERE b.domain = lower(d.recipient_domain)),
     'sending_domain', (SELECT json_build_object('domain', m.from_domain, 'verified_at', s.verified_at, 'verification_lost_at', s.verification_lost_at)
       FROM messages m JOIN domains s ON s.account_id = m.account_id AND s.domain = m.from_domain WHERE m.id = d.message_id),
-    'campaign_status', (SELECT c.status FROM messages m JOIN campaigns c ON c.id = m.campaign_id WHERE m.id = d.message_id)
+    'campaign_status', (SELECT c.status FROM messages m JOIN campaigns c ON c.id = m.campaign_id WHERE m.id = d.message_id),
+    'sequence_render_held', ${sequenceRenderHeld(sql)}
   ) AS checks`
+
+/**
+ * Whether the row `d` is a sequence step held because its content's render was stopped three
+ * times (the subscription paused with `hold_reason = 'render_failed'`): held, not rendered again,
+ * until the subscription is resumed. One lookup by the subscriptions' (sequence, contact) key.
+ */
+export const sequenceRenderHeld = (sql: SqlClient.SqlClient) =>
+  sql`EXISTS (SELECT 1 FROM messages m JOIN sequence_subscriptions s
+      ON s.sequence_id = m.content->>'sequence_id' AND s.contact_id = m.content->>'contact_id'
+    WHERE m.id = d.message_id AND m.origin = 'sequence' AND s.state = 'paused' AND s.hold_reason = 'render_failed')`
 
 const dateOf = (iso: string | null) => (iso === null ? null : new Date(iso))
 
@@ -99,6 +112,7 @@ export const decideDelivery = (
   if (c.campaign_status === "cancelled") return { _tag: "fail", status: "5.0.0", reason: "campaign cancelled" }
   if (c.paused_reason !== null) return { _tag: "hold", reason: `account sending paused (${c.paused_reason})` }
   if (c.campaign_status === "paused") return { _tag: "hold", reason: "campaign paused" }
+  if (c.sequence_render_held === true) return { _tag: "hold", reason: "sequence subscription held (render_failed)" }
   return { _tag: "attempt" }
 }
 

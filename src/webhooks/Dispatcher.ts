@@ -18,111 +18,77 @@
  * BATCH at a time before it runs dry, beside its workers rather than in their way; and finished
  * attempts go to one writer that records many per statement. Before: ~0.3 statements and 0.75 ms
  * of appliance CPU per delivered event in bench:webhooks; after: ~0.07 and ~0.45 ms.
+ *
+ * The lanes, workers and claims are decided by the pure transitions of dispatch-state.ts; this
+ * actor keeps their one state value in a Ref (read by `DispatcherStatus.snapshot`) and performs
+ * the actions they return.
  */
 import type { SqlError } from "@effect/sql/SqlError"
-import { Clock, Duration, Effect, Fiber, Queue, Schedule } from "effect"
+import { Clock, Context, Duration, Effect, Fiber, Layer, Queue, Schedule } from "effect"
 import { AppConfig } from "../config/app-config.ts"
-import { actorLayer } from "../lib/actor.ts"
 import { randomBase62 } from "../lib/ids.ts"
 import { QueueSignal } from "../db/QueueSignal.ts"
+import {
+  afterRefill,
+  CONCURRENCY,
+  PER_KEY,
+  attempted,
+  claimed,
+  type DispatchAction,
+  type DispatchState,
+  FAN_OUT_BATCH,
+  failing,
+  fannedOut,
+  initialDispatchState,
+  LEASE_MS,
+  planClaim,
+  POLL_MS,
+  pruneIdle,
+  refilled,
+  refillEnded,
+  refillSize,
+  roomAhead,
+  signalled,
+  slotFreed,
+  type Transition,
+  workerInterrupted,
+  workerLeft,
+  workerNext,
+  workerStarted
+} from "./dispatch-state.ts"
 import { makeSlots } from "./slots.ts"
 import { WebhookSender } from "./WebhookSender.ts"
 import { type HeldDelivery, type Outcome, WebhookStore } from "./WebhookStore.ts"
 
-export const CONCURRENCY = 32
-export const PER_KEY = 4
-const BATCH = 32
-/** A healthy lane with this few deliveries left is refilled while its workers go on. */
-const LOW_WATER = 16
-/** Leased deliveries waiting in one key's lane, and in all lanes together: the memory bound. */
-const LANE_CAP = 64
-const QUEUED_CAP = 512
-const LANE_IDLE_MS = 10_000
-const LEASE_MS = 90_000
-/** A worker starts no leased delivery whose lease is this close to its end; it leases afresh. */
-const LEASE_MARGIN_MS = 20_000
-/**
- * How often, without a wake-up, the outbox is looked at (writers of events do not wake this
- * actor, so this bounds their delay; measured at 100 events/s, a 100 ms poll halved the median
- * delay but made fan-outs and records of fewer events: 0.8 → 1.3 statements per event) and due
- * deliveries are claimed across keys (retries falling due, leases ending).
- */
-const POLL = Duration.millis(250)
-const FAN_OUT_BATCH = 200
+export { CONCURRENCY, PER_KEY }
+
+const POLL = Duration.millis(POLL_MS)
 /** Finished attempts are recorded at most this many per statement, gathered for at least GATHER. */
 const WRITE_BATCH = 500
 const GATHER = Duration.millis(10)
 
-const byKey = (deliveries: ReadonlyArray<HeldDelivery>) => {
-  const groups = new Map<string, Array<HeldDelivery>>()
-  for (const d of deliveries) {
-    const group = groups.get(d.key_id)
-    if (group === undefined) groups.set(d.key_id, [d])
-    else group.push(d)
-  }
-  return groups
+/** The dispatcher's lanes, workers and claim flags as they are now: what metrics read. */
+export class DispatcherStatus extends Context.Tag("herald/DispatcherStatus")<DispatcherStatus, {
+  readonly snapshot: Effect.Effect<DispatchState<HeldDelivery>>
+}>() {}
+
+/**
+ * The one state value, owned by the actor. A plain holder rather than a Ref: its transitions are
+ * synchronous, and a lane's claim must be marked ended and forgotten in one step (see `refill`).
+ */
+interface Cell {
+  state: DispatchState<HeldDelivery>
 }
 
-/** One key's work in this replica: its workers and the deliveries leased for them, oldest first. */
-interface Lane {
-  workers: number
-  readonly queue: Array<{ readonly delivery: HeldDelivery; readonly leasedAt: number }>
-  /** The key's last finished attempt here succeeded: it may lease more than a probe. */
-  healthy: boolean
-  /** The claim under way for this lane, which answers how many it leased. */
-  refill: Fiber.Fiber<number, SqlError> | undefined
-  /**
-   * The key's last claim was full (or came from the dispatcher's claim across keys): more may
-   * wait in the database, worth claiming before the lane runs dry. Otherwise its new work comes
-   * from the fan-out and the dispatcher's claims, and its workers leave when it runs dry: claims
-   * that find nothing cost a statement every few deliveries at a trickle of events.
-   */
-  backlog: boolean
-  /** When its last worker left (epoch ms): an idle lane is kept LANE_IDLE_MS, so the fan-out can lease to it ahead. */
-  idleSince: number
-}
-
-export const DispatcherLive = actorLayer("webhooks", Effect.gen(function*() {
-  const config = yield* AppConfig
+/**
+ * The writer of finished attempts: they gather in a plain array — while a statement is under
+ * way, and for GATHER after the first arrives — and go many per statement. Measured: an Effect
+ * queue whose taker woke for every attempt cost ~50 µs CPU per attempt, and the statements of
+ * small batches were most of the dispatcher's round trips. What is left at shutdown is written
+ * before the scope closes (workers stop first: their fibers were forked later).
+ */
+const attemptWriter = Effect.gen(function*() {
   const store = yield* WebhookStore
-  const sender = yield* WebhookSender
-  const signal = yield* QueueSignal
-  const wakeups = yield* signal.subscribe("herald_events")
-  const owner = `${config.hostname}/${process.pid}/${randomBase62(6)}`
-  const scope = yield* Effect.scope
-  const slots = makeSlots(CONCURRENCY)
-  const lanes = new Map<string, Lane>()
-  /** Deliveries waiting in all lanes. */
-  let queued = 0
-  /** Workers started and yet to attempt: with the attempts running or waiting for a slot, what claims leave room for. */
-  let reserved = 0
-  const active = () => slots.busy() + reserved
-  const kick = yield* Queue.sliding<void>(1)
-  const wake = Queue.offer(kick, undefined)
-  /**
-   * Whether the next step claims across keys: after a wake-up from elsewhere (another replica, a
-   * test event), new deliveries the fan-out left unleased, or a slot freed while work waited for
-   * one, and at least every POLL. Other wake-ups (a worker leaving) only fan out what has arrived:
-   * at a trickle of events, a claim per wake-up was most of the dispatcher's statements.
-   */
-  let claimWanted = true
-  let lastClaim = 0
-  /** The last claim filled every free slot: more may be waiting for one. */
-  let starved = false
-  const wakeToClaim = Effect.suspend(() => {
-    claimWanted = true
-    return wake
-  })
-  const slotFreed = Effect.suspend(() => (starved ? wakeToClaim : wake))
-  yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Queue.take(wakeups), wakeToClaim)))
-  const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
-  const leaseEnd = (at: Date) => new Date(at.getTime() + LEASE_MS)
-
-  // The writer of finished attempts: they gather in a plain array — while a statement is under
-  // way, and for GATHER after the first arrives — and go many per statement. Measured: an Effect
-  // queue whose taker woke for every attempt cost ~50 µs CPU per attempt, and the statements of
-  // small batches were most of the dispatcher's round trips. What is left at shutdown is written
-  // before the scope closes (workers stop first: their fibers were forked later).
   let finished: Array<Outcome> = []
   const arrived = yield* Effect.makeLatch(false)
   const recordDone = (outcome: Outcome) => {
@@ -148,165 +114,163 @@ export const DispatcherLive = actorLayer("webhooks", Effect.gen(function*() {
       Effect.onInterrupt(() => Effect.suspend(() => write(finished.splice(0))))
     )
   )
+  return recordDone
+})
 
-  const laneOf = (keyId: string) => {
-    let lane = lanes.get(keyId)
-    if (lane === undefined) {
-      lane = { workers: 0, queue: [], healthy: false, refill: undefined, backlog: true, idleSince: 0 }
-      lanes.set(keyId, lane)
+/** What a give-back that fails does to the effect that asked for it: fail it, or log and go on. */
+type OnGiveBackFailure = "fail" | "warn" | "ignore"
+
+interface Actor {
+  readonly cell: Cell
+  readonly owner: string
+  readonly apply: (transition: (s: DispatchState<HeldDelivery>) => Transition<HeldDelivery>, onGiveBackFailure?: OnGiveBackFailure) => Effect.Effect<void, SqlError>
+  readonly giveBack: (deliveries: ReadonlyArray<HeldDelivery>) => Effect.Effect<void, SqlError>
+  readonly withSlot: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  readonly busy: () => number
+}
+
+const dispatcherActor = (cell: Cell) =>
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const store = yield* WebhookStore
+    const signal = yield* QueueSignal
+    const wakeups = yield* signal.subscribe("herald_events")
+    const owner = `${config.hostname}/${process.pid}/${randomBase62(6)}`
+    const scope = yield* Effect.scope
+    const slots = makeSlots(CONCURRENCY)
+    const kick = yield* Queue.sliding<void>(1)
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+    const leaseEnd = (at: Date) => new Date(at.getTime() + LEASE_MS)
+    const giveBack = (deliveries: ReadonlyArray<HeldDelivery>) =>
+      Effect.flatMap(now, (at) => store.release(deliveries.map((d) => d.id), owner, at))
+
+    const apply: Actor["apply"] = (transition, onGiveBackFailure = "fail") =>
+      Effect.suspend(() => {
+        const t = transition(cell.state)
+        cell.state = t.state
+        return Effect.forEach(t.actions, (action) => perform(action, onGiveBackFailure), { discard: true })
+      })
+    const perform = (action: DispatchAction<HeldDelivery>, onGiveBackFailure: OnGiveBackFailure): Effect.Effect<void, SqlError> => {
+      switch (action._tag) {
+        case "Wake":
+          return Queue.offer(kick, undefined)
+        case "SlotFreed":
+          return apply(slotFreed)
+        case "StartWorkers":
+          return Effect.forEach(Array.from({ length: action.n }), () => Effect.forkIn(worker(action.keyId), scope), { discard: true })
+        case "GiveBack":
+          if (onGiveBackFailure === "fail") return giveBack(action.deliveries)
+          if (onGiveBackFailure === "ignore") return Effect.ignore(giveBack(action.deliveries))
+          return giveBack(action.deliveries).pipe(
+            Effect.catchAllCause((cause) => Effect.logWarning("webhook leases not given back; they end on their own", cause))
+          )
+      }
     }
-    return lane
-  }
-  const enqueue = (lane: Lane, deliveries: ReadonlyArray<HeldDelivery>, leasedAt: number) => {
-    for (const delivery of deliveries) lane.queue.push({ delivery, leasedAt })
-    queued += deliveries.length
-  }
-  const takeQueued = (lane: Lane) => {
-    queued -= lane.queue.length
-    return lane.queue.splice(0).map((q) => q.delivery)
-  }
-  const giveBack = (deliveries: ReadonlyArray<HeldDelivery>) =>
-    Effect.flatMap(now, (at) => store.release(deliveries.map((d) => d.id), owner, at))
+    const worker = yield* makeWorker({ cell, owner, apply, giveBack, withSlot: slots.withSlot, busy: slots.busy })
+    yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Queue.take(wakeups), apply(signalled))))
 
-  /**
-   * Leases more of a key's due deliveries into its lane: BATCH after a success, one (a probe) after
-   * a failure. Runs beside the lane's workers (when the lane runs low and the key has a backlog),
-   * so a busy key does not wait on the claim's round trip.
-   */
-  const refill = (keyId: string, lane: Lane) =>
-    Effect.gen(function*() {
+    const step = Effect.gen(function*() {
       const at = yield* now
-      const room = lane.healthy ? Math.max(1, Math.min(BATCH, LANE_CAP - lane.queue.length, QUEUED_CAP - queued)) : 1
-      const leased = yield* store.claimBatch(owner, keyId, at, leaseEnd(at), room)
-      lane.backlog = leased.length === room
-      // Every worker of the lane left meanwhile: back to the database.
-      if (lane.workers === 0) yield* giveBack(leased)
-      else enqueue(lane, leased, at.getTime())
-      return leased.length
-    }).pipe(Effect.ensuring(Effect.sync(() => (lane.refill = undefined))))
-  const startRefill = (keyId: string, lane: Lane) =>
-    Effect.map(Effect.forkIn(refill(keyId, lane), scope), (fiber) => (lane.refill = fiber))
+      cell.state = pruneIdle(cell.state, at.getTime())
+      const waiting = yield* store.undispatched(FAN_OUT_BATCH)
+      if (waiting > 0) {
+        const fanned = yield* store.fanOut(at, waiting, { owner, leaseUntil: leaseEnd(at), room: roomAhead(cell.state) })
+        yield* apply((s) => fannedOut(s, fanned, at.getTime(), slots.busy()))
+      }
+      const plan = planClaim(cell.state, at.getTime(), slots.busy())
+      cell.state = plan.state
+      if (plan.claim === undefined) return
+      const { limit, held } = plan.claim
+      const due = yield* store.claim(owner, at, leaseEnd(at), limit, PER_KEY, held)
+      yield* apply((s) => claimed(s, due, limit, at.getTime()))
+    }).pipe(Effect.catchAllCause((cause) => Effect.logError("webhook dispatch failed; retrying", cause)))
 
-  /**
-   * One of a key's workers: takes the lane's leased deliveries one by one. A lane whose key has a
-   * backlog is refilled when it runs low (if healthy) or empty; without one, the workers leave
-   * when it is empty. A worker is counted in `reserved` from its start until its first attempt.
-   */
-  const worker = (keyId: string, lane: Lane) => {
-    let current: HeldDelivery | undefined
-    let unstarted = true
-    const started = () => {
-      if (unstarted) reserved -= 1
-      unstarted = false
-    }
-    // A failed attempt starting its burst: the key is in trouble from now, not when the burst ends.
-    const failing = Effect.suspend(() => {
-      lane.healthy = false
-      const released = giveBack(takeQueued(lane)).pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning("webhook leases not given back; they end on their own", cause))
+    yield* Effect.forever(step.pipe(Effect.zipRight(Queue.take(kick).pipe(Effect.timeout(POLL), Effect.ignore))))
+  })
+
+/**
+ * The key's workers: each takes the lane's leased deliveries one by one, as `workerNext` decides,
+ * and the lane's claims (refills) run beside them, so a busy key does not wait on a claim's round trip.
+ */
+const makeWorker = (actor: Actor) =>
+  Effect.gen(function*() {
+    const store = yield* WebhookStore
+    const sender = yield* WebhookSender
+    const recordDone = yield* attemptWriter
+    const scope = yield* Effect.scope
+    const { cell, owner, apply, giveBack } = actor
+    /** The claim under way for each lane, which answers how many it leased. */
+    const refills = new Map<string, Fiber.Fiber<number, SqlError>>()
+
+    const refill = (keyId: string) =>
+      Effect.gen(function*() {
+        const at = new Date(yield* Clock.currentTimeMillis)
+        const size = refillSize(cell.state, keyId)
+        const leased = yield* store.claimBatch(owner, keyId, at, new Date(at.getTime() + LEASE_MS), size)
+        yield* apply((s) => refilled(s, keyId, size, leased, at.getTime()))
+        return leased.length
+      }).pipe(Effect.ensuring(Effect.sync(() => {
+        refills.delete(keyId)
+        cell.state = refillEnded(cell.state, keyId)
+      })))
+    const startRefill = (keyId: string) => Effect.map(Effect.forkIn(refill(keyId), scope), (fiber) => void refills.set(keyId, fiber))
+
+    return (keyId: string) => {
+      let current: HeldDelivery | undefined
+      let unstarted = true
+      const started = Effect.sync(() => {
+        if (unstarted) cell.state = workerStarted(cell.state)
+        unstarted = false
+      })
+      const waiting = apply((s) => failing(s, keyId), "warn").pipe(Effect.catchAll(() => Effect.void))
+      const options = { owner, withSlot: actor.withSlot, waiting, recordDone }
+      return Effect.gen(function*() {
+        for (;;) {
+          const at = yield* Clock.currentTimeMillis
+          const next = workerNext(cell.state, keyId, at, actor.busy())
+          cell.state = next.state
+          if (next.refill) yield* startRefill(keyId)
+          const step = next.step
+          if (step._tag === "Leave") return
+          if (step._tag === "AwaitRefill") {
+            const refilling = refills.get(keyId)
+            // Marked under way by another worker whose fork has not returned yet: let it.
+            if (refilling === undefined) yield* Effect.yieldNow()
+            else if (afterRefill(cell.state, keyId, yield* Fiber.join(refilling)) === "Leave") return
+            continue
+          }
+          if (step._tag === "Expired") {
+            yield* giveBack([step.delivery])
+            continue
+          }
+          current = step.delivery
+          yield* started
+          const ok = yield* sender.deliver(current, options).pipe(
+            Effect.catchAllCause((cause) => Effect.as(Effect.logError(`webhook delivery ${step.delivery.id} failed; its lease hands it out again`, cause), false))
+          )
+          current = undefined
+          yield* apply((s) => attempted(s, keyId, ok))
+        }
+      }).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("webhook worker stopped; its leases hand its work out again", cause)),
+        // Shutting down: give leased deliveries back at once rather than when their leases end.
+        Effect.onInterrupt(() => apply((s) => workerInterrupted(s, keyId, current), "ignore").pipe(Effect.ignore)),
+        Effect.ensuring(Effect.clockWith((clock) =>
+          Effect.suspend(() => {
+            const wasUnstarted = unstarted
+            unstarted = false
+            return apply((s) => workerLeft(s, keyId, wasUnstarted, clock.unsafeCurrentTimeMillis()), "ignore").pipe(Effect.ignore)
+          })))
       )
-      return Effect.zipRight(released, slotFreed)
-    })
-    const options = { owner, withSlot: slots.withSlot, waiting: failing, recordDone }
-    return Effect.gen(function*() {
-      for (;;) {
-        if (lane.healthy && lane.backlog && lane.refill === undefined && lane.queue.length <= LOW_WATER) yield* startRefill(keyId, lane)
-        const next = lane.queue.shift()
-        if (next === undefined) {
-          // Nothing leased: wait for the claim under way, or make one if the key may have more (and
-          // slots are free); else leave — the fan-out and the dispatcher's claims bring new work.
-          if (lane.refill === undefined && (!lane.backlog || active() >= CONCURRENCY)) return
-          const refilling = lane.refill ?? (yield* startRefill(keyId, lane))
-          if ((yield* Fiber.join(refilling)) === 0 && lane.queue.length === 0) return
-          continue
-        }
-        queued -= 1
-        if ((yield* Clock.currentTimeMillis) - next.leasedAt > LEASE_MS - LEASE_MARGIN_MS) {
-          yield* giveBack([next.delivery])
-          continue
-        }
-        current = next.delivery
-        started()
-        const ok = yield* sender.deliver(current, options).pipe(
-          Effect.catchAllCause((cause) => Effect.as(Effect.logError(`webhook delivery ${next.delivery.id} failed; its lease hands it out again`, cause), false))
-        )
-        current = undefined
-        lane.healthy = ok
-        // A receiver in trouble holds no more of its key's work than the deliveries it is failing.
-        if (!ok) yield* giveBack(takeQueued(lane))
-      }
-    }).pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("webhook worker stopped; its leases hand its work out again", cause)),
-      // Shutting down: give leased deliveries back at once rather than when their leases end.
-      Effect.onInterrupt(() => giveBack([...(current === undefined ? [] : [current]), ...takeQueued(lane)]).pipe(Effect.ignore)),
-      Effect.ensuring(Effect.clockWith((clock) => {
-        started()
-        lane.workers -= 1
-        if (lane.workers > 0) return slotFreed
-        lane.idleSince = clock.unsafeCurrentTimeMillis()
-        // Leased to a lane whose last worker was already leaving: back to the database.
-        return Effect.zipRight(giveBack(takeQueued(lane)).pipe(Effect.ignore), slotFreed)
-      }))
-    )
-  }
-
-  const startWorkers = (keyId: string, lane: Lane, n: number) =>
-    Effect.gen(function*() {
-      for (let i = 0; i < n; i++) {
-        lane.workers += 1
-        reserved += 1
-        yield* Effect.forkScoped(worker(keyId, lane))
-      }
-    })
-
-  /** How many of each key's new events the fan-out may lease straight to its lane (a healthy one, idle or not). */
-  const roomAhead = () => {
-    const room = new Map<string, number>()
-    let budget = QUEUED_CAP - queued
-    for (const [keyId, lane] of lanes) {
-      const n = Math.min(LANE_CAP - lane.queue.length, budget)
-      if (!lane.healthy || n <= 0) continue
-      room.set(keyId, n)
-      budget -= n
     }
-    return room
-  }
+  })
 
-  const step = Effect.gen(function*() {
-    const at = yield* now
-    for (const [keyId, lane] of lanes) {
-      if (lane.workers === 0 && lane.refill === undefined && at.getTime() - lane.idleSince > LANE_IDLE_MS) lanes.delete(keyId)
-    }
-    const waiting = yield* store.undispatched(FAN_OUT_BATCH)
-    if (waiting > 0) {
-      const fanned = yield* store.fanOut(at, waiting, { owner, leaseUntil: leaseEnd(at), room: roomAhead() })
-      for (const [keyId, deliveries] of byKey(fanned.leased)) {
-        const lane = laneOf(keyId)
-        enqueue(lane, deliveries, at.getTime())
-        // An idle lane gets a worker, one with fewer than it could use gets more.
-        const wanted = Math.min(PER_KEY - lane.workers, lane.queue.length, CONCURRENCY - active())
-        if (lane.workers === 0 || wanted > 0) yield* startWorkers(keyId, lane, Math.max(1, wanted))
-      }
-      if (fanned.deliveries > fanned.leased.length) claimWanted = true
-      if (fanned.events === FAN_OUT_BATCH) yield* wake
-    }
-    if (!claimWanted && at.getTime() - lastClaim < Duration.toMillis(POLL)) return
-    const free = CONCURRENCY - active()
-    starved = free <= 0
-    if (starved) return
-    claimWanted = false
-    lastClaim = at.getTime()
-    const held = new Map([...lanes].map(([keyId, lane]) => [keyId, lane.workers]))
-    const due = yield* store.claim(owner, at, leaseEnd(at), free, PER_KEY, held)
-    starved = due.length === free
-    for (const [keyId, deliveries] of byKey(due)) {
-      const lane = laneOf(keyId)
-      // Its oldest due deliveries: more of them may wait.
-      lane.backlog = true
-      enqueue(lane, deliveries, at.getTime())
-      yield* startWorkers(keyId, lane, deliveries.length)
-    }
-  }).pipe(Effect.catchAllCause((cause) => Effect.logError("webhook dispatch failed; retrying", cause)))
-
-  yield* Effect.forever(step.pipe(Effect.zipRight(Queue.take(kick).pipe(Effect.timeout(POLL), Effect.ignore))))
-}))
+/** The dispatcher actor, forked for as long as the appliance runs (as lib/actor.ts's actorLayer), and its state for readers. */
+export const DispatcherLive = Layer.scoped(
+  DispatcherStatus,
+  Effect.gen(function*() {
+    const cell: Cell = { state: initialDispatchState() }
+    yield* Effect.logInfo("actor started").pipe(Effect.zipRight(Effect.forkScoped(dispatcherActor(cell))), Effect.annotateLogs("actor", "webhooks"))
+    return DispatcherStatus.of({ snapshot: Effect.sync(() => cell.state) })
+  })
+)

@@ -1,6 +1,7 @@
 /** The sequence step scheduler actor: every replica runs one; the claim's SKIP LOCKED shares the work. */
 import { Clock, Duration, Effect } from "effect"
 import { actorLayer, actorLoop } from "../../lib/actor.ts"
+import { morePassesDue } from "./pass-plan.ts"
 import { StepScheduler } from "./StepScheduler.ts"
 
 /** How often due steps are looked for: a step goes at most this late. */
@@ -14,7 +15,7 @@ export const schedulerPass = Effect.gen(function*() {
   const now = new Date(yield* Clock.currentTimeMillis)
   const claimed = yield* scheduler.runDue(now, BATCH)
   yield* scheduler.finish(now)
-  return claimed >= BATCH
+  return morePassesDue(claimed, BATCH)
 })
 
 export const SequenceSchedulerLive = actorLayer(

@@ -35,7 +35,6 @@ import { emitEvent } from "../../events/outbox.ts"
 import { SequenceCompleted } from "../../events/schema.ts"
 import { domainOf } from "../../lib/email.ts"
 import { newId } from "../../lib/ids.ts"
-import { quotaCountOf } from "../../lib/simulator.ts"
 import type { SequenceReference } from "../../mta/queue/StoredMessage.ts"
 import { sendingAllowed } from "../../platform/domains/records.ts"
 import { AccountLimits, type Limits } from "../../platform/usage/AccountLimits.ts"
@@ -43,44 +42,29 @@ import { reserveQuota } from "../../platform/usage/Quota.ts"
 import { refuseSender } from "../../transactional/accept.ts"
 import { messageHasOpenDeliveries, messageLastCompletedAt } from "../../mta/queue/read-models/message-progress.ts"
 import { type QueuedMessage, type QueueWrite, type SharedContent, storeSharedContent, writeAll } from "../../mta/queue/enqueue.ts"
-import { textFromHtml, withPreheader } from "../render/text.ts"
 import { Templates } from "../templates/Templates.ts"
 import type { SequenceRow, StepRow } from "./records.ts"
+import {
+  countsAgainstQuota,
+  chargesByKey,
+  type Claimed,
+  type ContactRow,
+  ended,
+  failed,
+  held,
+  heldUntil,
+  holdReasons,
+  nextDueAt,
+  queued,
+  type Sent,
+  splitPass,
+  stepAfter,
+  stepMessage,
+  storedStep
+} from "./pass-plan.ts"
 import { type EffectiveContent, effectiveContent, type TemplateContent } from "./step-content.ts"
 
-/** How long a held step waits before the rules are read again. */
-export const HOLD_RECHECK_MS = 30_000
-
-interface Claimed {
-  readonly id: string
-  readonly sequence_id: string
-  readonly account_id: string
-  readonly key_id: string
-  readonly contact_id: string
-  readonly last_step_id: number | null
-  readonly next_due_at: Date
-}
-
-interface ContactRow {
-  readonly email: string
-  readonly name: string | null
-  readonly metadata: Readonly<Record<string, unknown>>
-}
-
-const asText = (value: unknown): string => typeof value === "string" ? value : JSON.stringify(value)
-
-/**
- * The contact's variables as the stored message carries them (strings): the template's defaults,
- * then `email`, `name` and each metadata field as `metadata.<name>` (a contact's field wins).
- */
-export const contactVariables = (vars: Readonly<Record<string, unknown>>, contact: ContactRow): Record<string, string> => ({
-  ...Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, asText(v)])),
-  email: contact.email,
-  ...(contact.name === null ? {} : { name: contact.name }),
-  ...Object.fromEntries(Object.entries(contact.metadata).map(([k, v]) => [`metadata.${k}`, asText(v)]))
-})
-
-type Sent = { readonly _tag: "queued" } | { readonly _tag: "held"; readonly reason: string } | { readonly _tag: "ended" }
+export { contactVariables, HOLD_RECHECK_MS } from "./pass-plan.ts"
 
 /** A step to queue, as `planStep` decided it. */
 interface Send {
@@ -93,9 +77,6 @@ interface Send {
   readonly queued: QueueWrite & { readonly messages: ReadonlyArray<QueuedMessage & { readonly stored: typeof SequenceReference.Type }> }
   readonly nextDue: Date | null
 }
-const queued: Sent = { _tag: "queued" }
-const ended: Sent = { _tag: "ended" }
-const held = (reason: string): Sent => ({ _tag: "held", reason })
 
 /** `read` once per key: the first caller's result is kept (failures are not). */
 const memo = <A, E, R>(read: (key: string) => Effect.Effect<A, E, R>) => {
@@ -155,27 +136,13 @@ export class StepScheduler extends Effect.Service<StepScheduler>()("herald/StepS
             const key = `${step.sequence_id}\n${step.id}`
             const known = messages.get(key)
             if (known !== undefined) return known
-            const html = content.html === "" ? null : withPreheader(content.html, content.preheader)
-            const text = content.body_text !== "" ? content.body_text : textFromHtml(content.html)
-            const message = {
-              from: content.from_name === null ? { email: from } : { email: from, name: content.from_name },
-              ...(content.reply_to === null ? {} : { reply_to: { email: content.reply_to } }),
-              subject: content.subject,
-              content: [
-                { type: "text/plain" as const, value: text },
-                ...(html === null ? [] : [{ type: "text/html" as const, value: html }])
-              ]
-            }
+            const message = stepMessage(content, from)
             messages.set(key, message)
             return message
           },
           sequence: (id: string) => sequences.get(id),
           /** The step after the one with id `lastStepId` (null: the first), by position. */
-          stepAfter: (sequenceId: string, lastStepId: number | null) => {
-            const all = steps.get(sequenceId) ?? []
-            const last = lastStepId === null ? undefined : all.find((step) => step.id === lastStepId)
-            return all.find((step) => step.position > (last?.position ?? 0))
-          },
+          stepAfter: (sequenceId: string, lastStepId: number | null) => stepAfter(steps.get(sequenceId) ?? [], lastStepId),
           template: memo((key: string) => {
             const [accountId, keyId, templateId] = key.split("\n") as [string, string, string]
             return templates.read({ accountId, keyId }, templateId).pipe(
@@ -194,7 +161,7 @@ export class StepScheduler extends Effect.Service<StepScheduler>()("herald/StepS
     type PassReads = Effect.Effect.Success<ReturnType<typeof passReads>>
 
     const hold = (sub: Claimed, reason: string, now: Date) =>
-      sql`UPDATE sequence_subscriptions SET held_until = ${new Date(now.getTime() + HOLD_RECHECK_MS)}, hold_reason = ${reason}, updated_at = ${now}
+      sql`UPDATE sequence_subscriptions SET held_until = ${heldUntil(now)}, hold_reason = ${reason}, updated_at = ${now}
         WHERE id = ${sub.id}`.pipe(Effect.asVoid)
 
     /**
@@ -215,35 +182,24 @@ export class StepScheduler extends Effect.Service<StepScheduler>()("herald/StepS
         const refused = yield* refuseSender(from, [contact.email], limits, yield* reads.domainState(`${sub.account_id}\n${from}`)).pipe(
           Effect.as(Option.none<string>()),
           Effect.catchTags({
-            AccountSuspended: () => Effect.succeed(Option.some("account_suspended")),
-            SendingPaused: () => Effect.succeed(Option.some("sending_paused")),
-            SenderDomainNotAuthorized: () => Effect.succeed(Option.some("domain_unverified"))
+            AccountSuspended: (e) => Effect.succeed(Option.some(holdReasons[e._tag])),
+            SendingPaused: (e) => Effect.succeed(Option.some(holdReasons[e._tag])),
+            SenderDomainNotAuthorized: (e) => Effect.succeed(Option.some(holdReasons[e._tag]))
           })
         )
         if (Option.isSome(refused)) return held(refused.value)
-        const stored: typeof SequenceReference.Type = {
-          _tag: "sequence",
-          origin: "sequence",
-          channel: "bulk",
-          sequence_id: sub.sequence_id,
-          step: step.id,
-          contact_id: sub.contact_id,
-          to: contact.name === null ? { email: contact.email } : { email: contact.email, name: contact.name },
-          variables: contactVariables(content.vars, contact),
-          message: reads.stepMessage(step, content, from)
-        }
-        const following = reads.stepAfter(sub.sequence_id, step.id)
+        const stored = storedStep(sub, step, content, contact, reads.stepMessage(step, content, from))
         return {
           _tag: "send" as const,
           sub,
           step,
           limits,
-          charged: quotaCountOf([contact.email]) > 0,
+          charged: countsAgainstQuota(contact),
           queued: {
             context: { accountId: sub.account_id, keyId: sub.key_id, requestId: sub.id, fromEmail: from, now: reads.now },
             messages: [{ messageId: newId("msg"), personalizationIndex: 0, subject: content.subject, stored, recipients: [{ email: contact.email, kind: "to" as const }] }]
           },
-          nextDue: following === undefined ? null : new Date(sub.next_due_at.getTime() + following.offset_seconds * 1000)
+          nextDue: nextDueAt(sub.next_due_at, reads.stepAfter(sub.sequence_id, step.id))
         }
       })
 
@@ -294,19 +250,12 @@ export class StepScheduler extends Effect.Service<StepScheduler>()("herald/StepS
     const sendAll = (rows: ReadonlyArray<Claimed>, reads: PassReads) =>
       Effect.gen(function*() {
         const plans = yield* Effect.forEach(rows, (sub) => Effect.map(planStep(sub, reads), (plan) => ({ sub, plan })))
-        const sends = plans.flatMap(({ plan }) => (plan._tag === "send" ? [plan] : []))
-        const ends = plans.filter(({ plan }) => plan._tag === "ended").map(({ sub }) => sub)
+        const { ends, sends } = splitPass(plans)
         if (ends.length > 0) yield* end(ends, reads.now)
         if (sends.length > 0) {
           const recorded = yield* recordSends(sends)
           const fresh = sends.filter((x) => recorded.has(x.sub.id))
-          const perKey = new Map<string, { readonly limits: Limits; count: number }>()
-          for (const x of fresh.filter((f) => f.charged)) {
-            const entry = perKey.get(x.sub.key_id) ?? { limits: x.limits, count: 0 }
-            entry.count += 1
-            perKey.set(x.sub.key_id, entry)
-          }
-          for (const [keyId, { limits, count }] of perKey) yield* reserveQuota(limits, keyId, count)
+          for (const [keyId, { limits, count }] of chargesByKey(fresh)) yield* reserveQuota(limits, keyId, count)
           // A step's shared part stored once for the pass's messages of it (5 KB a message otherwise).
           const shared = new Map<object, SharedContent>()
           for (const x of fresh) {
@@ -351,12 +300,12 @@ export class StepScheduler extends Effect.Service<StepScheduler>()("herald/StepS
                   Effect.catchAllCause((cause) =>
                     Effect.logError("sequence step failed to queue; held", cause).pipe(
                       Effect.annotateLogs({ subscription_id: sub.id }),
-                      Effect.as<Sent>({ _tag: "held", reason: `error: ${Cause.squash(cause)}`.slice(0, 200) })
+                      Effect.as(failed(Cause.squash(cause)))
                     )),
                   Effect.map((sent) => ({ sub, sent }))
                 )))
           )
-          for (const { sub, sent } of outcomes) if (sent._tag === "held") yield* hold(sub, sent.reason, now)
+          for (const { sub, reason } of splitPass(outcomes.map(({ sub, sent }) => ({ sub, plan: sent }))).holds) yield* hold(sub, reason, now)
           return rows.length
         }))
         if (claimed > 0) yield* signal.wake("herald_queue")

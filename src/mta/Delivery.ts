@@ -27,14 +27,14 @@ import { isSimulatorAddress } from "../lib/simulator.ts"
 import { PublicTokens } from "../bulk/public/tokens.ts"
 import { RenderEngine } from "../bulk/render/RenderEngine.ts"
 import type { RenderedContent } from "../bulk/render/content.ts"
-import { type BulkRendering, composeStored } from "../transactional/compose.ts"
+import { type BulkRendering, composeStored } from "./compose/compose.ts"
 import { classifyReply } from "./classify.ts"
 import { prepareKey, signMessage, type SigningKey } from "./dkim.ts"
 import { Destinations } from "./Destinations.ts"
 import { MtaConfig } from "./MtaConfig.ts"
 import { makeLookupCache } from "./lookup-cache.ts"
 import { publicTargets, resolveRoute, resolveTargets, type Route, type Target } from "./mx.ts"
-import { makeRenderAtDelivery, type RenderAtDelivery } from "./render-at-delivery.ts"
+import { makeRenderAtDelivery, type RenderAtDelivery } from "./compose/render-at-delivery.ts"
 import {
   type ClaimedDelivery,
   type Completion,

@@ -13,7 +13,7 @@ import { makeTaskRunner } from "../../src/bulk/render/tasks.ts"
 import { rewriteForTracking } from "../../src/bulk/tracking/rewrite.ts"
 import { readClickToken, readOpenToken } from "../../src/bulk/tracking/tokens.ts"
 import type { StoredMessage } from "../../src/mta/queue/StoredMessage.ts"
-import { type BulkRendering, composeStored, type Reference, referenceRender } from "../../src/transactional/compose.ts"
+import { type BulkRendering, composeStored, type Reference, referenceRender } from "../../src/mta/compose/compose.ts"
 
 const tokens = makeTokens("a test secret of enough length for hmac")
 const bulk: BulkRendering = { tokens, baseUrl: "https://herald.test", bounceDomain: "bounces.herald.test", accountId: "acc_1" }

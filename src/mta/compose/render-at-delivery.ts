@@ -19,11 +19,11 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
-import type { RenderedContent } from "../bulk/render/content.ts"
-import type { RenderFailed } from "../bulk/render/errors.ts"
-import type { RenderEngine } from "../bulk/render/RenderEngine.ts"
-import { type BulkRendering, type Reference, referenceRender } from "../transactional/compose.ts"
-import { HOLD_RECHECK_MS } from "./queue/delivery-checks.ts"
+import type { RenderedContent } from "../../bulk/render/content.ts"
+import type { RenderFailed } from "../../bulk/render/errors.ts"
+import type { RenderEngine } from "../../bulk/render/RenderEngine.ts"
+import { type BulkRendering, type Reference, referenceRender } from "./compose.ts"
+import { HOLD_RECHECK_MS } from "../queue/delivery-checks.ts"
 
 /** Render stops (deadline or memory) of one content before its campaign pauses or its step waits. */
 export const RENDER_STOPS_BEFORE_PAUSE = 3

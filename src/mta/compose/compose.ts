@@ -15,13 +15,13 @@
  * composing it — whatever the version that accepted it, or whatever wrote the row.
  */
 import MailComposer from "nodemailer/lib/mail-composer"
-import type { Channel, StoredMessage, StructuredContent } from "../mta/queue/StoredMessage.ts"
-import type { makeTokens } from "../bulk/public/tokens.ts"
-import { unsubscribeHeaders, unsubscribeToken, unsubscribeUrl } from "../bulk/public/unsubscribe-link.ts"
-import type { ContentSource, RenderedContent } from "../bulk/render/content.ts"
-import type { Scope } from "../bulk/render/engine.ts"
-import { fillTracking } from "../bulk/tracking/rewrite.ts"
-import { recipientTokens } from "../bulk/tracking/tokens.ts"
+import type { Channel, StoredMessage, StructuredContent } from "../queue/StoredMessage.ts"
+import type { makeTokens } from "../../bulk/public/tokens.ts"
+import { unsubscribeHeaders, unsubscribeToken, unsubscribeUrl } from "../../bulk/public/unsubscribe-link.ts"
+import type { ContentSource, RenderedContent } from "../../bulk/render/content.ts"
+import type { Scope } from "../../bulk/render/engine.ts"
+import { fillTracking } from "../../bulk/tracking/rewrite.ts"
+import { recipientTokens } from "../../bulk/tracking/tokens.ts"
 
 export interface ComposeOptions {
   readonly messageId: string

@@ -21,6 +21,7 @@ import { Campaigns } from "./bulk/campaigns/Campaigns.ts"
 import { CampaignControl } from "./bulk/campaigns/Control.ts"
 import { CampaignsActorLive } from "./bulk/campaigns/FanOut.ts"
 import { Contacts } from "./bulk/contacts/Contacts.ts"
+import { BulkContentLive } from "./bulk/delivery-port.ts"
 import { CsvReader } from "./bulk/contacts/csv-reader.ts"
 import { ConfirmationMail } from "./bulk/lists/confirmation-mail.ts"
 import { Lists } from "./bulk/lists/Lists.ts"
@@ -137,8 +138,15 @@ export const ServicesLive = BulkServicesLive.pipe(
   Layer.provideMerge(DatabaseReadyLive)
 )
 
-/** The outbound MTA: its configuration, destination limits and the delivery step. */
-const MtaServicesLive = Delivery.Default.pipe(Layer.provideMerge(Destinations.Default), Layer.provideMerge(MtaConfigLive))
+/**
+ * The outbound MTA: its configuration, destination limits and the delivery step, which composes
+ * campaign and sequence messages with the bulk area's part of them (the BulkContent port).
+ */
+const MtaServicesLive = Delivery.Default.pipe(
+  Layer.provide(BulkContentLive),
+  Layer.provideMerge(Destinations.Default),
+  Layer.provideMerge(MtaConfigLive)
+)
 
 /** The actors: long-running loops of every replica. */
 const ActorsLive = Layer.mergeAll(

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest"
 import { publicTargets } from "../../src/mta/mx.ts"
 import { abandonedReason, MAX_CLAIMS_WITHOUT_OUTCOME } from "../../src/mta/retry-schedule.ts"
-import { COMPOSE_LIMITS, composeProblem } from "../../src/mta/compose/compose.ts"
+import { COMPOSE_LIMITS, composeProblem } from "../../src/mta/compose/limits.ts"
 
 const request = (extra: Record<string, unknown> = {}, personalization: Record<string, unknown> = {}) => ({
   personalizations: [{ to: [{ email: "a@b.example" }], ...personalization }],

@@ -1,6 +1,7 @@
 /**
  * The RFC 5322 message of one personalization, built with nodemailer's MailComposer at delivery
- * time from the stored message (src/mta/queue/StoredMessage.ts). Header rules:
+ * time from the stored message (src/mta/queue/StoredMessage.ts); a campaign or sequence reference
+ * with what the bulk area adds to it (src/mta/compose/BulkContent.ts). Header rules:
  * - the personalization's subject and headers override the message-level ones (names compared
  *   case-insensitively);
  * - Bcc recipients get the message but never a Bcc header;
@@ -9,28 +10,21 @@
  *   appliance's own;
  * - inline attachments (content_id) are `cid:` parts of a multipart/related body.
  *
- * Composing costs memory and main-thread time by the number of parts and header fields, not only
- * by bytes: 10,000 one-byte attachments took 35 MB and a second, 300,000 of them (12 MB of JSON)
- * ran the process out of heap. So the MTA checks a stored message with `composePartsProblem` before
- * composing it — whatever the version that accepted it, or whatever wrote the row.
+ * What a message may hold to be composed at all is checked before, when it is decoded
+ * (src/mta/compose/limits.ts).
  */
 import MailComposer from "nodemailer/lib/mail-composer"
 import type { Channel, StoredMessage, StructuredContent } from "../queue/StoredMessage.ts"
-import type { makeTokens } from "../../bulk/public/tokens.ts"
-import { unsubscribeHeaders, unsubscribeToken, unsubscribeUrl } from "../../bulk/public/unsubscribe-link.ts"
-import type { ContentSource, RenderedContent } from "../../bulk/render/content.ts"
-import type { Scope } from "../../bulk/render/engine.ts"
-import { fillTracking } from "../../bulk/tracking/rewrite.ts"
-import { recipientTokens } from "../../bulk/tracking/tokens.ts"
+import type { BulkContentShape, Reference, RenderedReference } from "./BulkContent.ts"
 
 export interface ComposeOptions {
   readonly messageId: string
   readonly sendingDomain: string
   readonly date: Date
   /** What composing a campaign or sequence reference needs (the MTA passes it; without it they are refused). */
-  readonly bulk?: BulkRendering | undefined
-  /** A campaign or sequence reference's content rendered for its contact (`referenceRender`), by the MTA in a render worker. */
-  readonly rendered?: RenderedContent | undefined
+  readonly bulk?: ReferenceComposing | undefined
+  /** A campaign or sequence reference's content rendered for its contact (BulkContent `render`), by the MTA before composing. */
+  readonly rendered?: RenderedReference | undefined
   /**
    * The delivery the message is composed for: a campaign's tracking tokens name it. A campaign
    * message has one recipient, so one delivery (its retries are the same delivery).
@@ -38,11 +32,9 @@ export interface ComposeOptions {
   readonly deliveryId?: string | undefined
 }
 
-/** The unsubscribe tokens and where their links point, for one account's bulk message. */
-export interface BulkRendering {
-  readonly tokens: ReturnType<typeof makeTokens>
-  readonly baseUrl: string
-  readonly bounceDomain: string
+/** The bulk area's part of composing one account's reference: its headers and tracking (src/mta/compose/BulkContent.ts). */
+export interface ReferenceComposing {
+  readonly content: Pick<BulkContentShape, "headers" | "track">
   readonly accountId: string
 }
 
@@ -66,68 +58,6 @@ export const mergeHeaders = (
   return Object.fromEntries(merged.values())
 }
 
-/** What one message may hold to be composed (each well above what the sending API accepts). */
-export interface ComposeLimits {
-  readonly maxAttachments: number
-  /** Custom header fields, message-level and personalization-level together. */
-  readonly maxHeaderFields: number
-  /** UTF-8 bytes of the subject, the addresses and the custom header fields' names and values. */
-  readonly maxHeaderBytes: number
-}
-
-/**
- * Measured: 1,000 attachments compose in about 0.3 s and 8 MB, 1,000 header fields in a few ms,
- * 1 MB of header text in about 40 ms. Postfix refuses a header of more than 100 KB by default
- * (header_size_limit), so no message that could be delivered comes near the header bound.
- */
-export const COMPOSE_LIMITS: ComposeLimits = { maxAttachments: 1_000, maxHeaderFields: 1_000, maxHeaderBytes: 1_048_576 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
-const textBytes = (value: unknown): number => (typeof value === "string" ? Buffer.byteLength(value) : 0)
-
-const addressBytes = (list: unknown): number =>
-  Array.isArray(list) ? list.reduce((n: number, a) => n + (isRecord(a) ? textBytes(a["email"]) + textBytes(a["name"]) : 0), 0) : 0
-
-/**
- * Why a stored message (read as unknown: a row of any version, or written by anything) cannot be
- * composed within `limits`, or null: `message` is its message-level part (from, subject, headers,
- * attachments), `personalization` the recipients' part. Only counts and sizes, each in one pass:
- * the check is cheap on the very content it refuses.
- */
-export const composePartsProblem = (message: unknown, personalization: unknown, limits: ComposeLimits = COMPOSE_LIMITS): string | null => {
-  if (!isRecord(message)) return "the stored request is not a JSON object"
-  if (!isRecord(personalization)) return "the stored request has no personalization"
-  const attachments = message["attachments"] ?? []
-  if (!Array.isArray(attachments)) return "the stored request's attachments are not a list"
-  if (attachments.length > limits.maxAttachments) {
-    return `the message has ${attachments.length} attachments; at most ${limits.maxAttachments} can be composed`
-  }
-  const headerSets = [message["headers"] ?? {}, personalization["headers"] ?? {}]
-  if (!headerSets.every(isRecord)) return "the stored request's headers are not an object"
-  let fields = 0
-  let bytes = textBytes(message["subject"]) + textBytes(personalization["subject"]) + addressBytes(personalization["to"]) +
-    addressBytes(personalization["cc"])
-  for (const headers of headerSets as Array<Record<string, unknown>>) {
-    for (const name in headers) {
-      fields += 1
-      if (fields > limits.maxHeaderFields) break
-      bytes += Buffer.byteLength(name) + textBytes(headers[name])
-    }
-  }
-  if (fields > limits.maxHeaderFields) return `the message has more than ${limits.maxHeaderFields} custom header fields, the most that can be composed`
-  if (bytes > limits.maxHeaderBytes) return `the message's headers hold ${bytes} bytes; at most ${limits.maxHeaderBytes} can be composed`
-  return null
-}
-
-/** `composePartsProblem` of a whole single-personalization request (the form older versions stored). */
-export const composeProblem = (content: unknown, limits: ComposeLimits = COMPOSE_LIMITS): string | null => {
-  if (!isRecord(content)) return "the stored request is not a JSON object"
-  const personalization = Array.isArray(content["personalizations"]) ? content["personalizations"][0] : undefined
-  return composePartsProblem(content, personalization, limits)
-}
-
 interface Addressed {
   readonly to: ReadonlyArray<Address>
   readonly cc?: ReadonlyArray<Address> | undefined
@@ -137,7 +67,7 @@ interface Addressed {
 
 /**
  * The MIME of a stored message, ready to be signed. A campaign or sequence reference needs its
- * contact's render (`options.rendered`, made from `referenceRender` in a render worker).
+ * contact's render (`options.rendered`, from BulkContent `render`).
  */
 export const composeStored = (stored: StoredMessage, options: ComposeOptions): Promise<Buffer> => {
   switch (stored._tag) {
@@ -155,46 +85,29 @@ export const composeStored = (stored: StoredMessage, options: ComposeOptions): P
   }
 }
 
-export type Reference = Extract<StoredMessage, { readonly _tag: "campaign" | "sequence" }>
-
-const whoOf = (stored: Reference, bulk: BulkRendering) =>
-  ({ accountId: bulk.accountId, email: stored.to.email, source: stored._tag === "campaign" ? stored.campaign_id : stored.sequence_id })
-
-/**
- * What one contact's campaign or sequence message is rendered from: the stored content's subject,
- * html and text, and the contact's variables over the content's `vars`, with `{{ unsubscribe_url }}`
- * pointing at the contact's unsubscribe page.
- */
-export const referenceRender = (stored: Reference, bulk: BulkRendering): { readonly content: ContentSource; readonly scope: Scope } => {
-  const message = stored.message
-  const scope = { ...message.vars, ...stored.variables, unsubscribe_url: unsubscribeUrl(bulk.baseUrl, unsubscribeToken(bulk.tokens, whoOf(stored, bulk))) }
-  const content = {
-    subject: message.subject,
-    html: message.content.find((c) => c.type === "text/html")?.value ?? "",
-    body_text: message.content.find((c) => c.type === "text/plain")?.value ?? ""
-  }
-  return { content, scope }
-}
-
 /**
  * One contact's campaign or sequence message (the two forms share their content shape): its
- * render (`referenceRender`) and the `List-Unsubscribe` + `List-Unsubscribe-Post` headers (RFC 2369, RFC 8058) naming the campaign
- * or sequence. Unsubscribe headers are the appliance's own: the stored headers cannot replace them.
+ * render and the header fields the bulk area adds (`List-Unsubscribe` + `List-Unsubscribe-Post`,
+ * RFC 2369, RFC 8058, naming the campaign or sequence). Those are the appliance's own: the stored
+ * headers cannot replace them.
  *
  * A campaign's own delivery (origin `campaign`: never a sequence step or a test-send) gets its
  * recipient's tracking tokens in place of the placeholders the frozen HTML holds (DESIGN
  * "Tracking"), by substitution over the rendered HTML, after the engine: a contact's variables can
  * never produce or move a token.
  */
-export const composeReference = (stored: Reference, rendered: RenderedContent, bulk: BulkRendering, options: ComposeOptions): Promise<Buffer> => {
+export const composeReference = (
+  stored: Reference,
+  rendered: RenderedReference,
+  bulk: ReferenceComposing,
+  options: ComposeOptions
+): Promise<Buffer> => {
   const message = stored.message
-  const who = whoOf(stored, bulk)
-  const where = { baseUrl: bulk.baseUrl, bounceDomain: bulk.bounceDomain }
   const { subject, text } = rendered
   let html = rendered.html
   if (stored._tag === "campaign" && stored.origin === "campaign" && html !== null) {
     if (options.deliveryId === undefined) return Promise.reject(new Error("a campaign message needs its delivery id to be composed"))
-    html = fillTracking(html, recipientTokens(bulk.tokens, { deliveryId: options.deliveryId, campaignId: stored.campaign_id }))
+    html = bulk.content.track(html, { deliveryId: options.deliveryId, campaignId: stored.campaign_id })
   }
   return composeMessage(
     {
@@ -202,7 +115,7 @@ export const composeReference = (stored: Reference, rendered: RenderedContent, b
       ...(message.reply_to === undefined ? {} : { reply_to: message.reply_to }),
       subject,
       content: [{ type: "text/plain", value: text }, ...(html === null ? [] : [{ type: "text/html" as const, value: html }])],
-      headers: mergeHeaders(message.headers, unsubscribeHeaders(bulk.tokens, where, who))
+      headers: mergeHeaders(message.headers, bulk.content.headers(stored, bulk.accountId))
     },
     { to: [stored.to] },
     stored.channel,

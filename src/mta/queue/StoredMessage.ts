@@ -23,7 +23,7 @@
  */
 import { Either, ParseResult, Schema } from "effect"
 import { formatPath } from "../../lib/issue-path.ts"
-import { composePartsProblem } from "../compose/compose.ts"
+import { composePartsProblem } from "../compose/limits.ts"
 import { Address, Attachment, Content, Headers, Personalization } from "../../transactional/request.ts"
 
 export const Channel = Schema.Literal("transactional", "bulk")

@@ -8,7 +8,7 @@
  *    (the second a day later, so never due here) created through the API, the list enrolled through
  *    `POST /v1/bulk/sequences/{id}/enroll` (again while `truncated`: HERALD_ENROLL_CAP, 10,000 by
  *    default, per call) — drained by the step scheduler and the MTA, each step rendered per contact
- *    at delivery (src/transactional/compose.ts `composeReference`). Beside it, in the same run and
+ *    at delivery (src/mta/compose/compose.ts `composeReference`). Beside it, in the same run and
  *    appliance, a campaign to as many contacts of another list with the same content, before and
  *    after the sequence (the mean is the baseline: this VM's speed drifts within minutes). Rates are
  *    delivered/s from the first to the last message the sink received in the phase. Target: the

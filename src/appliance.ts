@@ -23,6 +23,7 @@ import { Campaigns } from "./bulk/campaigns/Campaigns.ts"
 import { CampaignControl } from "./bulk/campaigns/Control.ts"
 import { CampaignsActorLive } from "./bulk/campaigns/FanOut.ts"
 import { Contacts } from "./bulk/contacts/Contacts.ts"
+import { BulkContentLive } from "./bulk/delivery-port.ts"
 import { CsvReader } from "./bulk/contacts/csv-reader.ts"
 import { ConfirmationMail } from "./bulk/lists/confirmation-mail.ts"
 import { Lists } from "./bulk/lists/Lists.ts"
@@ -31,7 +32,6 @@ import { RenderEngine } from "./bulk/render/RenderEngine.ts"
 import { Segments } from "./bulk/segments/Segments.ts"
 import { Enroll } from "./bulk/sequences/Enroll.ts"
 import { SequenceSchedulerLive } from "./bulk/sequences/SchedulerActor.ts"
-import { SequenceStepHoldLive } from "./bulk/sequences/hold-render-failed.ts"
 import { Sequences } from "./bulk/sequences/Sequences.ts"
 import { StepScheduler } from "./bulk/sequences/StepScheduler.ts"
 import { Steps } from "./bulk/sequences/Steps.ts"
@@ -173,11 +173,14 @@ export const ServicesLive = Layer.merge(BulkServicesLive, KeyPortsLive).pipe(
   Layer.provideMerge(DatabaseReadyLive)
 )
 
-/** The outbound MTA: its configuration, destination limits and the delivery step. */
+/**
+ * The outbound MTA: its configuration, destination limits and the delivery step, which composes
+ * campaign and sequence messages with the bulk area's part of them (the BulkContent port).
+ */
 const MtaServicesLive = Delivery.Default.pipe(
+  Layer.provide(BulkContentLive),
   Layer.provideMerge(Destinations.Default),
-  Layer.provideMerge(MtaConfigLive),
-  Layer.provideMerge(SequenceStepHoldLive)
+  Layer.provideMerge(MtaConfigLive)
 )
 
 /** The actors: long-running loops of every replica. */

@@ -8,15 +8,18 @@
 import { Option } from "effect"
 import { simpleParser } from "mailparser"
 import { describe, expect, it } from "vitest"
+import { type BulkLinks, referenceComposing, referenceRender } from "../../src/bulk/delivery-port.ts"
 import { makeTokens } from "../../src/bulk/public/tokens.ts"
 import { makeTaskRunner } from "../../src/bulk/render/tasks.ts"
 import { rewriteForTracking } from "../../src/bulk/tracking/rewrite.ts"
 import { readClickToken, readOpenToken } from "../../src/bulk/tracking/tokens.ts"
+import type { Reference } from "../../src/mta/compose/BulkContent.ts"
+import { composeStored, type ReferenceComposing } from "../../src/mta/compose/compose.ts"
 import type { StoredMessage } from "../../src/mta/queue/StoredMessage.ts"
-import { type BulkRendering, composeStored, type Reference, referenceRender } from "../../src/transactional/compose.ts"
 
 const tokens = makeTokens("a test secret of enough length for hmac")
-const bulk: BulkRendering = { tokens, baseUrl: "https://herald.test", bounceDomain: "bounces.herald.test", accountId: "acc_1" }
+const links: BulkLinks = { tokens, baseUrl: "https://herald.test", bounceDomain: "bounces.herald.test" }
+const bulk: ReferenceComposing = { content: referenceComposing(links), accountId: "acc_1" }
 const tracked = rewriteForTracking(`<html><body><p>Hi {{ email }}</p><a href="https://shop.example/a">A</a></body></html>`, {
   trackUrl: "https://t.herald.test",
   baseUrl: "https://herald.test"
@@ -26,7 +29,7 @@ const contact = { channel: "bulk" as const, contact_id: "ct_1", to: { email: "ad
 const options = { messageId: "msg_1", sendingDomain: "shop.example", date: new Date("2026-01-01T00:00:00Z"), bulk }
 const runTask = makeTaskRunner()
 const renderedOf = async (stored: Reference) => {
-  const { content, scope } = referenceRender(stored, bulk)
+  const { content, scope } = referenceRender(stored, links, bulk.accountId)
   const answer = await runTask({ op: "content", key: JSON.stringify(content), content, scope })
   if (answer._tag !== "rendered") throw new Error(`not rendered: ${JSON.stringify(answer)}`)
   return answer.rendered

@@ -90,6 +90,18 @@ const moveToSending = (campaign: CampaignRow, now: Date, urls: TrackingUrls) =>
     return total
   })
 
+/**
+ * Delivery met this campaign's content stopped at the render deadline too often (the MTA's count,
+ * src/mta/compose/render-at-delivery.ts, through the BulkContent port): the campaign pauses with
+ * `pause_reason: render_failed` at once, before the next recipient pays the deadline. Only a
+ * `sending` or `scheduled` campaign: one paused, cancelled or done already stays as it is. Its
+ * queued deliveries are held by the claim's check of the campaign; `resume` tries again.
+ */
+export const pauseForRenderFailure = (campaignId: string, now: Date) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`UPDATE campaigns SET status = 'paused', pause_reason = 'render_failed', updated_at = ${now}
+      WHERE id = ${campaignId} AND status IN ('sending', 'scheduled')`.pipe(Effect.asVoid))
+
 export class CampaignControl extends Effect.Service<CampaignControl>()("herald/CampaignControl", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

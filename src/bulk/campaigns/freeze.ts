@@ -12,7 +12,7 @@
  *
  * Tracking (issue 20 "Tracking"): the stored HTML is rewritten for tracking here, once per
  * campaign (src/bulk/tracking/rewrite.ts), and its tracked links recorded for the click endpoint;
- * each delivery fills in its recipient's tokens when it is composed (src/transactional/compose.ts).
+ * each delivery fills in its recipient's tokens when it is composed (src/mta/compose/compose.ts).
  */
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"

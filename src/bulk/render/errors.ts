@@ -13,7 +13,7 @@ export class RenderFailed extends Data.TaggedError("RenderFailed")<{
   /**
    * The work was stopped at its deadline (HERALD_RENDER_TIMEOUT_MS: the render worker was
    * terminated) or ran its worker out of memory. Delivery counts these per content: after
-   * RENDER_STOPS_BEFORE_PAUSE of them the campaign pauses (src/mta/render-stops.ts).
+   * RENDER_STOPS_BEFORE_PAUSE of them the campaign pauses (src/mta/compose/render-at-delivery.ts).
    */
   readonly outOfTime?: boolean | undefined
   /**

@@ -1,6 +1,6 @@
 /**
  * A sequence step whose content the render workers stopped at their deadline three times (issue
- * 26, src/mta/render-at-delivery.ts) holds its subscriptions, as a campaign pauses with
+ * 26, src/mta/compose/render-at-delivery.ts) holds its subscriptions, as a campaign pauses with
  * `pause_reason: render_failed`: without it, each of the step's recipients would pay the render
  * deadline again at every retry for the queue's 120 h.
  *
@@ -13,8 +13,8 @@
  * resumes, clears the reason; the held delivery is tried (rendered) again at its next recheck.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer } from "effect"
-import { SequenceStepHold } from "../../mta/render-at-delivery.ts"
+import { Effect } from "effect"
+import { messageHasOpenDeliveries } from "../../mta/queue/read-models/message-progress.ts"
 
 /** The step whose render was stopped: its sequence and step (by id), and a contact to hold alone. */
 export interface StoppedStep {
@@ -33,15 +33,6 @@ export const holdRenderFailed = (step: StoppedStep, at: Date) =>
     sql<{ id: string }>`UPDATE sequence_subscriptions s SET state = 'paused', hold_reason = ${RENDER_FAILED}, held_until = NULL, updated_at = ${at}
       WHERE s.sequence_id = ${step.sequenceId} AND s.state = 'active'
         ${step.contactId === undefined ? sql`` : sql`AND s.contact_id = ${step.contactId}`}
-        AND EXISTS (SELECT 1 FROM sequence_step_sends x JOIN deliveries d ON d.message_id = x.message_id
-          WHERE x.subscription_id = s.id AND x.step_id = ${step.stepId} AND d.state IN ('queued', 'deferred'))
+        AND EXISTS (SELECT 1 FROM sequence_step_sends x
+          WHERE x.subscription_id = s.id AND x.step_id = ${step.stepId} AND ${messageHasOpenDeliveries(sql, sql`x.message_id`)})
       RETURNING s.id`).pipe(Effect.map((rows) => rows.length))
-
-/** The MTA's port (render-at-delivery.ts) provided by this module: a failed hold is a defect of the database. */
-export const SequenceStepHoldLive = Layer.effect(
-  SequenceStepHold,
-  Effect.map(SqlClient.SqlClient, (sql) =>
-    SequenceStepHold.of({
-      hold: (step, at) => holdRenderFailed(step, at).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie)
-    }))
-)

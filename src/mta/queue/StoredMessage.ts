@@ -58,7 +58,7 @@ export type RawMessage = typeof RawMessage.Type
 /**
  * One stored campaign message (a template), shared by every contact it goes to: `subject` and
  * the `content` values are the rendering engine's sources (src/bulk/render), rendered per contact
- * at delivery time (src/transactional/compose.ts); `vars` are the content's default variables.
+ * at delivery time (src/mta/compose/compose.ts); `vars` are the content's default variables.
  */
 export const CampaignContent = Schema.Struct({
   from: Address,

@@ -1,11 +1,11 @@
 /**
  * What the MTA checks of a stored message before composing it (src/mta/queue/StoredMessage.ts
- * decodes with it; the composer, src/transactional/compose.ts, builds what passes). Composing costs
+ * decodes with it; the composer, src/mta/compose/compose.ts, builds what passes). Composing costs
  * memory and main-thread time by the number of parts and header fields, not only by bytes: 10,000
  * one-byte attachments took 35 MB and a second, 300,000 of them (12 MB of JSON) ran the process out
  * of heap. So a stored message is checked with `composePartsProblem` before it is composed —
  * whatever the version that accepted it, or whatever wrote the row. It lives with the queue so the
- * stored message's decoding needs nothing from the composer (whose imports reach bulk rendering).
+ * stored message's decoding needs nothing from the composer (which imports the queue, not the other way).
  */
 /** What one message may hold to be composed (each well above what the sending API accepts). */
 export interface ComposeLimits {

@@ -1,6 +1,6 @@
 /**
- * A campaign's or sequence step's message rendered for its contact at delivery, in a render
- * worker (src/bulk/render/RenderEngine.ts), and what the attempt does when that fails.
+ * A campaign's or sequence step's message rendered for its contact at delivery, by the bulk area
+ * through the BulkContent port (in a render worker), and what the attempt does when that fails.
  *
  * - The content's own failure (syntax, a Liquid limit): the delivery fails (5.6.0), as it will
  *   every time.
@@ -10,47 +10,36 @@
  *   deadline again for the queue's 120 h: the campaign pauses with `pause_reason: render_failed`
  *   (its deliveries are held, `resume` tries again), a sequence step's waiting subscriptions are
  *   paused with `hold_reason: render_failed` and their deliveries held (the subscription's
- *   `resume` tries again), and a campaign's test-send fails at once (`render_failed`).
+ *   `resume` tries again) — both the bulk area's writes, through BulkContent `stoppedAgain` — and
+ *   a campaign's test-send fails at once (`render_failed`). A step with nothing left to hold
+ *   (paused by hand, cancelled meanwhile) waits HOLD_RECHECK_MS instead, not rendered.
  * - Busy (every worker taken, the line full, shutting down): not the content's doing; tried again
  *   later, not counted.
  *
  * Stops are counted in memory, per content, by this process: a restart or another replica pays at
  * most three deadlines more before it pauses too.
  */
-import type { SqlClient } from "@effect/sql"
-import { Clock, Context, Effect } from "effect"
-import type { RenderedContent } from "../bulk/render/content.ts"
-import type { RenderFailed } from "../bulk/render/errors.ts"
-import type { RenderEngine } from "../bulk/render/RenderEngine.ts"
-import { type BulkRendering, type Reference, referenceRender } from "../transactional/compose.ts"
-import { HOLD_RECHECK_MS } from "./queue/delivery-checks.ts"
+import { Clock, Effect } from "effect"
+import { HOLD_RECHECK_MS } from "../queue/delivery-checks.ts"
+import type { BulkContentShape, Reference, ReferenceNotRendered, RenderedReference } from "./BulkContent.ts"
 
 /** Render stops (deadline or memory) of one content before its campaign pauses or its step waits. */
 export const RENDER_STOPS_BEFORE_PAUSE = 3
 /** Contents whose stops are remembered, at most (the oldest forgotten first). */
 const CONTENTS_TRACKED = 10_000
 
-/**
- * The port through which a stopped sequence step holds its subscriptions: the sequences module
- * owns them and provides it (src/bulk/sequences/hold-render-failed.ts), src/appliance.ts wires it.
- * Answers how many subscriptions it held (only `contactId`'s when given).
- */
-export class SequenceStepHold extends Context.Tag("herald/SequenceStepHold")<SequenceStepHold, {
-  readonly hold: (step: { readonly sequenceId: string; readonly stepId: number; readonly contactId?: string | undefined }, at: Date) => Effect.Effect<number>
-}>() {}
-
 export type RenderAtDelivery =
-  | { readonly _tag: "rendered"; readonly rendered: RenderedContent }
+  | { readonly _tag: "rendered"; readonly rendered: RenderedReference }
   /** Fails for good: the content's own failure, or a test-send's stopped render. */
   | { readonly _tag: "fail"; readonly reason: string }
   /** Tried again later, at the retry schedule's time or at `until`. */
   | { readonly _tag: "defer"; readonly reason: string; readonly until?: Date | undefined }
-  /** The campaign was paused (render_failed): the delivery is held with it. */
+  /** The campaign was paused, or the step's subscriptions held (render_failed): the delivery is held with them. */
   | { readonly _tag: "hold"; readonly reason: string }
 
 const contentOf = (stored: Reference) => (stored._tag === "campaign" ? `campaign:${stored.campaign_id}` : `sequence:${stored.sequence_id}:${stored.step}`)
 
-export const makeRenderAtDelivery = (engine: RenderEngine, sql: SqlClient.SqlClient, steps: Context.Tag.Service<SequenceStepHold>) => {
+export const makeRenderAtDelivery = (bulk: BulkContentShape) => {
   const stops = new Map<string, { count: number; waitUntil: number }>()
 
   /** One more stop of `content`; true when that makes RENDER_STOPS_BEFORE_PAUSE (the count starts again). */
@@ -68,48 +57,41 @@ export const makeRenderAtDelivery = (engine: RenderEngine, sql: SqlClient.SqlCli
     return enough
   }
 
-  const pauseCampaign = (id: string, now: Date) =>
-    sql`UPDATE campaigns SET status = 'paused', pause_reason = 'render_failed', updated_at = ${now}
-      WHERE id = ${id} AND status IN ('sending', 'scheduled')`.pipe(Effect.orDie, Effect.asVoid)
-
-  /**
-   * The step's waiting subscriptions (or `contactId`'s alone) held with `render_failed`
-   * (SequenceStepHold); the delivery is held with them. None held (paused
-   * by hand, cancelled meanwhile): the delivery waits HOLD_RECHECK_MS instead, not rendered.
-   */
-  const holdStep = (stored: Extract<Reference, { _tag: "sequence" }>, now: number, why: string, contactId?: string): Effect.Effect<RenderAtDelivery> =>
-    steps.hold({ sequenceId: stored.sequence_id, stepId: stored.step, contactId }, new Date(now)).pipe(
+  /** What the delivery does once the bulk area was told: held with its campaign or subscription, or (nothing held) a wait. */
+  const toldBulk = (stored: Reference, now: number, why: string, contactId?: string): Effect.Effect<RenderAtDelivery> =>
+    bulk.stoppedAgain(stored, new Date(now), contactId).pipe(
       Effect.map((held): RenderAtDelivery =>
-        held > 0
+        !held
+          ? { _tag: "defer", reason: `${why}; the step waits`, until: new Date(now + HOLD_RECHECK_MS) }
+          : stored._tag === "sequence"
           ? { _tag: "hold", reason: `${why}; the step's subscriptions are held` }
-          : { _tag: "defer", reason: `${why}; the step waits`, until: new Date(now + HOLD_RECHECK_MS) })
+          : { _tag: "hold", reason: `${why}; the campaign is paused` })
     )
 
-  const afterStop = (stored: Reference, failure: RenderFailed, now: number): Effect.Effect<RenderAtDelivery> => {
+  /** `stored`'s content was stopped again: counted, and once enough, the bulk area is told (a campaign pauses, a step holds). */
+  const afterStop = (stored: Reference, failure: ReferenceNotRendered, now: number): Effect.Effect<RenderAtDelivery> => {
     const reason = `render_failed: ${failure.message}`
     if (stored._tag === "campaign" && stored.origin === "test_send") return Effect.succeed({ _tag: "fail", reason })
     const content = contentOf(stored)
     if (!stopped(content, now)) return Effect.succeed({ _tag: "defer", reason })
-    const after = `${reason} (stopped ${RENDER_STOPS_BEFORE_PAUSE} times)`
-    if (stored._tag === "sequence") return holdStep(stored, now, after)
-    return Effect.as(pauseCampaign(stored.campaign_id, new Date(now)), { _tag: "hold", reason: `${after}; the campaign is paused` } as const)
+    return toldBulk(stored, now, `${reason} (stopped ${RENDER_STOPS_BEFORE_PAUSE} times)`)
   }
 
   /** The contact's render of `stored`, or what the attempt does instead. */
-  const render = (stored: Reference, bulk: BulkRendering): Effect.Effect<RenderAtDelivery> =>
+  const render = (stored: Reference, accountId: string): Effect.Effect<RenderAtDelivery> =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const waiting = stored._tag === "sequence" ? stops.get(contentOf(stored)) : undefined
       if (stored._tag === "sequence" && waiting !== undefined && waiting.waitUntil > now) {
-        return yield* holdStep(stored, now, `render_failed: this step's content was stopped ${RENDER_STOPS_BEFORE_PAUSE} times`, stored.contact_id)
+        // A later delivery of a step already known to be stopped: its own subscription holds too, not rendered.
+        return yield* toldBulk(stored, now, `render_failed: this step's content was stopped ${RENDER_STOPS_BEFORE_PAUSE} times`, stored.contact_id)
       }
-      const { content, scope } = referenceRender(stored, bulk)
-      return yield* engine.render(bulk.accountId, content, scope).pipe(
+      return yield* bulk.render(stored, accountId).pipe(
         Effect.map((rendered): RenderAtDelivery => ({ _tag: "rendered", rendered })),
         Effect.catchAll((failure): Effect.Effect<RenderAtDelivery> =>
-          failure.busy === true
+          failure.kind === "busy"
             ? Effect.succeed({ _tag: "defer", reason: failure.message })
-            : failure.outOfTime === true
+            : failure.kind === "stopped"
             ? afterStop(stored, failure, now)
             : Effect.succeed({ _tag: "fail", reason: `render_failed: ${failure.message}` }))
       )

@@ -1,6 +1,7 @@
 /**
  * The RFC 5322 message of one personalization, built with nodemailer's MailComposer at delivery
- * time from the stored message (src/mta/queue/StoredMessage.ts). Header rules:
+ * time from the stored message (src/mta/queue/StoredMessage.ts); a campaign or sequence reference
+ * with what the bulk area adds to it (src/mta/compose/BulkContent.ts). Header rules:
  * - the personalization's subject and headers override the message-level ones (names compared
  *   case-insensitively);
  * - Bcc recipients get the message but never a Bcc header;
@@ -9,28 +10,21 @@
  *   appliance's own;
  * - inline attachments (content_id) are `cid:` parts of a multipart/related body.
  *
- * Composing costs memory and main-thread time by the number of parts and header fields, not only
- * by bytes: 10,000 one-byte attachments took 35 MB and a second, 300,000 of them (12 MB of JSON)
- * ran the process out of heap. So the MTA checks a stored message with `composePartsProblem` before
- * composing it — whatever the version that accepted it, or whatever wrote the row.
+ * What a message may hold to be composed at all is checked before, when it is decoded
+ * (src/mta/queue/compose-limits.ts).
  */
 import MailComposer from "nodemailer/lib/mail-composer"
-import type { Channel, StoredMessage, StructuredContent } from "../mta/queue/StoredMessage.ts"
-import type { makeTokens } from "../bulk/public/tokens.ts"
-import { unsubscribeHeaders, unsubscribeToken, unsubscribeUrl } from "../bulk/public/unsubscribe-link.ts"
-import type { ContentSource, RenderedContent } from "../bulk/render/content.ts"
-import type { Scope } from "../bulk/render/engine.ts"
-import { fillTracking } from "../bulk/tracking/rewrite.ts"
-import { recipientTokens } from "../bulk/tracking/tokens.ts"
+import type { Channel, StoredMessage, StructuredContent } from "../queue/StoredMessage.ts"
+import type { BulkContentShape, Reference, RenderedReference } from "./BulkContent.ts"
 
 export interface ComposeOptions {
   readonly messageId: string
   readonly sendingDomain: string
   readonly date: Date
   /** What composing a campaign or sequence reference needs (the MTA passes it; without it they are refused). */
-  readonly bulk?: BulkRendering | undefined
-  /** A campaign or sequence reference's content rendered for its contact (`referenceRender`), by the MTA in a render worker. */
-  readonly rendered?: RenderedContent | undefined
+  readonly bulk?: ReferenceComposing | undefined
+  /** A campaign or sequence reference's content rendered for its contact (BulkContent `render`), by the MTA before composing. */
+  readonly rendered?: RenderedReference | undefined
   /**
    * The delivery the message is composed for: a campaign's tracking tokens name it. A campaign
    * message has one recipient, so one delivery (its retries are the same delivery).
@@ -38,11 +32,9 @@ export interface ComposeOptions {
   readonly deliveryId?: string | undefined
 }
 
-/** The unsubscribe tokens and where their links point, for one account's bulk message. */
-export interface BulkRendering {
-  readonly tokens: ReturnType<typeof makeTokens>
-  readonly baseUrl: string
-  readonly bounceDomain: string
+/** The bulk area's part of composing one account's reference: its headers and tracking (src/mta/compose/BulkContent.ts). */
+export interface ReferenceComposing {
+  readonly content: Pick<BulkContentShape, "headers" | "track">
   readonly accountId: string
 }
 
@@ -75,7 +67,7 @@ interface Addressed {
 
 /**
  * The MIME of a stored message, ready to be signed. A campaign or sequence reference needs its
- * contact's render (`options.rendered`, made from `referenceRender` in a render worker).
+ * contact's render (`options.rendered`, from BulkContent `render`).
  */
 export const composeStored = (stored: StoredMessage, options: ComposeOptions): Promise<Buffer> => {
   switch (stored._tag) {
@@ -93,46 +85,29 @@ export const composeStored = (stored: StoredMessage, options: ComposeOptions): P
   }
 }
 
-export type Reference = Extract<StoredMessage, { readonly _tag: "campaign" | "sequence" }>
-
-const whoOf = (stored: Reference, bulk: BulkRendering) =>
-  ({ accountId: bulk.accountId, email: stored.to.email, source: stored._tag === "campaign" ? stored.campaign_id : stored.sequence_id })
-
-/**
- * What one contact's campaign or sequence message is rendered from: the stored content's subject,
- * html and text, and the contact's variables over the content's `vars`, with `{{ unsubscribe_url }}`
- * pointing at the contact's unsubscribe page.
- */
-export const referenceRender = (stored: Reference, bulk: BulkRendering): { readonly content: ContentSource; readonly scope: Scope } => {
-  const message = stored.message
-  const scope = { ...message.vars, ...stored.variables, unsubscribe_url: unsubscribeUrl(bulk.baseUrl, unsubscribeToken(bulk.tokens, whoOf(stored, bulk))) }
-  const content = {
-    subject: message.subject,
-    html: message.content.find((c) => c.type === "text/html")?.value ?? "",
-    body_text: message.content.find((c) => c.type === "text/plain")?.value ?? ""
-  }
-  return { content, scope }
-}
-
 /**
  * One contact's campaign or sequence message (the two forms share their content shape): its
- * render (`referenceRender`) and the `List-Unsubscribe` + `List-Unsubscribe-Post` headers (RFC 2369, RFC 8058) naming the campaign
- * or sequence. Unsubscribe headers are the appliance's own: the stored headers cannot replace them.
+ * render and the header fields the bulk area adds (`List-Unsubscribe` + `List-Unsubscribe-Post`,
+ * RFC 2369, RFC 8058, naming the campaign or sequence). Those are the appliance's own: the stored
+ * headers cannot replace them.
  *
  * A campaign's own delivery (origin `campaign`: never a sequence step or a test-send) gets its
  * recipient's tracking tokens in place of the placeholders the frozen HTML holds (DESIGN
  * "Tracking"), by substitution over the rendered HTML, after the engine: a contact's variables can
  * never produce or move a token.
  */
-export const composeReference = (stored: Reference, rendered: RenderedContent, bulk: BulkRendering, options: ComposeOptions): Promise<Buffer> => {
+export const composeReference = (
+  stored: Reference,
+  rendered: RenderedReference,
+  bulk: ReferenceComposing,
+  options: ComposeOptions
+): Promise<Buffer> => {
   const message = stored.message
-  const who = whoOf(stored, bulk)
-  const where = { baseUrl: bulk.baseUrl, bounceDomain: bulk.bounceDomain }
   const { subject, text } = rendered
   let html = rendered.html
   if (stored._tag === "campaign" && stored.origin === "campaign" && html !== null) {
     if (options.deliveryId === undefined) return Promise.reject(new Error("a campaign message needs its delivery id to be composed"))
-    html = fillTracking(html, recipientTokens(bulk.tokens, { deliveryId: options.deliveryId, campaignId: stored.campaign_id }))
+    html = bulk.content.track(html, { deliveryId: options.deliveryId, campaignId: stored.campaign_id })
   }
   return composeMessage(
     {
@@ -140,7 +115,7 @@ export const composeReference = (stored: Reference, rendered: RenderedContent, b
       ...(message.reply_to === undefined ? {} : { reply_to: message.reply_to }),
       subject,
       content: [{ type: "text/plain", value: text }, ...(html === null ? [] : [{ type: "text/html" as const, value: html }])],
-      headers: mergeHeaders(message.headers, unsubscribeHeaders(bulk.tokens, where, who))
+      headers: mergeHeaders(message.headers, bulk.content.headers(stored, bulk.accountId))
     },
     { to: [stored.to] },
     stored.channel,

@@ -20,8 +20,9 @@ const run = (name: string, behaviour: string) => {
   const script = `
     const fs = require("node:fs")
     const runs = fs.existsSync(${JSON.stringify(log)}) ? fs.readFileSync(${JSON.stringify(log)}, "utf8").split("\\n").filter(Boolean).length : 0
-    fs.appendFileSync(${JSON.stringify(log)}, "run " + (runs + 1) + "\\n")
+    // The handler first: the test sends SIGTERM as soon as it reads this run's line.
     process.on("SIGTERM", () => { fs.appendFileSync(${JSON.stringify(log)}, "sigterm\\n"); process.exit(0) })
+    fs.appendFileSync(${JSON.stringify(log)}, "run " + (runs + 1) + "\\n")
     ${behaviour}
   `
   const child = spawn("bash", [path.join(repoRoot, "docker/entrypoint.sh"), process.execPath, "-e", script], { stdio: ["ignore", "ignore", "pipe"] })

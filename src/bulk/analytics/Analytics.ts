@@ -15,10 +15,10 @@
  * complaint and the unsubscribe.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Data, Effect, Stream } from "effect"
+import { Clock, Data, Effect, Schema, Stream } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { ExportDatabase } from "../../db/export-database.ts"
-import { campaignOutcomeCounts, deliveredByHour, outcomeCountsWithin } from "../../mta/queue/read-models/analytics-counts.ts"
+import { campaignOutcomeCounts, campaignRecipientDeliveries, deliveredByHour, outcomeCountsWithin } from "../../mta/queue/read-models/analytics-counts.ts"
 import { withStatementTimeout } from "../../db/statement-timeout.ts"
 import type { Owner } from "../templates/Templates.ts"
 import { type HourCounts, ratesOf, timelineOf } from "./figures.ts"
@@ -44,6 +44,24 @@ export interface RecipientDetail {
 
 const DAY_MS = 86_400_000
 const iso = (d: Date | null) => (d === null ? null : d.toISOString())
+
+/** A row of the export's statement (the queue's recipients with their tracking detail), decoded where it leaves the database. */
+const RecipientRow = Schema.Struct({
+  email: Schema.String,
+  state: Schema.String,
+  sent_at: Schema.NullOr(Schema.DateFromSelf),
+  first_opened_at: Schema.NullOr(Schema.DateFromSelf),
+  first_clicked_at: Schema.NullOr(Schema.DateFromSelf)
+})
+
+const decodeRecipientRow = (row: unknown) =>
+  Effect.map(Schema.decodeUnknown(RecipientRow)(row), (r): RecipientDetail => ({
+    email: r.email,
+    status: r.state === "sent" ? "delivered" : r.state,
+    sent_at: iso(r.sent_at),
+    first_opened_at: iso(r.first_opened_at),
+    first_clicked_at: iso(r.first_clicked_at)
+  }))
 const int = (v: unknown) => Number(v ?? 0)
 
 export class Analytics extends Effect.Service<Analytics>()("herald/Analytics", {
@@ -126,22 +144,13 @@ export class Analytics extends Effect.Service<Analytics>()("herald/Analytics", {
      */
     const recipients = (owner: Owner, id: string) =>
       Effect.flatMap(campaignOf(owner, id), () =>
-        exports.open(owner.accountId, sql<{ email: string; state: string; sent_at: Date | null; first_opened_at: Date | null; first_clicked_at: Date | null }>`
-          SELECT d.recipient AS email, d.state,
-            coalesce((SELECT min(a.at) FROM delivery_attempts a WHERE a.delivery_id = d.id AND a.outcome = 'sent'),
-              CASE WHEN d.state = 'sent' THEN d.completed_at END) AS sent_at,
-            r.first_opened_at, r.first_clicked_at
-          FROM messages m JOIN deliveries d ON d.message_id = m.id
-          LEFT JOIN tracking_recipients r ON r.campaign_id = m.campaign_id AND r.email = lower(d.recipient)
-          WHERE m.campaign_id = ${id} ORDER BY lower(d.recipient) COLLATE "C", d.id`, {
+        exports.open(owner.accountId, sql`
+          SELECT q.email, q.state, q.sent_at, r.first_opened_at, r.first_clicked_at
+          FROM (${campaignRecipientDeliveries(sql, id)}) q
+          LEFT JOIN tracking_recipients r ON r.campaign_id = ${id} AND r.email = lower(q.email)
+          ORDER BY lower(q.email) COLLATE "C", q.delivery_id`, {
           message: `The campaign's recipients took longer than ${queryTimeoutMs} ms to start reading; try again later`
-        }).pipe(Effect.map(Stream.map((row): RecipientDetail => ({
-          email: row.email,
-          status: row.state === "sent" ? "delivered" : row.state,
-          sent_at: iso(row.sent_at),
-          first_opened_at: iso(row.first_opened_at),
-          first_clicked_at: iso(row.first_clicked_at)
-        })))))
+        }).pipe(Effect.map(Stream.mapEffect((row) => Effect.orDie(decodeRecipientRow(row))))))
 
     /** Every campaign of the key over the last `period`, by event time. */
     const rates = (owner: Owner, period: RatePeriod) =>

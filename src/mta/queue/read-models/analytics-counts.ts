@@ -46,3 +46,16 @@ export const deliveredByHour = (sql: SqlClient.SqlClient, campaignId: string) =>
   sql`SELECT date_trunc('hour', d.completed_at) AS hour, count(*) AS delivered, 0 AS opens, 0 AS clicks
               FROM messages m JOIN deliveries d ON d.message_id = m.id
               WHERE m.campaign_id = ${campaignId} AND d.state = 'sent' AND d.completed_at IS NOT NULL GROUP BY 1`
+
+/**
+ * A campaign's recipients as the queue knows them, one row per delivery: `(delivery_id, email,
+ * state, sent_at)`, `sent_at` when the far side accepted it (kept also when a DSN came later). An
+ * SQL fragment: the analytics' CSV export joins it with the tracking detail and streams the result
+ * from a cursor, so it stays one statement.
+ */
+export const campaignRecipientDeliveries = (sql: SqlClient.SqlClient, campaignId: string) =>
+  sql`SELECT d.id AS delivery_id, d.recipient AS email, d.state,
+            coalesce((SELECT min(a.at) FROM delivery_attempts a WHERE a.delivery_id = d.id AND a.outcome = 'sent'),
+              CASE WHEN d.state = 'sent' THEN d.completed_at END) AS sent_at
+          FROM messages m JOIN deliveries d ON d.message_id = m.id
+          WHERE m.campaign_id = ${campaignId}`

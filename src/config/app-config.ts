@@ -70,7 +70,7 @@ export interface AppConfigShape {
   readonly importValidationMin: number
   /** HERALD_IMPORT_MAX_INVALID_PCT: most invalid addresses (percent) a gated import may hold; more → 422, nothing inserted. */
   readonly importMaxInvalidPct: number
-  /** HERALD_IMPORT_WORKERS: worker threads that read contact imports' CSV bodies (started at the first CSV import). */
+  /** HERALD_IMPORT_WORKERS: worker threads that read contact imports' CSV and JSON bodies (started at the first import). */
   readonly importWorkers: number
   /** HERALD_IMPORT_PARSE_TIMEOUT_S in milliseconds: the longest one CSV body may take to read; past it its worker is terminated. */
   readonly importParseTimeoutMs: number

@@ -38,6 +38,7 @@ import { isDeno, newWorker, ownBuffer } from "./worker-thread.ts"
 export interface TaskRequest {
   readonly id: number
   readonly bytes: Uint8Array
+  readonly input?: unknown // what the task is, when one worker does more than one kind of work
 }
 
 /** What a worker posts back: `{ ready: true }` once it has loaded, then one reply per task. */
@@ -67,7 +68,7 @@ export interface WorkerPoolOptions<A> {
   /** The longest a task may run in its worker before that worker is replaced. */
   readonly timeout: Duration.DurationInput
   /** The same work in this thread, for when no worker can be started. */
-  readonly inProcess: (bytes: Uint8Array) => Promise<A>
+  readonly inProcess: (bytes: Uint8Array, input: unknown) => Promise<A>
   /** Tasks handed to each worker at a time (default 2: one runs, the next waits in the worker). */
   readonly pipeline?: number
   /** Tasks that may wait for a worker; past them `run` fails with `busy` (default 4 × size × pipeline). */
@@ -100,7 +101,7 @@ export interface WorkerPoolStats {
 export interface WorkerPool<A> {
   readonly size: number
   /** Runs one task; the bytes are handed over (see above). `owner` names whose share it counts against. */
-  readonly run: (bytes: Uint8Array, owner?: string) => Effect.Effect<A, WorkerTaskError>
+  readonly run: (bytes: Uint8Array, owner?: string, input?: unknown) => Effect.Effect<A, WorkerTaskError>
   /**
    * Runs several tasks and resumes once all have settled, with each one's outcome in order: one
    * effect for a batch rather than a fiber per task, for callers that handle tasks in batches.
@@ -112,6 +113,7 @@ export interface WorkerPool<A> {
 interface Task<A> {
   readonly id: number
   readonly owner: string | undefined
+  readonly input: unknown
   /** Until it is handed over. */
   bytes: Uint8Array | undefined
   /** Settled (answered, failed or abandoned by its caller): later news of it is ignored. */
@@ -273,7 +275,7 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
       if (slot.state === "fallback") {
         task.bytes = undefined
         counts.inProcess++
-        Promise.resolve(bytes).then(options.inProcess).then(
+        Promise.resolve(bytes).then((b) => options.inProcess(b, task.input)).then(
           (value) => Exit.succeed(value),
           (error: unknown) => taskError("failed", errorText(error))
         ).then((exit) => {
@@ -288,7 +290,7 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
       const payload = ownBuffer(bytes)
       task.bytes = undefined
       try {
-        worker.postMessage({ id: task.id, bytes: payload } satisfies TaskRequest, [payload.buffer as ArrayBuffer])
+        worker.postMessage({ id: task.id, bytes: payload, input: task.input } satisfies TaskRequest, [payload.buffer as ArrayBuffer])
       } catch (error) {
         slot.inflight.pop()
         return settle(task, taskError("failed", `the task could not be sent: ${errorText(error)}`))
@@ -330,8 +332,8 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
 
     const waitingOf = (owner: string) => queue.reduce((n, task) => (task.owner === owner ? n + 1 : n), 0)
 
-    const submit = (bytes: Uint8Array, owner: string | undefined, resume: Task<A>["resume"]): Task<A> => {
-      const task: Task<A> = { id: ++nextId, owner, bytes, done: false, resume, timer: undefined }
+    const submit = (bytes: Uint8Array, owner: string | undefined, resume: Task<A>["resume"], input?: unknown): Task<A> => {
+      const task: Task<A> = { id: ++nextId, owner, input, bytes, done: false, resume, timer: undefined }
       if (closed) settle(task, taskError("shutdown", `${options.name}: the pool is shut down`))
       else if (queue.length >= maxQueue) settle(task, taskError("busy", `${options.name}: ${maxQueue} tasks are waiting already`))
       else if (owner !== undefined && ownerQueue < maxQueue && waitingOf(owner) >= ownerQueue) {
@@ -371,9 +373,9 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
     }
     for (const slot of slots) start(slot)
 
-    const run = (bytes: Uint8Array, owner?: string): Effect.Effect<A, WorkerTaskError> =>
+    const run = (bytes: Uint8Array, owner?: string, input?: unknown): Effect.Effect<A, WorkerTaskError> =>
       Effect.async<A, WorkerTaskError>((resume) => {
-        const task = submit(bytes, owner, resume)
+        const task = submit(bytes, owner, resume, input)
         return Effect.sync(() => abandon(task))
       })
 
@@ -390,10 +392,7 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
         return Effect.sync(() => submitted.forEach(abandon))
       })
 
-    const stats = Effect.sync((): WorkerPoolStats => ({
-      ...counts,
-      alive: slots.filter((slot) => slot.state === "ready").length,
-      queued: queue.length
-    }))
+    const alive = () => slots.filter((slot) => slot.state === "ready").length
+    const stats = Effect.sync((): WorkerPoolStats => ({ ...counts, alive: alive(), queued: queue.length }))
     return { size, run, runAll, stats }
   })

@@ -8,21 +8,13 @@ import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
 import { BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge, RateLimited, Unprocessable } from "../../http/errors.ts"
 import { EmailAddress } from "../../lib/email.ts"
-import { boundedArray, boundedText, ContactMetadata, IdText, MAX_EMAIL_LENGTH, MAX_ID_LENGTH, MAX_LINE_LENGTH, MAX_METADATA_BYTES, MAX_METADATA_DEPTH, MAX_NAME_LENGTH, QueryText, queryInt, rawBodyBoundedBy } from "../../http/bounds.ts"
+import { boundedArray, boundedText, IdText, MAX_EMAIL_LENGTH, MAX_LINE_LENGTH, MAX_ID_LENGTH, MAX_METADATA_BYTES, MAX_METADATA_DEPTH, QueryText, queryInt, rawBodyBoundedBy } from "../../http/bounds.ts"
+import { ImportRequest, MAX_IMPORT_CONTACTS, MAX_LIST_IDS, MAX_TAG_LENGTH, MAX_TAGS, Metadata, Name, Tag, Tags } from "./import-schema.ts"
+
+// Moved to import-schema.ts (the import worker decodes with them); served from here as before.
+export { ImportContact, ImportRequest, MAX_IMPORT_CONTACTS, Metadata } from "./import-schema.ts"
 
 const Status = Schema.Literal("active", "unsubscribed", "bounced", "complained")
-const Name = boundedText(MAX_NAME_LENGTH, { trim: true })
-const MAX_TAG_LENGTH = 100
-const MAX_TAGS = 100
-const MAX_LIST_IDS = 100
-/**
- * One JSON import (and one preview) may name this many contacts: more than a MAX_JSON_MB body can
- * hold at the default (15 MB of the shortest rows is about 790,000), so the body stays the bound.
- */
-export const MAX_IMPORT_CONTACTS = 1_000_000
-const Tag = boundedText(MAX_TAG_LENGTH)
-const Tags = boundedArray(Tag, MAX_TAGS).annotations({ description: "Tags (strings); repeats and empty ones are dropped" })
-export const Metadata = ContactMetadata
 
 export const Contact = Schema.Struct({
   id: Schema.String,
@@ -64,26 +56,6 @@ const ListParams = Schema.Struct({
   offset: Offset
 })
 const ContactList = Schema.Struct({ total: Schema.Int, limit: Schema.Int, offset: Schema.Int, items: Schema.Array(Contact) })
-
-export const ImportContact = Schema.Struct({
-  // Any text up to a line: a malformed address is an invalid row of the report, not a refused import.
-  email: Schema.String.pipe(Schema.maxLength(MAX_LINE_LENGTH)),
-  name: Schema.optional(Schema.NullOr(Name)),
-  tags: Schema.optional(Tags),
-  metadata: Schema.optional(Metadata)
-})
-
-const ListIds = boundedArray(IdText, MAX_LIST_IDS).annotations({
-  description: "Lists of the key every imported contact joins (pending on a list requiring confirmation unless confirmed); another key's or an unknown list → 400"
-})
-
-export const ImportRequest = Schema.Struct({
-  contacts: boundedArray(ImportContact, MAX_IMPORT_CONTACTS),
-  list_ids: Schema.optional(ListIds),
-  tags: Schema.optional(Tags.annotations({ description: "Added to every imported contact" })),
-  update_existing: Schema.optional(Schema.Boolean),
-  confirmed: Schema.optional(Schema.Boolean.annotations({ description: "The operator holds the contacts' consent: list memberships start confirmed" }))
-})
 
 const Flag = Schema.Literal("true", "false", "1", "0")
 const ImportQuery = Schema.Struct({

@@ -10,6 +10,7 @@ import { containing } from "../../platform/suppressions/suppress.ts"
 import { SuppressionHooks } from "../../platform/suppressions/hooks.ts"
 import { engagementOf } from "./engagement.ts"
 import { unsubscribeAddress } from "./unsubscribe.ts"
+import { cleanTags } from "./import-rows.ts"
 import { AppConfig } from "../../config/app-config.ts"
 import { withStatementTimeout } from "../../db/statement-timeout.ts"
 
@@ -91,7 +92,7 @@ export const contactColumns = (sql: SqlClient.SqlClient) =>
         FROM list_memberships m WHERE m.contact_id = c.id), '[]'::json) AS lists`
 
 /** Tags as stored: trimmed, without empty ones and repeats, in the order given. */
-export const cleanTags = (tags: ReadonlyArray<string>): Array<string> => [...new Set(tags.map((t) => t.trim()).filter((t) => t.length > 0))]
+export { cleanTags }
 
 export class Contacts extends Effect.Service<Contacts>()("herald/Contacts", {
   effect: Effect.gen(function*() {

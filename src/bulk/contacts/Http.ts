@@ -1,12 +1,11 @@
 import { HttpApiBuilder, type HttpServerRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Either, ParseResult, Schema } from "effect"
+import { Effect } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { groupApi } from "../../http/group-api.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import { readBodyWithin } from "../../http/body-reader.ts"
-import { parseBoundedJson } from "../../http/bounded-json.ts"
 import { setResponseHeaders } from "../../http/request-context.ts"
 import {
   answerQueryTooExpensive,
@@ -28,20 +27,21 @@ import { QueueSignal } from "../../db/QueueSignal.ts"
 import type { QueryTooExpensive } from "../../db/statement-timeout.ts"
 import { ConfirmationMail } from "../lists/confirmation-mail.ts"
 import { type ConfirmationRefusal, confirmationRefusal } from "../lists/Http.ts"
-import { ContactsGroup, ImportRequest } from "./Api.ts"
+import { ContactsGroup } from "./Api.ts"
 import { type ContactExists, type ContactNotFound, Contacts, type Owner, type StillSuppressed } from "./Contacts.ts"
-import { type CsvRejected, CsvReader } from "./csv-reader.ts"
-import { addCsvRows, type ImportGate, ImportRows, type TooManyInvalid, type UnknownLists, writeImport } from "./import.ts"
+import { CsvReader, type ImportRejected } from "./csv-reader.ts"
+import { cleanTags } from "./import-rows.ts"
+import { addCsvRows, gatheredSource, type ImportGate, ImportRows, rowsSource, type TooManyInvalid, type UnknownLists, writeImport } from "./import.ts"
 import type { MetadataTooLarge } from "./metadata-bound.ts"
 
-type Failure = ContactNotFound | ContactExists | StillSuppressed | TooManyInvalid | CsvRejected | UnknownLists | MetadataTooLarge | SqlError
+type Failure = ContactNotFound | ContactExists | StillSuppressed | TooManyInvalid | ImportRejected | UnknownLists | MetadataTooLarge | SqlError
 
 type Answer = NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | UnprocessableError | RateLimitedError
 
 /** An import may also meet the confirmation mail's refusals (lists with double opt-in). */
 const answerImport = (e: Failure | ConfirmationRefusal | QueryTooExpensive): Effect.Effect<never, Answer | ForbiddenError | RateLimitedError | UnavailableError> =>
   e._tag === "QueryTooExpensive" ? answerQueryTooExpensive(e) : e._tag === "ContactNotFound" || e._tag === "ContactExists" || e._tag === "StillSuppressed" || e._tag === "TooManyInvalid"
-    || e._tag === "CsvRejected" || e._tag === "UnknownLists" || e._tag === "MetadataTooLarge" || e._tag === "SqlError"
+    || e._tag === "ImportRejected" || e._tag === "UnknownLists" || e._tag === "MetadataTooLarge" || e._tag === "SqlError"
     ? answer(e)
     : confirmationRefusal(e)
 
@@ -66,43 +66,34 @@ const answer = (e: Failure): Effect.Effect<never, Answer> => {
     case "MetadataTooLarge":
       // Nothing was imported: the check runs before any row is written, in the import's transaction.
       return Effect.fail(validationFailed(`${e.param} (row ${e.row}, ${e.email}) ${e.problem}; nothing was imported`, e.param))
-    case "CsvRejected":
-      return csvRefusal(e)
+    case "ImportRejected":
+      return importRefusal(e)
     case "SqlError":
       return Effect.die(e)
   }
 }
 
-/** Seconds a client waits before trying a CSV import again when every reader was taken. */
-const CSV_BUSY_RETRY_AFTER_S = 5
+/** Seconds a client waits before trying an import again when every reader was taken. */
+const IMPORT_BUSY_RETRY_AFTER_S = 5
 
-const csvRefusal = (e: CsvRejected): Effect.Effect<never, Answer> => {
+const importRefusal = (e: ImportRejected): Effect.Effect<never, Answer> => {
   switch (e.reason) {
     case "invalid":
       return Effect.fail(validationFailed(e.message, e.param))
+    case "invalid_json":
+    case "json_too_complex":
+      return Effect.fail(new BadRequestError({ type: "invalid_request_error", code: e.reason, message: e.message }))
     case "size":
       return Effect.fail(payloadTooLarge(e.message))
     case "busy":
       return Effect.zipRight(
-        setResponseHeaders({ "Retry-After": String(CSV_BUSY_RETRY_AFTER_S) }),
+        setResponseHeaders({ "Retry-After": String(IMPORT_BUSY_RETRY_AFTER_S) }),
         Effect.fail(new RateLimitedError({ type: "rate_limit_error", code: "rate_limit_exceeded", message: e.message }))
       )
     case "unavailable":
       // Only while the appliance shuts down, when its server is closing too.
       return Effect.die(e)
   }
-}
-
-const decodeImport = Schema.decodeUnknownEither(ImportRequest)
-
-/** The first problem of a decoded body as `param` (`contacts[3].email`) and message. */
-const firstIssue = (error: ParseResult.ParseError) => {
-  const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
-  const param = (issue?.path ?? []).reduce<string>(
-    (acc, part) => typeof part === "number" ? `${acc}[${part}]` : acc === "" ? String(part) : `${acc}.${String(part)}`,
-    ""
-  )
-  return validationFailed(issue?.message ?? "Invalid import body", param === "" ? undefined : param)
 }
 
 const flag = (value: string | undefined) => value === "true" || value === "1"
@@ -139,34 +130,6 @@ export const ContactsHttpLive = HttpApiBuilder.group(groupApi(ContactsGroup), "c
             : Effect.die(rejected))
       )
 
-    /** A JSON import body: read within MAX_JSON_MB, parsed within bounds sized for a contact list. */
-    const jsonImport = (request: HttpServerRequest.HttpServerRequest, rows: ImportRows) =>
-      Effect.gen(function*() {
-        const bytes = yield* importBody(request)
-        const text = bytes.toString("utf8")
-        // A contact is about 4 values in 60 bytes: one value per 8 bytes admits any real list.
-        const parsed = parseBoundedJson(text, 16, 4_096 + Math.floor(text.length / 8))
-        if (Either.isLeft(parsed)) {
-          const rejection = parsed.left
-          return yield* rejection.reason === "unstorable"
-            ? validationFailed(rejection.message, rejection.param || undefined)
-            : new BadRequestError({
-              type: "invalid_request_error",
-              code: rejection.reason === "bounds" ? "json_too_complex" : "invalid_json",
-              message: rejection.message
-            })
-        }
-        const decoded = decodeImport(parsed.right)
-        if (Either.isLeft(decoded)) return yield* firstIssue(decoded.left)
-        for (const contact of decoded.right.contacts) rows.add(contact)
-        return {
-          tags: decoded.right.tags ?? [],
-          updateExisting: decoded.right.update_existing ?? false,
-          listIds: decoded.right.list_ids ?? [],
-          confirmed: decoded.right.confirmed ?? false
-        }
-      })
-
     const importContacts = (
       request: HttpServerRequest.HttpServerRequest,
       query: {
@@ -179,22 +142,25 @@ export const ContactsHttpLive = HttpApiBuilder.group(groupApi(ContactsGroup), "c
       Effect.gen(function*() {
         const me: Owner = yield* CurrentKey
         const contentType = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
+        const csv = contentType === "text/csv"
         // A CSV row's metadata is its extra columns: the refusal names the field, the message the row.
-        const rows = contentType === "text/csv" ? new ImportRows(() => "metadata") : new ImportRows()
-        const options = contentType === "text/csv"
+        const metadataParam = csv ? () => "metadata" : (row: number) => `contacts[${row - 1}].metadata`
+        const { options, source } = csv
           ? yield* Effect.gen(function*() {
             // Read off the main thread (csv-reader.ts); only the rows it made are added here, a chunk at a time.
             const read = yield* csvReader.read(me.accountId, yield* importBody(request)).pipe(Effect.catchAll(answer))
+            const rows = new ImportRows(metadataParam)
             yield* addCsvRows(read, rows)
-            return {
-              tags: commaList(query.tags),
-              updateExisting: flag(query.update_existing),
-              listIds: commaList(query.list_ids),
-              confirmed: flag(query.confirmed)
-            }
+            const tags = commaList(query.tags)
+            const options = { tags, updateExisting: flag(query.update_existing), listIds: commaList(query.list_ids), confirmed: flag(query.confirmed) }
+            return { options, source: rowsSource(rows, cleanTags(tags)) }
           })
-          : yield* jsonImport(request, rows)
-        return yield* writeImport(me, rows, options, gate).pipe(
+          // Parsed, decoded and gathered off the main thread (import-read.ts): its batches' texts come back.
+          : yield* csvReader.readJson(me.accountId, yield* importBody(request)).pipe(
+            Effect.map((read) => ({ options: read.options, source: gatheredSource(read.gathered) })),
+            Effect.catchAll(answer)
+          )
+        return yield* writeImport(me, source, options, gate, metadataParam).pipe(
           Effect.provideService(SqlClient.SqlClient, sql),
           Effect.provideService(ConfirmationMail, confirmationMail),
           Effect.provideService(QueueSignal, signal),

@@ -1,7 +1,7 @@
 /**
  * Reading a contact import's CSV body (run in a worker thread by csv-reader.ts; plain code, no
  * Effect, no database): bytes in, the rows out as a few JSON texts the main thread turns into
- * `ImportRow`s a chunk at a time (import.ts `addCsvRows`).
+ * `ImportRow`s a chunk at a time (import.ts `addCsvRows`). import-worker.ts runs it.
  *
  * The work is bounded before it is done. A first pass over the bytes (`scanCsv`, one loop, no
  * allocation) refuses a header wider than `maxColumns` and a record longer than `maxLineBytes`:

@@ -4,14 +4,15 @@
  * body — never holds the main thread, and a body that takes longer than
  * HERALD_IMPORT_PARSE_TIMEOUT_S ends with its worker terminated, not with a check between steps.
  *
- * The pool starts at the first CSV import, not with the appliance: most appliances never import a
- * CSV, and each worker is a thread with its own heap. Every read goes through `read`, which takes
+ * The pool starts at the first import, not with the appliance: most appliances never import, and each worker is a thread with its own heap. Every read goes through `read`, which takes
  * the account: the place where one account's share of the workers is decided.
  */
 import { Data, Duration, Effect, Scope } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { makeWorkerPool, type WorkerTaskError } from "../../lib/worker-pool.ts"
 import { type CsvReadLimits, type CsvReadResult, readCsv } from "./csv-read.ts"
+import { type JsonImportResult, readJsonImport } from "./import-read.ts"
+import { isJsonImport, JSON_IMPORT } from "./import-task.ts"
 
 /** Columns of a CSV import's header row: far more than any export of a contact list carries. */
 export const MAX_CSV_COLUMNS = 1_000
@@ -35,15 +36,21 @@ export const CSV_BYTES_PER_VALUE = 4
  * the 15 MiB `bench:audience` import grew the process by +173–190 MB, at 64 MB by +140–147 MB
  * (import alone, no database). The worst body the caps admit (15 MiB, 3,930 rows × 997 cells, at
  * the cell cap) reads at 64 MB and also at 44 MB; 32 MB does not even load the worker under tsx.
+ * A JSON body needs more: its parsed tree and the decoded contacts live together for a moment, and a
+ * 10 MB import of 60,000 contacts ran a 96 MB worker out of memory, while 128 MB read it and a
+ * 15 MiB (MAX_JSON_MB) one. So 128: a worker grows that far only for such a body.
  */
-const WORKER_MEMORY_MB = 64
+const WORKER_MEMORY_MB = 128
 
-const CSV_WORKER = new URL("./csv-worker.ts", import.meta.url)
+const IMPORT_WORKER = new URL("./import-worker.ts", import.meta.url)
 
-/** The CSV import could not be read: `reason` decides the answer (Http.ts). */
-export class CsvRejected extends Data.TaggedError("CsvRejected")<{
-  /** `invalid` 400, `size` 413 (the body or what it holds), `busy` 429 (every reader taken), `unavailable`: the pool is shut down. */
-  readonly reason: "invalid" | "size" | "busy" | "unavailable"
+/** The import body could not be read: `reason` decides the answer (Http.ts). */
+export class ImportRejected extends Data.TaggedError("ImportRejected")<{
+  /**
+   * `invalid` 400 validation_failed, `invalid_json` / `json_too_complex` 400 with that code, `size`
+   * 413 (the body or what it holds), `busy` 429 (every reader taken), `unavailable`: the pool is shut down.
+   */
+  readonly reason: "invalid" | "invalid_json" | "json_too_complex" | "size" | "busy" | "unavailable"
   readonly message: string
   readonly param?: string | undefined
 }> {}
@@ -55,25 +62,26 @@ export const csvReadLimits = (maxJsonBytes: number): CsvReadLimits => ({
 })
 
 /** A task's failure in the pool as the import's refusal. */
-const rejected = (error: WorkerTaskError, timeoutMs: number): CsvRejected => {
+const rejected = (error: WorkerTaskError, timeoutMs: number, what: "CSV" | "JSON body"): ImportRejected => {
   switch (error.reason) {
     case "timeout":
-      return new CsvRejected({
+      return new ImportRejected({
         reason: "invalid",
-        message: `The CSV could not be read within ${timeoutMs / 1000} s (HERALD_IMPORT_PARSE_TIMEOUT_S): split it into smaller imports`
+        message: `The ${what} could not be read within ${timeoutMs / 1000} s (HERALD_IMPORT_PARSE_TIMEOUT_S): split it into smaller imports`
       })
     case "memory":
-      return new CsvRejected({ reason: "size", message: `The CSV needed more than ${WORKER_MEMORY_MB} MB to read: split it into smaller imports` })
+      return new ImportRejected({ reason: "size", message: `The ${what} needed more than ${WORKER_MEMORY_MB} MB to read: split it into smaller imports` })
     case "failed":
     case "crashed":
-      return new CsvRejected({ reason: "invalid", message: `The CSV could not be read: ${error.message}` })
+      return new ImportRejected({ reason: "invalid", message: `The ${what} could not be read: ${error.message}` })
     case "busy":
-      return new CsvRejected({ reason: "busy", message: "Every CSV reader is taken and others wait already: try again in a few seconds" })
+      return new ImportRejected({ reason: "busy", message: "Every import reader is taken and others wait already: try again in a few seconds" })
     case "shutdown":
-      return new CsvRejected({ reason: "unavailable", message: "The appliance is shutting down" })
+      return new ImportRejected({ reason: "unavailable", message: "The appliance is shutting down" })
   }
 }
 
+/** The import reader (CSV and JSON bodies; its name kept from when it read CSV alone). */
 export class CsvReader extends Effect.Service<CsvReader>()("herald/CsvReader", {
   scoped: Effect.gen(function*() {
     const config = yield* AppConfig
@@ -82,9 +90,9 @@ export class CsvReader extends Effect.Service<CsvReader>()("herald/CsvReader", {
     const scope = yield* Effect.scope
     // Made once, at the first read, and closed with the appliance (its workers terminated).
     const pool = yield* Effect.cached(Scope.extend(
-      makeWorkerPool<CsvReadResult>({
-        name: "CSV import reader",
-        file: CSV_WORKER,
+      makeWorkerPool<CsvReadResult | JsonImportResult>({
+        name: "Contact import reader",
+        file: IMPORT_WORKER,
         size: config.importWorkers,
         // One body per worker: a second one queued behind a body that runs to its deadline would wait
         // that long, then fail with it when the worker is replaced.
@@ -96,24 +104,31 @@ export class CsvReader extends Effect.Service<CsvReader>()("herald/CsvReader", {
         timeout: Duration.millis(timeoutMs),
         maxMemoryMb: WORKER_MEMORY_MB,
         workerData: limits,
-        inProcess: (bytes) => Promise.resolve(readCsv(bytes, limits))
+        inProcess: (bytes, input) => Promise.resolve(isJsonImport(input) ? readJsonImport(bytes) : readCsv(bytes, limits))
       }),
       scope
     ))
 
-    /**
-     * Reads `accountId`'s CSV body in a worker; the bytes are handed over (not to be read again).
-     * A refusal of the CSV itself (a cap, invalid CSV) is a `CsvRejected` like the pool's failures.
-     */
-    const read = (accountId: string, bytes: Uint8Array) =>
-      Effect.flatMap(pool, (workers) => workers.run(bytes, accountId)).pipe(
-        Effect.mapError((error) => rejected(error, timeoutMs)),
+    /** Runs one body in a worker; a refusal of the body itself (a cap, invalid CSV or JSON) is an `ImportRejected` like the pool's failures. */
+    const run = <A extends CsvReadResult | JsonImportResult>(accountId: string, bytes: Uint8Array, input: unknown, what: "CSV" | "JSON body") =>
+      Effect.flatMap(pool, (workers) => workers.run(bytes, accountId, input)).pipe(
+        Effect.mapError((error) => rejected(error, timeoutMs, what)),
+        // The worker answers the kind of result its input asked for.
+        Effect.map((result) => result as A),
         Effect.flatMap((result) =>
-          result.ok ? Effect.succeed(result) : Effect.fail(new CsvRejected({ reason: result.kind, message: result.message, param: result.param }))
+          result.ok
+            ? Effect.succeed(result as Extract<A, { ok: true }>)
+            : Effect.fail(new ImportRejected({ reason: result.kind, message: result.message, param: result.param }))
         ),
         Effect.annotateLogs({ account_id: accountId })
       )
 
-    return { read, limits }
+    /** Reads `accountId`'s CSV body in a worker; the bytes are handed over (not to be read again). */
+    const read = (accountId: string, bytes: Uint8Array) => run<CsvReadResult>(accountId, bytes, undefined, "CSV")
+
+    /** Parses, decodes and gathers `accountId`'s JSON import body in a worker (import-read.ts); the bytes are handed over. */
+    const readJson = (accountId: string, bytes: Uint8Array) => run<JsonImportResult>(accountId, bytes, JSON_IMPORT, "JSON body")
+
+    return { read, readJson, limits }
   })
 }) {}

@@ -1,9 +1,8 @@
 /**
- * Contact imports (issue 19 "Contacts", import): rows from a JSON body or a CSV body (read in a
- * worker thread: csv-reader.ts, csv-read.ts) are gathered by address (compared
- * case-insensitively; a repeated address folds into its first row), invalid rows are counted and
- * reported, the invalid-percentage gate is applied to the unique
- * addresses, and the valid ones are written in one transaction with batched
+ * Contact imports (issue 19 "Contacts", import): rows from a JSON body (parsed, decoded and
+ * gathered in a worker thread: import-read.ts) or a CSV body (read in one: csv-read.ts, gathered
+ * here) are gathered by address (import-rows.ts), the invalid-percentage gate is applied to the
+ * unique addresses, and the valid ones are written in one transaction with batched
  * `INSERT … ON CONFLICT`: new addresses are created, existing ones updated only with
  * `update_existing` (name replaced when given, tags added, metadata merged), else skipped.
  * With `list_ids` (lists of the key), every valid row's contact joins those lists in the same
@@ -14,22 +13,25 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect, Fiber } from "effect"
 import { QueueSignal } from "../../db/QueueSignal.ts"
-import { newId } from "../../lib/ids.ts"
-import { jsonBytesUpTo, jsonDepth, MAX_METADATA_BYTES, MAX_METADATA_DEPTH } from "../../http/bounds.ts"
-import { isEmailAddress } from "../../lib/email.ts"
 import { addQueued, ConfirmationMail, NOTHING_QUEUED } from "../lists/confirmation-mail.ts"
 import { addMemberships, listsOfKey } from "../lists/memberships.ts"
-import { cleanTags, type Owner } from "./Contacts.ts"
+import type { Owner } from "./Contacts.ts"
 import { isStatementTimeout, QueryTooExpensive, setStatementTimeout } from "../../db/statement-timeout.ts"
 import type { CompactRow } from "./csv-read.ts"
 import { MetadataTooLarge, refuseMetadataGrowth } from "./metadata-bound.ts"
+import {
+  BATCH,
+  bringsMetadata,
+  cleanTags,
+  type GatheredImport,
+  type ImportBatch,
+  type ImportError,
+  ImportRows,
+  rowJson,
+  type ValidRow
+} from "./import-rows.ts"
 
-export interface ImportRow {
-  readonly email: string
-  readonly name?: string | null | undefined
-  readonly tags?: ReadonlyArray<string> | undefined
-  readonly metadata?: Readonly<Record<string, unknown>> | undefined
-}
+export { type ImportError, type ImportRow, ImportRows } from "./import-rows.ts"
 
 export interface ImportOptions {
   /** Added to every imported contact's tags. */
@@ -46,12 +48,6 @@ export interface ImportGate {
   readonly maxInvalidPct: number
   /** HERALD_LONG_QUERY_TIMEOUT_MS: each statement of the import's transaction stops after it (a MAX_JSON_MB import fits: bench/audience.ts). */
   readonly statementTimeoutMs: number
-}
-
-export interface ImportError {
-  readonly row: number
-  readonly email: string
-  readonly reason: string
 }
 
 export interface ImportResult {
@@ -74,86 +70,61 @@ export class TooManyInvalid extends Data.TaggedError("TooManyInvalid")<{
 /** `list_ids` naming lists that are not the key's (unknown, or another key's). */
 export class UnknownLists extends Data.TaggedError("UnknownLists")<{ readonly ids: ReadonlyArray<string> }> {}
 
-const MAX_ERRORS = 100
-const BATCH = 2000
-
-/** Why a metadata value is over its bound, or undefined. */
-const metadataProblem = (metadata: Readonly<Record<string, unknown>>): string | undefined => {
-  const depth = jsonDepth(metadata)
-  if (depth > MAX_METADATA_DEPTH) return `must nest at most ${MAX_METADATA_DEPTH} levels (${depth} given)`
-  const bytes = jsonBytesUpTo(metadata, MAX_METADATA_BYTES)
-  return bytes > MAX_METADATA_BYTES ? `must be at most ${MAX_METADATA_BYTES} bytes as JSON (at least ${bytes} once merged)` : undefined
+/**
+ * What one import writes: gathered in the worker with its batches' texts made (a JSON body), or
+ * gathered here with each batch's text made when its turn comes, in slices (a CSV body's rows).
+ */
+export interface ImportSource extends Omit<GatheredImport, "batches"> {
+  readonly batchCount: number
+  readonly batch: (index: number) => Effect.Effect<ImportBatch>
 }
 
-/**
- * The rows of one import, gathered by address as they arrive (one copy: the parsed rows).
- * NUL and lone surrogates never reach here: the JSON body and the CSV stream refuse them
- * (http/storable-input.ts). `metadataParam` names a row's metadata in a refusal.
- */
-export class ImportRows {
-  readonly valid = new Map<string, { row: number; email: string; name: string | null; tags: Array<string>; metadata: Readonly<Record<string, unknown>> }>()
-  readonly invalidAddresses = new Set<string>()
-  readonly errors: Array<ImportError> = []
-  invalidRows = 0
-  received = 0
-  /** The first row whose address's metadata is over the bound: the import is refused with it. */
-  oversized: MetadataTooLarge | undefined
-
-  constructor(readonly metadataParam: (row: number) => string = (row) => `contacts[${row - 1}].metadata`) {}
-
-  private checkMetadata(row: number, email: string, metadata: Readonly<Record<string, unknown>>) {
-    if (this.oversized !== undefined) return
-    const problem = metadataProblem(metadata)
-    if (problem !== undefined) this.oversized = new MetadataTooLarge({ row, email, param: this.metadataParam(row), problem })
+/** A worker's gathered import; each batch's text is let go once it was handed to its statement. */
+export const gatheredSource = (gathered: GatheredImport): ImportSource => {
+  const batches: Array<ImportBatch | undefined> = [...gathered.batches]
+  return {
+    ...gathered,
+    batchCount: batches.length,
+    batch: (index) =>
+      Effect.sync(() => {
+        const batch = batches[index]!
+        batches[index] = undefined
+        return batch
+      })
   }
+}
 
-  add(input: ImportRow) {
-    const row = ++this.received
-    const email = input.email.trim()
-    const address = email.toLowerCase()
-    if (!isEmailAddress(email)) {
-      this.invalidRows++
-      this.invalidAddresses.add(address)
-      if (this.errors.length < MAX_ERRORS) this.errors.push({ row, email, reason: email === "" ? "missing email" : "invalid email syntax" })
-      return
-    }
-    const seen = this.valid.get(address)
-    const tags = cleanTags(input.tags ?? [])
-    if (seen === undefined) {
-      // The row's metadata is kept as given (not copied): a later row of the address merges into a copy.
-      this.valid.set(address, { row, email, name: input.name ?? null, tags, metadata: input.metadata ?? {} })
-      // A JSON row was bounded by its schema; a CSV row's columns were not.
-      if (input.metadata !== undefined) this.checkMetadata(row, email, input.metadata)
-    } else {
-      if (input.name !== undefined && input.name !== null) seen.name = input.name
-      seen.tags = cleanTags([...seen.tags, ...tags])
-      if (input.metadata !== undefined && Object.keys(input.metadata).length > 0) {
-        seen.metadata = { ...seen.metadata, ...input.metadata }
-        this.checkMetadata(row, email, seen.metadata)
-      }
-    }
-  }
-
-  get unique() {
-    return this.valid.size + this.invalidAddresses.size
+/** Rows gathered on the main thread (a CSV body's); `extraTags` are added to every row. */
+export const rowsSource = (rows: ImportRows, extraTags: ReadonlyArray<string>): ImportSource => {
+  const all = [...rows.valid.values()]
+  return {
+    unique: rows.unique,
+    invalidUnique: rows.invalidAddresses.size,
+    invalidRows: rows.invalidRows,
+    valid: all.length,
+    errors: rows.errors,
+    oversized: rows.oversized,
+    batchCount: Math.ceil(all.length / BATCH),
+    batch: (index) => batchJson(all.slice(index * BATCH, (index + 1) * BATCH), extraTags)
   }
 }
 
 /** Over the gate: at least `validationMin` unique addresses, more than `maxInvalidPct` percent of them invalid. */
-export const checkGate = (rows: ImportRows, gate: ImportGate) =>
-  rows.unique >= gate.validationMin && rows.invalidAddresses.size * 100 > gate.maxInvalidPct * rows.unique
-    ? Effect.fail(new TooManyInvalid({ unique: rows.unique, invalid: rows.invalidAddresses.size, gate }))
+export const checkGate = (rows: { readonly unique: number; readonly invalidUnique: number }, gate: ImportGate) =>
+  rows.unique >= gate.validationMin && rows.invalidUnique * 100 > gate.maxInvalidPct * rows.unique
+    ? Effect.fail(new TooManyInvalid({ unique: rows.unique, invalid: rows.invalidUnique, gate }))
     : Effect.void
 
-/** Writes the valid rows in one transaction; nothing when the gate refuses the import. */
-export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptions, gate: ImportGate) =>
+/**
+ * Writes the valid rows in one transaction; nothing when the gate refuses the import.
+ * `metadataParam` names a row's metadata in a refusal (`contacts[3].metadata`, or a CSV's `metadata`).
+ */
+export const writeImport = (owner: Owner, rows: ImportSource, options: ImportOptions, gate: ImportGate, metadataParam: (row: number) => string) =>
   Effect.gen(function*() {
-    if (rows.oversized !== undefined) return yield* rows.oversized
+    if (rows.oversized !== undefined) return yield* new MetadataTooLarge(rows.oversized)
     yield* checkGate(rows, gate)
     const sql = yield* SqlClient.SqlClient
     const at = new Date(yield* Clock.currentTimeMillis)
-    const extraTags = cleanTags(options.tags)
-    const all = [...rows.valid.values()]
     let created = 0
     let updated = 0
     let queued = NOTHING_QUEUED
@@ -166,11 +137,10 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
       const missing = listIds.filter((id) => !lists.some((l) => l.id === id))
       if (missing.length > 0) return yield* new UnknownLists({ ids: missing })
       /** One batch's INSERT, answering how many rows it created and how many it updated. */
-      const writeBatch = (batch: ReadonlyArray<ImportRow>, json: string) =>
+      const writeBatch = ({ bringsMetadata, emails, json }: ImportBatch) =>
         Effect.gen(function*() {
           // Only rows bringing metadata can grow a stored contact's.
-          const bringsMetadata = batch.some((r) => r.metadata !== undefined && Object.keys(r.metadata).length > 0)
-          if (options.updateExisting && bringsMetadata) yield* refuseMetadataGrowth(owner, json, rows.metadataParam)
+          if (options.updateExisting && bringsMetadata) yield* refuseMetadataGrowth(owner, json, metadataParam)
           const [counts] = yield* sql<{ created: number; written: number }>`
             WITH written AS (
               INSERT INTO contacts (id, account_id, key_id, email, name, tags, metadata, created_at, updated_at)
@@ -189,18 +159,17 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
           updated += (counts?.written ?? 0) - (counts?.created ?? 0)
           if (lists.length > 0) {
             const members = yield* sql<{ id: string }>`SELECT id FROM contacts
-              WHERE key_id = ${owner.keyId} AND lower(email) = ANY(${batch.map((r) => r.email.toLowerCase())})`
+              WHERE key_id = ${owner.keyId} AND lower(email) = ANY(${emails})`
             queued = addQueued(queued, yield* addMemberships(owner, lists, members.map((m) => m.id), { confirmed: options.confirmed, at }))
           }
         })
       // The next batch is built (ids, tags, its JSON text) while the previous one's statement runs:
       // the appliance's share of the work overlaps the database's instead of adding to it.
       let running: Fiber.RuntimeFiber<void, Effect.Effect.Error<ReturnType<typeof writeBatch>>> | undefined
-      for (let start = 0; start < all.length; start += BATCH) {
-        const batch = all.slice(start, start + BATCH)
-        const json = yield* batchJson(batch, extraTags)
+      for (let index = 0; index < rows.batchCount; index++) {
+        const batch = yield* rows.batch(index)
         if (running !== undefined) yield* Fiber.join(running)
-        running = yield* Effect.fork(writeBatch(batch, json))
+        running = yield* Effect.fork(writeBatch(batch))
       }
       if (running !== undefined) yield* Fiber.join(running)
       // Last, so the account's usage row is locked only until the commit, not through the batches.
@@ -216,7 +185,7 @@ export const writeImport = (owner: Owner, rows: ImportRows, options: ImportOptio
     const result: ImportResult = {
       created,
       updated,
-      skipped: all.length - created - updated,
+      skipped: rows.valid - created - updated,
       invalid: rows.invalidRows,
       errors: rows.errors,
       ...(options.listIds.length === 0 ? {} : { confirmations_queued: queued.mailed, confirmations_withheld: queued.withheld })
@@ -251,25 +220,20 @@ const slicer = () => {
  * with wide metadata are megabytes of JSON, and one JSON.stringify of them held the event loop for
  * a second and more.
  */
-const batchJson = (
-  batch: ReadonlyArray<{ row: number; email: string; name: string | null; tags: Array<string>; metadata: Readonly<Record<string, unknown>> }>,
-  extraTags: ReadonlyArray<string>
-) =>
+const batchJson = (batch: ReadonlyArray<ValidRow>, extraTags: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const parts: Array<string> = []
     const pause = slicer()
     for (const r of batch) {
-      parts.push(JSON.stringify({
-        source_row: r.row,
-        id: newId("ct"),
-        email: r.email,
-        name: r.name,
-        tags: extraTags.length === 0 ? r.tags : cleanTags([...r.tags, ...extraTags]),
-        metadata: r.metadata
-      }))
+      parts.push(rowJson(r, extraTags))
       yield* pause
     }
-    return `[${parts.join(",")}]`
+    const batchOf: ImportBatch = {
+      json: `[${parts.join(",")}]`,
+      emails: batch.map((r) => r.email.toLowerCase()),
+      bringsMetadata: batch.some(bringsMetadata)
+    }
+    return batchOf
   })
 
 /**

@@ -163,28 +163,45 @@ export const probeHealthWhile = async <A>(
 export const probeHealthAtRest = async (app: ProbedApp, ms: number, options: Omit<ProbeOptions, "bystander"> = {}) =>
   (await probeHealthWhile(app, sleep(ms), options)).health
 
+/** "202 × 27, 429" for statuses in the order they first came. */
+const countStatuses = (statuses: ReadonlyArray<number>) =>
+  [...new Set(statuses)].map((status) => {
+    const count = statuses.filter((s) => s === status).length
+    return count === 1 ? String(status) : `${status} × ${count}`
+  }).join(", ")
+
 /** The figures in one line, for the tests' logs and failure messages. */
 export const formatHealth = (health: HealthFigures): string => {
-  const sends = health.sends === undefined ? "" : `; the other account's sends: ${health.sends.map((s) => s.status).join(" ") || "none"}`
+  const sends = health.sends === undefined ? "" : `; the other account's sends: ${countStatuses(health.sends.map((s) => s.status)) || "none"}`
   return `/health ${health.answers.length} answers, median ${health.medianMs.toFixed(0)} ms, 90 % within ` +
     `${health.ninetiethMs.toFixed(0)} ms, slowest ${health.slowestMs.toFixed(0)} ms ` +
     `(ms: ${health.answers.map((a) => (a.status === 200 ? "" : `[${a.status}]`) + a.ms.toFixed(0)).join(" ")})${sends}`
 }
 
 /**
- * The appliance stayed fine for the other accounts while the work ran: every `/health` answered
- * 200, the median answer within RESPONSIVE_MS and the slowest within CEILING_MS (why both: see
- * CEILING_MS), and every send of the other account (at least one, if the probe had a bystander)
- * was accepted with 202.
+ * The appliance answered everyone while the work ran: every `/health` 200 and every send of the
+ * other account (at least one, if the probe had a bystander) accepted with 202. Its times are not
+ * judged: `expectResponsive` is the rule; this is for the one attack whose remaining cost on the
+ * main thread is documented (contact-bounds: JSON.parse of 10 MB bodies, README "Input bounds").
  */
-export const expectResponsive = (health: HealthFigures): void => {
+export const expectAnswered = (health: HealthFigures): void => {
   const shown = formatHealth(health)
   expect(health.answers.length, shown).toBeGreaterThan(0)
   expect(health.answers.map((a) => a.status).filter((status) => status !== 200), shown).toEqual([])
-  expect(health.medianMs, shown).toBeLessThan(RESPONSIVE_MS)
-  expect(health.slowestMs, shown).toBeLessThan(CEILING_MS)
   if (health.sends !== undefined) {
     expect(health.sends.length, shown).toBeGreaterThan(0)
     expect(health.sends.map((s) => s.status), shown).toEqual(health.sends.map(() => 202))
   }
+}
+
+/**
+ * The appliance stayed fine for the other accounts while the work ran: everyone was answered
+ * (`expectAnswered`), the median `/health` answer within RESPONSIVE_MS and the slowest within
+ * CEILING_MS (why both: see CEILING_MS).
+ */
+export const expectResponsive = (health: HealthFigures): void => {
+  expectAnswered(health)
+  const shown = formatHealth(health)
+  expect(health.medianMs, shown).toBeLessThan(RESPONSIVE_MS)
+  expect(health.slowestMs, shown).toBeLessThan(CEILING_MS)
 }

@@ -14,6 +14,7 @@ import { unsubscribeToken } from "../../src/bulk/public/unsubscribe-link.ts"
 import { type Appliance, startAppliance } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
 import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
+import { expectResponsive, formatHealth, probeHealthWhile } from "../support/health-probe.ts"
 import { newSender, type Sender, sendBody } from "../support/sending.ts"
 
 const MB = 1024 * 1024
@@ -88,11 +89,11 @@ const victimSend = async (to: string) => {
   return { status: res.status, ms: Date.now() - started }
 }
 
-const healthMs = async () => {
-  const started = Date.now()
-  const res = await app.request("GET", "/health", { token: null })
-  expect(res.status).toBe(200)
-  return Date.now() - started
+/** The victim's send, with `/health` probed from before it until at least 1.5 s have passed (its 5 MB body is parsed in this process: a few answers wait for it). */
+const victimSendProbed = async (to: string) => {
+  const { result, health } = await probeHealthWhile(app, () => victimSend(to), { minMs: 1_500 })
+  console.log(`${to}: sent in ${result.ms} ms; ${formatHealth(health)}`)
+  return { sent: result, health }
 }
 
 const queued = async (recipient: string) =>
@@ -106,12 +107,11 @@ describe("the body budget per account", () => {
     const uploads = [trickleSend(attacker.token), trickleSend(attackerSecondKey)]
     try {
       await settle()
-      expect(await healthMs()).toBeLessThan(100)
-      const sent = await victimSend("served-promptly@example.org")
+      const { sent, health } = await victimSendProbed("served-promptly@example.org")
       expect(sent.status).toBe(202)
       expect(sent.ms).toBeLessThan(PROMPT_MS)
       expect(await queued("served-promptly@example.org")).toBe(1)
-      expect(await healthMs()).toBeLessThan(100)
+      expectResponsive(health)
     } finally {
       for (const upload of uploads) upload.destroy()
     }
@@ -125,10 +125,10 @@ describe("the body budget per account", () => {
     const uploads = [trickleSend(attacker.token), ...Array.from({ length: 20 }, () => tricklePage(`/u/${token}`, "127.0.0.2"))]
     try {
       await settle()
-      const sent = await victimSend("not-behind-the-pages@example.org")
+      const { sent, health } = await victimSendProbed("not-behind-the-pages@example.org")
       expect(sent.status).toBe(202)
       expect(sent.ms).toBeLessThan(PROMPT_MS)
-      expect(await healthMs()).toBeLessThan(100)
+      expectResponsive(health)
       // A one-click from another address is served as ever.
       const oneClick = await fetch(`${app.baseUrl}/u/${token}`, {
         method: "POST",

@@ -12,7 +12,7 @@ import { MAX_CSV_COLUMNS, MAX_CSV_LINE_BYTES } from "../../src/bulk/contacts/csv
 import { type ApiResponse, type ApplianceProcess, spawnAppliance } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
 import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
-import { expectResponsive, formatHealth, probeHealthAtRest, probeHealthWhile } from "../support/health-probe.ts"
+import { expectResponsive, probeImport } from "../support/health-probe.ts"
 import { newSender, type Sender } from "../support/sending.ts"
 
 /**
@@ -52,12 +52,7 @@ const contactsOf = async (keyId: string) =>
  * how much of an answer's time is the machine's. (Measured inside the process on that machine, the
  * event loop was never held over 100 ms by the import.)
  */
-const whileRunning = async (work: () => Promise<ApiResponse>) => {
-  const atRest = await probeHealthAtRest(setup.app, 2_000, { intervalMs: 25 })
-  const run = await probeHealthWhile(setup.app, work, { intervalMs: 25, bystander: { sender: setup.sender, to: "friend@example.org" } })
-  console.log(`while importing: ${formatHealth(run.health)}; at rest: median ${atRest.medianMs.toFixed(0)} ms, slowest ${atRest.slowestMs.toFixed(0)} ms; import ${run.seconds.toFixed(1)} s`)
-  return run
-}
+const whileRunning = (work: () => Promise<ApiResponse>) => probeImport(setup.app, { sender: setup.sender, to: "friend@example.org" }, work)
 
 describe("a CSV import's header width and line length", () => {
   it("refuses a 200,000-column header with 400 before reading its rows, imports nothing, and the appliance serves everyone meanwhile", async () => {

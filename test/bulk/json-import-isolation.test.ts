@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ApiResponse, type ApplianceProcess, spawnAppliance } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
 import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
-import { expectResponsive, formatHealth, probeHealthAtRest, probeHealthWhile } from "../support/health-probe.ts"
+import { expectResponsive, probeImport } from "../support/health-probe.ts"
 import { newSender, type Sender } from "../support/sending.ts"
 
 // The appliance runs as its own process: a freeze of its event loop shows in `/health`'s answer
@@ -42,12 +42,7 @@ const contactsOf = async (keyId: string) =>
  * sends one message (the rule: `expectResponsive`, test/support/health-probe.ts); `/health` at rest
  * is printed beside it (a loaded machine's scheduling delays are not the import's).
  */
-const whileRunning = async (work: () => Promise<ApiResponse>) => {
-  const atRest = await probeHealthAtRest(setup.app, 2_000, { intervalMs: 25 })
-  const run = await probeHealthWhile(setup.app, work, { intervalMs: 25, bystander: { sender: setup.sender, to: "friend@example.org" } })
-  console.log(`while importing: ${formatHealth(run.health)}; at rest: median ${atRest.medianMs.toFixed(0)} ms, slowest ${atRest.slowestMs.toFixed(0)} ms; import ${run.seconds.toFixed(1)} s`)
-  return run
-}
+const whileRunning = (work: () => Promise<ApiResponse>) => probeImport(setup.app, { sender: setup.sender, to: "friend@example.org" }, work)
 
 /** The issue's body: 80,002 contacts with a name, two tags and two metadata fields, about 10 MB. */
 const bigImport = () => ({

@@ -207,3 +207,15 @@ export const expectResponsive = (health: HealthFigures): void => {
   expect(health.medianMs, shown).toBeLessThan(RESPONSIVE_MS)
   expect(health.slowestMs, shown).toBeLessThan(CEILING_MS)
 }
+
+/**
+ * An import probed as the import reproduction tests do: `/health` at rest for 2 s first (printed
+ * beside the figures: a loaded machine's delays are not the import's), then every 25 ms from the
+ * import's start to its end, the other account (`bystander`) sending once meanwhile.
+ */
+export const probeImport = async <A>(app: ProbedApp, bystander: Bystander, work: () => Promise<A>): Promise<ProbedRun<A>> => {
+  const atRest = await probeHealthAtRest(app, 2_000, { intervalMs: 25 })
+  const run = await probeHealthWhile(app, work, { intervalMs: 25, bystander })
+  console.log(`while importing: ${formatHealth(run.health)}; at rest: median ${atRest.medianMs.toFixed(0)} ms, slowest ${atRest.slowestMs.toFixed(0)} ms; import ${run.seconds.toFixed(1)} s`)
+  return run
+}

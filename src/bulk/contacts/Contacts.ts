@@ -10,7 +10,7 @@ import { containing } from "../../platform/suppressions/suppress.ts"
 import { SuppressionHooks } from "../../platform/suppressions/hooks.ts"
 import { engagementOf } from "./engagement.ts"
 import { unsubscribeAddress } from "./unsubscribe.ts"
-import { cleanTags } from "./import-rows.ts"
+import { cleanTags, type ImportRow } from "./import-rows.ts"
 import { AppConfig } from "../../config/app-config.ts"
 import { withStatementTimeout } from "../../db/statement-timeout.ts"
 
@@ -33,12 +33,8 @@ export interface ContactRecord {
   readonly lists: ReadonlyArray<{ readonly list_id: string; readonly status: "pending" | "confirmed" }>
 }
 
-export interface NewContact {
-  readonly email: string
-  readonly name?: string | null | undefined
-  readonly tags?: ReadonlyArray<string> | undefined
-  readonly metadata?: Readonly<Record<string, unknown>> | undefined
-}
+/** A contact the API creates has the fields of an imported row (import-rows.ts, which the import workers load without @effect/sql). */
+export type NewContact = ImportRow
 
 export interface ContactPatch {
   readonly name?: string | null | undefined

@@ -159,12 +159,13 @@ export const cpuMeter = (child: Child) => {
 
 /**
  * Spawns `node --import tsx <script>` with env, sampling its RSS from /proc every 200 ms; the
- * appliance (src/main.ts) with `npm start`'s flags. BENCH_NODE_FLAGS adds flags to every child
+ * appliance (src/main.ts) as `npm start` runs it: compiled (bin/herald.mjs), with its flags. BENCH_NODE_FLAGS adds flags to every child
  * (say `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile a run).
  */
 export const spawnNode = (script: string, env: Record<string, string>, args: ReadonlyArray<string> = []): Child => {
   const flags = [...(script === "src/main.ts" ? applianceFlags : []), ...(process.env["BENCH_NODE_FLAGS"] ?? "").split(" ").filter(Boolean)]
-  const child = spawn(process.execPath, [...flags, "--import", "tsx", script, ...args], {
+  const entry = script === "src/main.ts" ? ["bin/herald.mjs"] : ["--import", "tsx", script]
+  const child = spawn(process.execPath, [...flags, ...entry, ...args], {
     cwd: repoRoot,
     env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", HERALD_LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "inherit", "inherit"]

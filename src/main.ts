@@ -12,7 +12,6 @@ import * as util from "node:util"
 import { Command, HelpDoc, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Layer } from "effect"
-import { ApplianceLive, BaseLive, DatabaseReadyLive, ServicesLive } from "./appliance.ts"
 import { CommandLayers } from "./cli/command-layers.ts"
 import { herald } from "./cli/commands.ts"
 import { loadEnvFile } from "./cli/env-file.ts"
@@ -37,10 +36,25 @@ const commandWord = (args: ReadonlyArray<string>): string | undefined => {
   return undefined
 }
 
-/** `herald` and `herald serve` run the appliance; any other word is an operator command. */
-const serving = ["serve", undefined].includes(commandWord(process.argv.slice(2)))
+/** @effect/cli's built-in options that answer without running a command. */
+const builtInAnswers = ["--help", "-h", "--version", "--wizard", "--completions"]
 
-const CommandLineBaseLive = serving ? BaseLive : Layer.merge(AppConfigLive, Layer.provide(loggingTo("stderr"), AppConfigLive))
+/** `herald` and `herald serve` run the appliance; any other word is an operator command, and a built-in answer is neither. */
+const serving = ((args) => {
+  const word = commandWord(args)
+  return word === "serve" || (word === undefined && !args.some((arg) => builtInAnswers.includes(arg)))
+})(process.argv.slice(2))
+
+/**
+ * The composition root, loaded when a command first builds a layer: `--help`, `--version` and a
+ * refused argument never load the areas (the compiled bundle splits it into its own chunks, see
+ * scripts/build-server.mjs), and an operator command loads them only as it starts.
+ */
+const composition = Effect.promise(() => import("./appliance.ts"))
+const composed = <A, E, R>(pick: (root: typeof import("./appliance.ts")) => Layer.Layer<A, E, R>) =>
+  Layer.unwrapEffect(Effect.map(composition, pick))
+
+const CommandLineBaseLive = serving ? composed((root) => root.BaseLive) : Layer.merge(AppConfigLive, Layer.provide(loggingTo("stderr"), AppConfigLive))
 
 /**
  * The Console that @effect/cli prints through: help and version as plain text when stdout is not
@@ -59,7 +73,11 @@ const cli = Command.run(herald, { name: "herald", version: VERSION })
 const program = cli(process.argv).pipe(
   Effect.catchIf(ValidationError.isValidationError, (error) => refuse(usage(helpText(error)))),
   // The layers the commands run on: composed by appliance.ts, handed to the CLI here (command-layers.ts).
-  Effect.provideService(CommandLayers, { appliance: ApplianceLive, database: DatabaseReadyLive, services: ServicesLive }),
+  Effect.provideService(CommandLayers, {
+    appliance: composed((root) => root.ApplianceLive),
+    database: composed((root) => root.DatabaseReadyLive),
+    services: composed((root) => root.ServicesLive)
+  }),
   Effect.provide(Layer.merge(CommandLineBaseLive, NodeContext.layer)),
   // The appliance keeps runMain's reporting (a configuration error is logged with its variable);
   // a command ends with a refusal line instead.

@@ -8,8 +8,6 @@ import * as fs from "node:fs"
 import { Args, Command } from "@effect/cli"
 import { Effect, Layer } from "effect"
 import { migrationFiles } from "../db/migrator.ts"
-import { toParseOutput } from "../inbound/parse-output.ts"
-import { understandFile } from "../inbound/understand.ts"
 import { accountsCommand } from "./accounts.ts"
 import { blockedDomainsCommand } from "./blocked-domains.ts"
 import { CommandLayers, withDatabase } from "./command-layers.ts"
@@ -58,8 +56,11 @@ const migrate = Command.make("migrate", {}, () =>
 const parse = Command.make("parse", { file: Args.file({ name: "FILE", exists: "yes" }) }, ({ file }) =>
   operatorCommand(Effect.gen(function*() {
     const bytes = yield* Effect.sync(() => fs.readFileSync(file))
-    const understood = yield* Effect.promise(() => understandFile(bytes, file))
-    return toParseOutput(understood)
+    // The parsers load only for this command: every other command starts without them (README "CLI").
+    const [{ understandFile }, { toParseOutput }] = yield* Effect.promise(() =>
+      Promise.all([import("../inbound/understand.ts"), import("../inbound/parse-output.ts")])
+    )
+    return toParseOutput(yield* Effect.promise(() => understandFile(bytes, file)))
   }))).pipe(Command.withDescription("Print, as JSON, what Herald understands of a bounce, complaint or DMARC report file"))
 
 export const herald = Command.make("herald", {}, () => runAppliance).pipe(

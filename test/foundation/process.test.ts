@@ -7,9 +7,8 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { pathToFileURL } from "node:url"
 import { afterEach, describe, expect, it } from "vitest"
-import { newToken, repoRoot, runMain } from "../support/appliance.ts"
+import { heraldUnderNode, newToken, repoRoot, runMain } from "../support/appliance.ts"
 import { freshDatabase, query } from "../support/database.ts"
 import { freePort, sleep, waitForStatus } from "../support/net.ts"
 
@@ -137,7 +136,7 @@ describe("npm start", () => {
       await waitUntil("the appliance's processes ending", 15_000, () => tree.every((p) => !alive(p.pid)))
       // The process npm started is the appliance itself (node), not a shell in between.
       const child = tree.find((p) => p.ppid === npm.pid)
-      expect(child?.args).toMatch(/^node .*src\/main\.ts$/)
+      expect(child?.args).toMatch(/^node .*bin\/herald\.mjs$/)
     } finally {
       for (const p of tree) if (alive(p.pid)) process.kill(p.pid, "SIGTERM")
     }
@@ -195,8 +194,8 @@ describe(".env", () => {
     // Only the SMTP port is in the real environment (and differs from the file's); the rest
     // comes from the file alone.
     const child = spawn(
-      process.execPath,
-      ["--import", pathToFileURL(path.join(repoRoot, "node_modules/tsx/dist/loader.mjs")).href, path.join(repoRoot, "src/main.ts")],
+      heraldUnderNode[0]!,
+      heraldUnderNode.slice(1),
       {
         cwd: dir,
         env: {

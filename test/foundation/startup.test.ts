@@ -5,17 +5,17 @@
  */
 import { spawn } from "node:child_process"
 import { describe, expect, it } from "vitest"
-import { newToken, repoRoot, spawnAppliance } from "../support/appliance.ts"
+import { heraldUnderNode, newToken, repoRoot, spawnAppliance } from "../support/appliance.ts"
 import { migrationFiles } from "../../src/db/migrator.ts"
 import { freshDatabase, query } from "../support/database.ts"
 
-/** A child appliance's start-up (tsx compiling the tree) can take a minute on a loaded machine. */
+/** A child appliance's start-up can take a minute on a loaded machine (under Deno it compiles the tree). */
 const START_WAIT_MS = 150_000
 
-/** Runs `src/main.ts` with arguments to completion. */
+/** Runs Herald with arguments to completion. */
 const run = (args: ReadonlyArray<string>, env: Record<string, string>) =>
   new Promise<{ code: number | null; output: string }>((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
+    const child = spawn(heraldUnderNode[0]!, [...heraldUnderNode.slice(1), ...args], {
       cwd: repoRoot,
       env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", HERALD_LOG_LEVEL: "warn", ...env },
       stdio: ["ignore", "pipe", "pipe"]

@@ -1,6 +1,6 @@
 /**
  * A real, listening appliance for HTTP tests: in this process (fast, for most tests) or as a child
- * process of `src/main.ts` under Node (tsx) or Deno (start-up, signals, crashes, replicas).
+ * process of Herald under Node (compiled, bin/herald.mjs) or Deno (src/main.ts) (start-up, signals, crashes, replicas).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
@@ -118,7 +118,13 @@ export interface ApplianceProcess extends Appliance {
   readonly exited: Promise<number | null>
 }
 
-/** Spawns `src/main.ts` as its own process (tsx under Node, or Deno) with `env` over a minimal environment. */
+/**
+ * Herald under Node as `npm start` runs it: the compiled appliance through its launcher (built by
+ * the global setup before any test runs, so no test pays for compiling).
+ */
+export const heraldUnderNode: ReadonlyArray<string> = [process.execPath, path.join(repoRoot, "bin/herald.mjs")]
+
+/** Spawns Herald as its own process (the compiled one under Node, or src/main.ts under Deno) with `env` over a minimal environment. */
 export interface SpawnOptions extends StartOptions {
   readonly runtime?: "node" | "deno"
   readonly args?: ReadonlyArray<string>
@@ -132,7 +138,7 @@ export const spawnAppliance = async (options: SpawnOptions = {}): Promise<Applia
   const { adminToken, databaseUrl, env, port, smtpPort } = await baseEnv(options)
   const command = options.runtime === "deno"
     ? [path.join(repoRoot, "node_modules/.bin/deno"), "run", "-A", "src/main.ts"]
-    : [process.execPath, "--import", "tsx", "src/main.ts"]
+    : heraldUnderNode
   let output = ""
   const child = spawn(command[0]!, [...command.slice(1), ...(options.args ?? [])], {
     cwd: repoRoot,
@@ -203,7 +209,7 @@ export interface CommandResult {
 }
 
 /**
- * Runs `src/main.ts <args>` under Node (tsx) to completion with `env` over a minimal environment:
+ * Runs Herald `<args>` under Node to completion with `env` over a minimal environment:
  * operator commands, and start-ups that must fail. Killed (code null) after `timeoutMs`.
  */
 export const runMain = (
@@ -212,7 +218,7 @@ export const runMain = (
   timeoutMs = 60_000
 ): Promise<CommandResult> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
+    const child = spawn(heraldUnderNode[0]!, [...heraldUnderNode.slice(1), ...args], {
       cwd: repoRoot,
       env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", HERALD_LOG_LEVEL: "warn", ...env },
       stdio: ["ignore", "pipe", "pipe"]

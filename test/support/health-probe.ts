@@ -27,6 +27,12 @@ export const RESPONSIVE_MS = 100
 export const CEILING_MS = 1_000
 /** A question unanswered this long counts as no answer (status 0) instead of hanging the test. */
 const NO_ANSWER_MS = 10_000
+/**
+ * Answers a probe gathers at the least, asking on after its work is done if need be: an attack
+ * refused in a blink leaves one answer, and a median of one is a single wait for a core on a
+ * loaded machine (266 ms once, for a refusal that took milliseconds).
+ */
+const MIN_ANSWERS = 5
 /** When a once-only bystander sends, counted from the probe's start: the attack is under way by then. */
 const BYSTANDER_AFTER_MS = 300
 
@@ -118,7 +124,7 @@ export const startHealthProbe = (app: ProbedApp, options: ProbeOptions = {}): He
       answers.push(await askHealth(app))
       if (bystander?.each === true) sends.push(await sendAs(app, bystander))
       if (intervalMs > 0) await sleep(intervalMs)
-    } while (!stopped)
+    } while (!stopped || answers.length < MIN_ANSWERS)
   })()
   return {
     stop: async () => {

@@ -1,23 +1,22 @@
 /**
  * The contact import's CSV reader (src/bulk/contacts/csv-read.ts), as its worker runs it: the caps
  * checked before csv-parse runs (at their edge and one past it), the cell budget, records that
- * quoted line breaks or CR line ends make, and what crosses to the main thread.
+ * quoted line breaks or CR line ends make, and what crosses to the main thread: the gathered
+ * contacts as the INSERT's batch texts.
  */
 import { describe, expect, it } from "vitest"
-import { CHUNK_ROWS, CHUNK_VALUES, type CsvReadLimits, type CsvReadResult, readCsv } from "../../src/bulk/contacts/csv-read.ts"
+import { type CsvReadLimits, type CsvReadResult, readCsv } from "../../src/bulk/contacts/csv-read.ts"
+import { BATCH } from "../../src/bulk/contacts/import-rows.ts"
 
 const limits: CsvReadLimits = { maxColumns: 5, maxLineBytes: 40, maxValues: 12 }
-const read = (csv: string, within: CsvReadLimits = limits) => readCsv(Buffer.from(csv), within)
+const read = (csv: string, within: CsvReadLimits = limits, tags: ReadonlyArray<string> = []) => readCsv(Buffer.from(csv), within, tags)
 
-/** The rows of a successful read, metadata rebuilt as the main thread rebuilds it. */
+/** The rows of a successful read as the INSERT reads them from its batch texts. */
 const rowsOf = (result: CsvReadResult) => {
   if (!result.ok) throw new Error(result.message)
-  return result.chunks.flatMap((chunk) =>
-    (JSON.parse(chunk) as Array<[string, string | null, Array<string>, Array<number | string>]>).map(([email, name, tags, pairs]) => {
-      const metadata: Record<string, unknown> = {}
-      for (let i = 0; i < pairs.length; i += 2) metadata[result.keys[pairs[i] as number]!] = pairs[i + 1]
-      return { email, name, tags, metadata }
-    })
+  return result.gathered.batches.flatMap((batch) =>
+    (JSON.parse(batch.json) as Array<{ email: string; name: string | null; tags: Array<string>; metadata: Record<string, unknown> }>)
+      .map(({ email, metadata, name, tags }) => ({ email, name, tags, metadata }))
   )
 }
 
@@ -47,9 +46,9 @@ describe("the caps, before csv-parse runs", () => {
 })
 
 describe("the rows", () => {
-  it("reads only the columns that map to something and carries metadata keys once", () => {
+  it("reads only the columns that map to something, a named column as a metadata key", () => {
     const result = read("Email,Name,TAGS,,city\nx@example.org, Ada ,a;b,ignored,Oslo\ny@example.org,,,,\n", { ...limits, maxColumns: 10 })
-    expect(result).toMatchObject({ ok: true, keys: ["city"], rows: 2 })
+    expect(result).toMatchObject({ ok: true, gathered: { unique: 2, valid: 2, invalidRows: 0 } })
     expect(rowsOf(result)).toEqual([
       { email: "x@example.org", name: "Ada", tags: ["a", "b"], metadata: { city: "Oslo" } },
       { email: "y@example.org", name: null, tags: [], metadata: {} }
@@ -63,15 +62,26 @@ describe("the rows", () => {
     expect(read(`email,name,tags,k\n${rows(3)}\nr9@example.org\n`)).toMatchObject({ ok: false, kind: "size" })
   })
 
-  it("hands rows over in chunks of at most CHUNK_ROWS rows and about CHUNK_VALUES cells", () => {
+  it("gathers by address into batches of BATCH rows, the query's tags added, invalid rows counted", () => {
     const wide: CsvReadLimits = { maxColumns: 1_000, maxLineBytes: 1 << 20, maxValues: 1 << 30 }
-    const narrow = read(`email\n${Array.from({ length: CHUNK_ROWS + 1 }, (_, i) => `n${i}@example.org`).join("\n")}\n`, wide)
-    expect(narrow.ok && narrow.chunks.length).toBe(2)
-    const header = `email,${Array.from({ length: 999 }, (_, i) => `k${i}`).join(",")}`
+    const addresses = Array.from({ length: BATCH + 1 }, (_, i) => `n${i}@example.org,t`)
+    const result = read(`email,tags\n${addresses.join("\n")}\nN0@EXAMPLE.org,u\nnot-an-address,\n`, wide, ["imported", " "])
+    expect(result).toMatchObject({ ok: true, gathered: { unique: BATCH + 2, valid: BATCH + 1, invalidRows: 1, invalidUnique: 1 } })
+    expect(result.ok && result.gathered.batches.map((batch) => batch.emails.length)).toEqual([BATCH, 1])
+    // The repeated address folded into its first row, its tags merged; the query's tags on every row.
+    expect(rowsOf(result)[0]).toMatchObject({ email: "n0@example.org", tags: ["t", "u", "imported"] })
+    expect(rowsOf(result)[BATCH]).toMatchObject({ email: `n${BATCH}@example.org`, tags: ["t", "imported"] })
+  })
+
+  it("reads a wide row's metadata, a column named __proto__ among its keys", () => {
+    const wide: CsvReadLimits = { maxColumns: 1_000, maxLineBytes: 1 << 20, maxValues: 1 << 30 }
+    const header = `email,__proto__,${Array.from({ length: 998 }, (_, i) => `k${i}`).join(",")}`
     const rows = Array.from({ length: 20 }, (_, i) => `w${i}@example.org${",x".repeat(999)}`)
-    const dense = read(`${header}\n${rows.join("\n")}\n`, wide)
-    expect(dense.ok && dense.chunks.length).toBe(Math.ceil(20 / (CHUNK_VALUES / 1_000)))
-    expect(rowsOf(dense)[19]!.metadata).toMatchObject({ k0: "x", k998: "x" })
+    const dense = rowsOf(read(`${header}\n${rows.join("\n")}\n`, wide))
+    expect(dense).toHaveLength(20)
+    expect(Object.keys(dense[19]!.metadata)).toHaveLength(999)
+    expect(dense[19]!.metadata).toMatchObject({ k0: "x", k997: "x" })
+    expect(Object.getOwnPropertyDescriptor(dense[19]!.metadata, "__proto__")?.value).toBe("x")
   })
 
   it("refuses a header without an email column, an empty body and invalid CSV, with a short message", () => {

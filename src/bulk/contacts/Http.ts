@@ -30,8 +30,7 @@ import { type ConfirmationRefusal, confirmationRefusal } from "../lists/Http.ts"
 import { ContactsGroup } from "./Api.ts"
 import { type ContactExists, type ContactNotFound, Contacts, type Owner, type StillSuppressed } from "./Contacts.ts"
 import { CsvReader, type ImportRejected } from "./csv-reader.ts"
-import { cleanTags } from "./import-rows.ts"
-import { addCsvRows, gatheredSource, type ImportGate, ImportRows, rowsSource, type TooManyInvalid, type UnknownLists, writeImport } from "./import.ts"
+import { gatheredSource, type ImportGate, type TooManyInvalid, type UnknownLists, writeImport } from "./import.ts"
 import type { MetadataTooLarge } from "./metadata-bound.ts"
 
 type Failure = ContactNotFound | ContactExists | StillSuppressed | TooManyInvalid | ImportRejected | UnknownLists | MetadataTooLarge | SqlError
@@ -147,13 +146,11 @@ export const ContactsHttpLive = HttpApiBuilder.group(groupApi(ContactsGroup), "c
         const metadataParam = csv ? () => "metadata" : (row: number) => `contacts[${row - 1}].metadata`
         const { options, source } = csv
           ? yield* Effect.gen(function*() {
-            // Read off the main thread (csv-reader.ts); only the rows it made are added here, a chunk at a time.
-            const read = yield* csvReader.read(me.accountId, yield* importBody(request)).pipe(Effect.catchAll(answer))
-            const rows = new ImportRows(metadataParam)
-            yield* addCsvRows(read, rows)
+            // Read and gathered off the main thread (csv-read.ts): its batches' texts come back.
             const tags = commaList(query.tags)
+            const read = yield* csvReader.read(me.accountId, yield* importBody(request), tags).pipe(Effect.catchAll(answer))
             const options = { tags, updateExisting: flag(query.update_existing), listIds: commaList(query.list_ids), confirmed: flag(query.confirmed) }
-            return { options, source: rowsSource(rows, cleanTags(tags)) }
+            return { options, source: gatheredSource(read.gathered) }
           })
           // Parsed, decoded and gathered off the main thread (import-read.ts): its batches' texts come back.
           : yield* csvReader.readJson(me.accountId, yield* importBody(request)).pipe(

@@ -1,7 +1,7 @@
 /**
  * Reading a contact import's CSV body (run in a worker thread by csv-reader.ts; plain code, no
- * Effect, no database): bytes in, the rows out as a few JSON texts the main thread turns into
- * `ImportRow`s a chunk at a time (import.ts `addCsvRows`). import-worker.ts runs it.
+ * Effect, no database): bytes in, the contacts gathered and made into the INSERT's batch texts out
+ * (import-rows.ts), as a JSON body's are (import-read.ts). import-worker.ts runs it.
  *
  * The work is bounded before it is done. A first pass over the bytes (`scanCsv`, one loop, no
  * allocation) refuses a header wider than `maxColumns` and a record longer than `maxLineBytes`:
@@ -10,14 +10,14 @@
  * Then csv-parse reads the records and each row reads only the columns that map to something
  * (email, name, tags, named metadata columns), never the header's width. The cells kept are
  * counted against `maxValues`: a CSV names its metadata keys once in the header, so unlike a JSON
- * body its contacts can be far larger than its bytes; the count bounds what the main thread builds.
+ * body its contacts can be far larger than its bytes; the count bounds what is built.
  *
- * What crosses to the main thread is compact: the metadata keys once, and per row
- * `[email, name, tags, [keyIndex, value, …]]`, as JSON texts of a bounded size (`CHUNK_ROWS`,
- * `CHUNK_VALUES`). Strings clone in one copy; thousands of small objects would be rebuilt in the
- * main thread in one go.
+ * Only the batch texts cross to the main thread. Before, the rows crossed as compact chunks and
+ * were gathered there: the main thread held every row as objects beside their texts, and a
+ * 15 MiB import grew the appliance by +244–277 MB (README "Benchmarks").
  */
 import { parse } from "csv-parse/sync"
+import { cleanTags, type GatheredImport, gatherAll, ImportRows } from "./import-rows.ts"
 
 export interface CsvReadLimits {
   /** Columns of the header row, named or not. */
@@ -28,11 +28,8 @@ export interface CsvReadLimits {
   readonly maxValues: number
 }
 
-/** A row as it crosses to the main thread: metadata as `[index into keys, value]` pairs, flattened. */
-export type CompactRow = readonly [email: string, name: string | null, tags: ReadonlyArray<string>, pairs: ReadonlyArray<number | string>]
-
 export type CsvReadResult =
-  | { readonly ok: true; readonly keys: ReadonlyArray<string>; readonly chunks: ReadonlyArray<string>; readonly rows: number }
+  | { readonly ok: true; readonly gathered: GatheredImport }
   | {
     readonly ok: false
     /** `size`: a limit of the whole body (413); `invalid`: the CSV itself (400). */
@@ -41,12 +38,8 @@ export type CsvReadResult =
     readonly param?: string
   }
 
-/**
- * A JSON text handed to the main thread holds at most this many rows or, for wide rows, cells:
- * each is parsed and added there in a few milliseconds, between which other requests are served.
- */
-export const CHUNK_ROWS = 2_000
-export const CHUNK_VALUES = 5_000
+/** A refusal of a CSV row's metadata names the field; the message names the row. */
+const CSV_METADATA_PARAM = () => "metadata"
 
 const QUOTE = 0x22
 const COMMA = 0x2c
@@ -109,21 +102,22 @@ const mapHeader = (header: ReadonlyArray<string>) => {
   return { keys, mapped }
 }
 
-/** Reads the CSV within `limits`; a refusal is a value, and anything csv-parse refuses is `invalid`. */
-export const readCsv = (bytes: Uint8Array, limits: CsvReadLimits): CsvReadResult => {
+/**
+ * Reads the CSV within `limits` and gathers its contacts, `extraTags` (the query's `tags`) added to
+ * each; a refusal is a value, and anything csv-parse refuses is `invalid`.
+ */
+export const readCsv = (bytes: Uint8Array, limits: CsvReadLimits, extraTags: ReadonlyArray<string>): CsvReadResult => {
   const refused = scanCsv(bytes, limits)
   if (refused !== undefined) return refused
   let head: ReturnType<typeof mapHeader> | undefined
-  const chunks: Array<string> = []
-  let chunk: Array<CompactRow> = []
-  let rows = 0
+  const rows = new ImportRows(CSV_METADATA_PARAM)
   let values = 0
-  let chunkFrom = 0
-  const rowOf = (record: ReadonlyArray<string>, mapped: ReturnType<typeof mapHeader>["mapped"]): CompactRow => {
+  const addRecord = (record: ReadonlyArray<string>, { keys, mapped }: ReturnType<typeof mapHeader>) => {
     let email = ""
     let name: string | null = null
     let tags: ReadonlyArray<string> = []
-    const pairs: Array<number | string> = []
+    // No prototype: a column named __proto__ is a metadata key like any other.
+    const metadata: Record<string, string> = Object.create(null)
     // Columns past the record's end are empty: the loop stops at the first one.
     for (let m = 0; m < mapped.length && mapped[m]!.index < record.length; m++) {
       const { column, index } = mapped[m]!
@@ -133,9 +127,9 @@ export const readCsv = (bytes: Uint8Array, limits: CsvReadLimits): CsvReadResult
       if (column === "email") email = value
       else if (column === "name") name = value.trim() === "" ? null : value.trim()
       else if (column === "tags") tags = value.split(";")
-      else pairs.push(column, value)
+      else metadata[keys[column]!] = value
     }
-    return [email, name, tags, pairs]
+    rows.add({ email, name, tags, metadata })
   }
   try {
     parse(bytes, {
@@ -148,14 +142,8 @@ export const readCsv = (bytes: Uint8Array, limits: CsvReadLimits): CsvReadResult
           if (!head.mapped.some((m) => m.column === "email")) throw new HeaderWithoutEmail()
           return null
         }
-        chunk.push(rowOf(record, head.mapped))
-        rows++
+        addRecord(record, head)
         if (values > limits.maxValues) throw new TooManyValues()
-        if (chunk.length === CHUNK_ROWS || values - chunkFrom >= CHUNK_VALUES) {
-          chunks.push(JSON.stringify(chunk))
-          chunk = []
-          chunkFrom = values
-        }
         return null
       }
     })
@@ -169,8 +157,7 @@ export const readCsv = (bytes: Uint8Array, limits: CsvReadLimits): CsvReadResult
     return refuse("invalid", `Invalid CSV: ${text.length > 300 ? `${text.slice(0, 300)}…` : text}`)
   }
   if (head === undefined) return refuse("invalid", "The CSV body is empty: a header row with an email column is required")
-  if (chunk.length > 0) chunks.push(JSON.stringify(chunk))
-  return { ok: true, keys: head.keys, chunks, rows }
+  return { ok: true, gathered: gatherAll(rows, cleanTags(extraTags)) }
 }
 
 /** Thrown from csv-parse's record hook to stop reading: the header names no email column. */

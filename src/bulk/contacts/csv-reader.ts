@@ -12,7 +12,7 @@ import { AppConfig } from "../../config/app-config.ts"
 import { makeWorkerPool, type WorkerTaskError } from "../../lib/worker-pool.ts"
 import { type CsvReadLimits, type CsvReadResult, readCsv } from "./csv-read.ts"
 import { type JsonImportResult, readJsonImport } from "./import-read.ts"
-import { isJsonImport, JSON_IMPORT } from "./import-task.ts"
+import { csvImportTask, csvTaskTags, isJsonImport, JSON_IMPORT } from "./import-task.ts"
 
 /** Columns of a CSV import's header row: far more than any export of a contact list carries. */
 export const MAX_CSV_COLUMNS = 1_000
@@ -104,7 +104,7 @@ export class CsvReader extends Effect.Service<CsvReader>()("herald/CsvReader", {
         timeout: Duration.millis(timeoutMs),
         maxMemoryMb: WORKER_MEMORY_MB,
         workerData: limits,
-        inProcess: (bytes, input) => Promise.resolve(isJsonImport(input) ? readJsonImport(bytes) : readCsv(bytes, limits))
+        inProcess: (bytes, input) => Promise.resolve(isJsonImport(input) ? readJsonImport(bytes) : readCsv(bytes, limits, csvTaskTags(input)))
       }),
       scope
     ))
@@ -123,8 +123,9 @@ export class CsvReader extends Effect.Service<CsvReader>()("herald/CsvReader", {
         Effect.annotateLogs({ account_id: accountId })
       )
 
-    /** Reads `accountId`'s CSV body in a worker; the bytes are handed over (not to be read again). */
-    const read = (accountId: string, bytes: Uint8Array) => run<CsvReadResult>(accountId, bytes, undefined, "CSV")
+    /** Reads and gathers `accountId`'s CSV body in a worker, `tags` added to each row; the bytes are handed over (not to be read again). */
+    const read = (accountId: string, bytes: Uint8Array, tags: ReadonlyArray<string>) =>
+      run<CsvReadResult>(accountId, bytes, csvImportTask(tags), "CSV")
 
     /** Parses, decodes and gathers `accountId`'s JSON import body in a worker (import-read.ts); the bytes are handed over. */
     const readJson = (accountId: string, bytes: Uint8Array) => run<JsonImportResult>(accountId, bytes, JSON_IMPORT, "JSON body")

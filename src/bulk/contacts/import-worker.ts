@@ -1,15 +1,15 @@
 /**
  * The contact import's reader in a worker thread (src/lib/worker-pool.ts runs it, csv-reader.ts
  * owns the pool): each task is one import body whose ArrayBuffer was transferred here. A CSV body
- * (no task input) answers a `CsvReadResult` (csv-read.ts); a JSON body (input `{ kind: "json" }`)
- * a `JsonImportResult` (import-read.ts). The CSV limits arrive as workerData. A task that runs
+ * (input `{ kind: "csv", tags }`) answers a `CsvReadResult` (csv-read.ts); a JSON body (input
+ * `{ kind: "json" }`) a `JsonImportResult` (import-read.ts): both its contacts gathered into batch texts. The CSV limits arrive as workerData. A task that runs
  * past its deadline is not asked to stop: the pool terminates this thread.
  */
 import { parentPort, workerData } from "node:worker_threads"
 import type { TaskRequest, WorkerReply } from "../../lib/worker-pool.ts"
 import { type CsvReadLimits, readCsv } from "./csv-read.ts"
 import type * as ImportRead from "./import-read.ts"
-import { isJsonImport } from "./import-task.ts"
+import { csvTaskTags, isJsonImport } from "./import-task.ts"
 
 const port = parentPort
 if (port === null) throw new Error("src/bulk/contacts/import-worker.ts runs as a worker thread")
@@ -28,7 +28,7 @@ const loadJsonReader = () => (jsonReader ??= import("./import-read.ts"))
 port.on("message", (request: TaskRequest) => {
   const work = isJsonImport(request.input)
     ? loadJsonReader().then((reader) => reader.readJsonImport(request.bytes))
-    : Promise.resolve().then(() => readCsv(request.bytes, limits))
+    : Promise.resolve().then(() => readCsv(request.bytes, limits, csvTaskTags(request.input)))
   work.then(
     (value) => reply({ id: request.id, ok: true, value }),
     (error: unknown) => reply({ id: request.id, ok: false, error: error instanceof Error ? error.message : String(error) })

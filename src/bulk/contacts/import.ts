@@ -1,7 +1,7 @@
 /**
- * Contact imports (issue 19 "Contacts", import): rows from a JSON body (parsed, decoded and
- * gathered in a worker thread: import-read.ts) or a CSV body (read in one: csv-read.ts, gathered
- * here) are gathered by address (import-rows.ts), the invalid-percentage gate is applied to the
+ * Contact imports (issue 19 "Contacts", import): rows from a JSON body (import-read.ts) or a CSV
+ * body (csv-read.ts) are gathered by address in a worker thread (import-rows.ts) and arrive here
+ * as batch texts; the invalid-percentage gate is applied to the
  * unique addresses, and the valid ones are written in one transaction with batched
  * `INSERT … ON CONFLICT`: new addresses are created, existing ones updated only with
  * `update_existing` (name replaced when given, tags added, metadata merged), else skipped.
@@ -17,21 +17,10 @@ import { addQueued, ConfirmationMail, NOTHING_QUEUED } from "../lists/confirmati
 import { addMemberships, listsOfKey } from "../lists/memberships.ts"
 import type { Owner } from "./Contacts.ts"
 import { isStatementTimeout, QueryTooExpensive, setStatementTimeout } from "../../db/statement-timeout.ts"
-import type { CompactRow } from "./csv-read.ts"
 import { MetadataTooLarge, refuseMetadataGrowth } from "./metadata-bound.ts"
-import {
-  BATCH,
-  bringsMetadata,
-  cleanTags,
-  type GatheredImport,
-  type ImportBatch,
-  type ImportError,
-  ImportRows,
-  rowJson,
-  type ValidRow
-} from "./import-rows.ts"
+import type { GatheredImport, ImportBatch, ImportError } from "./import-rows.ts"
 
-export { type ImportError, type ImportRow, ImportRows } from "./import-rows.ts"
+export type { ImportError, ImportRow } from "./import-rows.ts"
 
 export interface ImportOptions {
   /** Added to every imported contact's tags. */
@@ -70,10 +59,7 @@ export class TooManyInvalid extends Data.TaggedError("TooManyInvalid")<{
 /** `list_ids` naming lists that are not the key's (unknown, or another key's). */
 export class UnknownLists extends Data.TaggedError("UnknownLists")<{ readonly ids: ReadonlyArray<string> }> {}
 
-/**
- * What one import writes: gathered in the worker with its batches' texts made (a JSON body), or
- * gathered here with each batch's text made when its turn comes, in slices (a CSV body's rows).
- */
+/** What one import writes: gathered in the import worker with its batches' texts made (import-read.ts, csv-read.ts). */
 export interface ImportSource extends Omit<GatheredImport, "batches"> {
   readonly batchCount: number
   readonly batch: (index: number) => Effect.Effect<ImportBatch>
@@ -91,21 +77,6 @@ export const gatheredSource = (gathered: GatheredImport): ImportSource => {
         batches[index] = undefined
         return batch
       })
-  }
-}
-
-/** Rows gathered on the main thread (a CSV body's); `extraTags` are added to every row. */
-export const rowsSource = (rows: ImportRows, extraTags: ReadonlyArray<string>): ImportSource => {
-  const all = [...rows.valid.values()]
-  return {
-    unique: rows.unique,
-    invalidUnique: rows.invalidAddresses.size,
-    invalidRows: rows.invalidRows,
-    valid: all.length,
-    errors: rows.errors,
-    oversized: rows.oversized,
-    batchCount: Math.ceil(all.length / BATCH),
-    batch: (index) => batchJson(all.slice(index * BATCH, (index + 1) * BATCH), extraTags)
   }
 }
 
@@ -191,68 +162,4 @@ export const writeImport = (owner: Owner, rows: ImportSource, options: ImportOpt
       ...(options.listIds.length === 0 ? {} : { confirmations_queued: queued.mailed, confirmations_withheld: queued.withheld })
     }
     return result
-  })
-
-/** Lets the event loop serve what is waiting (setImmediate: after I/O, unlike a microtask or Effect.yieldNow). */
-const nextTurn = Effect.async<void>((resume) => {
-  const turn = setImmediate(() => resume(Effect.void))
-  return Effect.sync(() => clearImmediate(turn))
-})
-
-/**
- * The longest an import works on the main thread before letting other requests in. Measured, not
- * counted in rows: a row may be an address or a thousand metadata cells. (Scheduling, not a due
- * time: performance.now, not the Clock.)
- */
-const SLICE_MS = 5
-
-/** A yield point for loops over rows: call it after each row; it yields once a slice is used up. */
-const slicer = () => {
-  let sliceStart = performance.now()
-  return Effect.suspend(() => {
-    if (performance.now() - sliceStart < SLICE_MS) return Effect.void
-    return Effect.tap(nextTurn, () => (sliceStart = performance.now()))
-  })
-}
-
-/**
- * One batch's rows as the JSON text jsonb_to_recordset reads, row by row in slices: 2,000 contacts
- * with wide metadata are megabytes of JSON, and one JSON.stringify of them held the event loop for
- * a second and more.
- */
-const batchJson = (batch: ReadonlyArray<ValidRow>, extraTags: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const parts: Array<string> = []
-    const pause = slicer()
-    for (const r of batch) {
-      parts.push(rowJson(r, extraTags))
-      yield* pause
-    }
-    const batchOf: ImportBatch = {
-      json: `[${parts.join(",")}]`,
-      emails: batch.map((r) => r.email.toLowerCase()),
-      bringsMetadata: batch.some(bringsMetadata)
-    }
-    return batchOf
-  })
-
-/**
- * The rows the CSV reader made in its worker (csv-read.ts), added to `rows` a chunk (at most
- * CHUNK_ROWS rows, CHUNK_VALUES cells) at a time, in slices between which other requests are
- * served. Each row costs its own cells: the metadata is rebuilt from the `[key index, value]`
- * pairs the row carries.
- */
-export const addCsvRows = (read: { readonly keys: ReadonlyArray<string>; readonly chunks: ReadonlyArray<string> }, rows: ImportRows) =>
-  Effect.gen(function*() {
-    const pause = slicer()
-    for (const chunk of read.chunks) {
-      for (const [email, name, tags, pairs] of JSON.parse(chunk) as Array<CompactRow>) {
-        // No prototype: a column named __proto__ is a metadata key like any other.
-        const metadata: Record<string, unknown> = Object.create(null)
-        for (let i = 0; i < pairs.length; i += 2) metadata[read.keys[pairs[i] as number]!] = pairs[i + 1]
-        rows.add({ email, name, tags, metadata })
-        yield* pause
-      }
-      yield* pause
-    }
   })

@@ -94,7 +94,11 @@ export const request = async <T>(method: Method, path: string, options: RequestO
     throw error
   }
   if (response.status === 204) return undefined as T
-  return (await response.json()) as T
+  try {
+    return (await response.json()) as T
+  } catch {
+    throw new ApiError(response.status, "api_error", "unexpected_response", `The appliance's answer to ${method} ${path} was not JSON.`, undefined)
+  }
 }
 
 /** The session routes (#28 "Sign-in"). */

@@ -55,7 +55,7 @@ if [ ! -d "$build/node_modules" ] || [ package-lock.json -nt "$build/node_module
   rm -rf "$build/app" "$build/node_modules"
   mkdir -p "$build/app/scripts"
   cp package.json package-lock.json "$build/app/"
-  cp scripts/build-server.mjs "$build/app/scripts/"  # npm's postinstall (it builds nothing without sources)
+  cp scripts/build.mjs scripts/build-server.mjs "$build/app/scripts/"  # npm's postinstall (it builds nothing without sources)
   (cd "$build/app" && { npm ci --omit=dev --no-audit --no-fund >/dev/null 2>&1 || npm install --omit=dev --no-audit --no-fund >/dev/null; })
   mv "$build/app/node_modules" "$build/node_modules"
   rm -rf "$build/app"

@@ -11,7 +11,7 @@
  *
  * Plain JavaScript (checked with @ts-check) because it runs before anything can compile TypeScript.
  *
- *   node scripts/build-server.mjs            build (a few hundred milliseconds)
+ *   node scripts/build-server.mjs     the appliance alone (scripts/build.mjs builds everything)
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -143,12 +143,7 @@ export const bundleIsStale = () => {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  if (!fs.existsSync(path.join(srcDir, "main.ts"))) {
-    // The image installs its packages before it copies the sources, then runs this again.
-    console.log("build-server: no sources yet (src/main.ts); nothing to build")
-  } else {
-    const started = Date.now()
-    await buildServer()
-    console.log(`build-server: dist/herald.js and ${workerEntries.length} worker entries in ${Date.now() - started} ms`)
-  }
+  const started = Date.now()
+  await buildServer()
+  console.log(`build-server: dist/herald.js and ${workerEntries.length} worker entries in ${Date.now() - started} ms`)
 }

@@ -27,6 +27,7 @@ import { SuppressionsHttpLive } from "../platform/suppressions/Http.ts"
 import { AdminBlockedDomainsHttpLive, AdminSuppressionsHttpLive } from "../platform/suppressions/AdminHttp.ts"
 import { PublicPagesLive } from "../bulk/public/routes.ts"
 import { HeraldApi } from "./api.ts"
+import { ConsoleStaticLive } from "./console/static.ts"
 import { AdminAuthenticationLive } from "../http/admin-auth.ts"
 import { AuthenticationLive } from "../http/auth.ts"
 import { DocsRoutesLive } from "./docs/routes.ts"
@@ -137,6 +138,7 @@ const NodeServerLive = Layer.unwrapEffect(
 export const HttpLive = ServeLive.pipe(
   Layer.provide(DocsRoutesLive),
   Layer.provide(PublicPagesLive),
+  Layer.provide(ConsoleStaticLive),
   Layer.provide(ErrorMappingLive),
   Layer.provide(ApiLive),
   HttpServer.withLogAddress,

@@ -17,6 +17,8 @@ export interface AppConfigShape {
   readonly dataDir: string
   readonly httpHost: string
   readonly httpPort: number
+  /** HERALD_CONSOLE_DIR: where the built web console is (default dist/console/, src/api/console/static.ts). */
+  readonly consoleDir: Option.Option<string>
   readonly smtpPort: number
   readonly smtpHost: string
   readonly smtpMaxMessageBytes: number
@@ -161,6 +163,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   dataDir: Config.string("HERALD_DATA_DIR").pipe(Config.withDefault("./data")),
   httpHost: Config.string("HERALD_HTTP_HOST").pipe(Config.withDefault("0.0.0.0")),
   httpPort: port("HERALD_HTTP_PORT", 8080),
+  consoleDir: Config.option(Config.string("HERALD_CONSOLE_DIR")),
   smtpPort: port("HERALD_SMTP_PORT", 2525),
   smtpHost: Config.string("HERALD_SMTP_HOST").pipe(Config.withDefault("0.0.0.0")),
   smtpMaxMessageBytes: megabytes("HERALD_SMTP_MAX_MESSAGE_MB", 25),

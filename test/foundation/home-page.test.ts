@@ -4,14 +4,18 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { VERSION } from "../../src/version.ts"
-import { type Appliance, startAppliance } from "../support/appliance.ts"
+import type { Appliance } from "../support/appliance.ts"
+import { type ConsoleAppliance, startConsoleAppliance } from "../support/console.ts"
 
 let app: Appliance
+let served: ConsoleAppliance
 beforeAll(async () => {
   // A base URL with characters HTML must escape: it appears in the first steps' commands.
-  app = await startAppliance({ env: { HERALD_BASE_URL: "https://mail.example.com/herald?a=1&b=\"2\"" } })
+  // The console is built for this file, so its link answers 200 whether or not dist/ has a build.
+  served = await startConsoleAppliance({ env: { HERALD_BASE_URL: "https://mail.example.com/herald?a=1&b=\"2\"" } })
+  app = served.app
 })
-afterAll(() => app.stop())
+afterAll(() => served.stop())
 
 describe("GET /", () => {
   it("answers an HTML page with the version, the health and the first steps, without a key", async () => {
@@ -36,7 +40,8 @@ describe("GET /", () => {
       "/reference/transactional/",
       "/reference/bulk/",
       "/reference/platform/",
-      "/llms.txt"
+      "/llms.txt",
+      "/console/"
     ]))
     for (const href of hrefs) {
       expect((await app.request("GET", href, { token: null })).status, href).toBe(200)

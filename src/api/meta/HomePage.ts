@@ -55,6 +55,7 @@ export const renderHomePage = (
 <body>
 <h1>Herald</h1>
 <p>Email delivery appliance, version <strong>${escapeHtml(VERSION)}</strong>. Health: ${status}.</p>
+<p><a href="/console/">Open the console</a>: sign in to see your messages, domains, keys and usage in the browser.</p>
 <h2>Reference</h2>
 <ul>
 ${links(references)}

@@ -1,0 +1,4 @@
+/** The suppressions view. */
+import { Placeholder } from "../components/Placeholder.tsx"
+
+export const SuppressionsView = () => <Placeholder what="The suppressions view" />

@@ -1,0 +1,90 @@
+/**
+ * npm run console:shots [-- DIR] — screenshots of the console: the sign-in screen and each view,
+ * at 1280 and 390 px wide, as PNGs in DIR (default dist/console-shots/, git-ignored).
+ *
+ * Starts its own appliance (embedded PostgreSQL, or DATABASE_URL's server) on a console built
+ * into a temporary folder, signs in as the bootstrap admin (admin@HERALD_HOSTNAME with
+ * HERALD_BOOTSTRAP_PASSWORD, so every view including Admin is shown) and walks the navigation.
+ */
+import { spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { mkdir, mkdtemp, rm } from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { benchPostgres, createDatabase } from "../bench/lib.ts"
+import { newPage, openBrowser, screenshot } from "../test/support/browser.ts"
+import { signInThroughForm } from "../test/support/console-person.ts"
+import { freePort, waitForStatus } from "../test/support/net.ts"
+import { buildConsole } from "./build-console.ts"
+
+const repoRoot = path.resolve(import.meta.dirname, "..")
+const outDir = path.resolve(process.argv[2] ?? path.join(repoRoot, "dist", "console-shots"))
+const WIDTHS = [1280, 390] as const
+const HOSTNAME = "herald.shots"
+const PASSWORD = `shots-${randomBytes(8).toString("hex")}`
+
+/** A file name for a view's title: "Keys and webhooks" → "keys-and-webhooks". */
+const slug = (title: string) => title.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "")
+
+const postgres = await benchPostgres()
+const consoleDir = await mkdtemp(path.join(os.tmpdir(), "herald-console-shots-"))
+await buildConsole(consoleDir)
+await mkdir(outDir, { recursive: true })
+const port = await freePort()
+const baseUrl = `http://127.0.0.1:${port}`
+const appliance = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  cwd: repoRoot,
+  stdio: ["ignore", "inherit", "inherit"],
+  env: {
+    PATH: process.env["PATH"] ?? "",
+    HOME: process.env["HOME"] ?? "/tmp",
+    DATABASE_URL: await createDatabase(postgres.adminUrl, "herald_console_shots"),
+    HERALD_HTTP_HOST: "127.0.0.1",
+    HERALD_HTTP_PORT: String(port),
+    HERALD_SMTP_HOST: "127.0.0.1",
+    HERALD_SMTP_PORT: String(await freePort()),
+    HERALD_HOSTNAME: HOSTNAME,
+    HERALD_BOOTSTRAP_KEY: `hrld_shots_${randomBytes(20).toString("hex")}`,
+    HERALD_BOOTSTRAP_PASSWORD: PASSWORD,
+    HERALD_CONSOLE_DIR: consoleDir,
+    HERALD_MTA_ENABLED: "false",
+    HERALD_LOG_LEVEL: "warn"
+  }
+})
+const { browser } = await openBrowser()
+const written: Array<string> = []
+try {
+  await waitForStatus(`${baseUrl}/health`)
+  for (const width of WIDTHS) {
+    const { context, page } = await newPage(browser, { width })
+    await page.goto(`${baseUrl}/console/`)
+    await page.getByRole("heading", { name: "Sign in to Herald" }).waitFor()
+    const signInFile = path.join(outDir, `sign-in-${width}.png`)
+    await screenshot(page, signInFile)
+    written.push(signInFile)
+
+    await signInThroughForm(page, baseUrl, `admin@${HOSTNAME}`, PASSWORD)
+    const nav = page.getByRole("navigation", { name: "Console" })
+    for (const title of await nav.getByRole("link").allTextContents()) {
+      await nav.getByRole("link", { name: title, exact: true }).click()
+      await page.getByRole("heading", { level: 1, name: title }).waitFor()
+      await page.waitForLoadState("networkidle")
+      const file = path.join(outDir, `${slug(title)}-${width}.png`)
+      await screenshot(page, file)
+      written.push(file)
+    }
+    await context.close()
+  }
+} catch (error) {
+  console.error(`console:shots stopped: ${String(error)}`)
+  console.error("(signing in needs the session routes of #28 and HERALD_BOOTSTRAP_PASSWORD)")
+  process.exitCode = 1
+} finally {
+  await browser.close()
+  appliance.kill("SIGTERM")
+  await new Promise((resolve) => appliance.once("exit", resolve))
+  await postgres.stop()
+  await rm(consoleDir, { recursive: true, force: true })
+}
+console.log(`console:shots wrote ${written.length} screenshots into ${path.relative(process.cwd(), outDir) || "."}:`)
+for (const file of written) console.log(`  ${path.basename(file)}`)

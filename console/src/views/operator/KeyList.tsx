@@ -1,0 +1,91 @@
+/** The account's keys: create one (its token shown once), open one, revoke one. */
+import { useState } from "preact/hooks"
+import { type CreatedKey, keysApi } from "../../api/operator.ts"
+import { ErrorMessage } from "../../components/ErrorMessage.tsx"
+import { Field } from "../../components/Field.tsx"
+import { hrefOf, onLinkClick } from "../../router.ts"
+import { useSession } from "../../session.tsx"
+import { ActionButton, CopyButton, LoadState, TableRegion, useLoad, When } from "./kit.tsx"
+
+/** The token of the key just created: this answer is the only place it is ever shown. */
+const NewToken = ({ created, onDismiss }: { created: CreatedKey; onDismiss: () => void }) => (
+  <section class="op-secret" aria-labelledby="new-token-heading">
+    <h2 id="new-token-heading">Key “{created.label}” created</h2>
+    <p>Copy its token now: Herald keeps only a hash and will never show it again.</p>
+    <p><code id="new-token">{created.token}</code></p>
+    <CopyButton text={created.token} label="Copy token" />
+    <button type="button" class="secondary" onClick={onDismiss}>I have copied it</button>
+  </section>
+)
+
+const CreateKey = ({ onCreated }: { onCreated: (key: CreatedKey) => void }) => {
+  const [label, setLabel] = useState("")
+  const [error, setError] = useState<unknown>(undefined)
+  const [busy, setBusy] = useState(false)
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setBusy(true)
+    setError(undefined)
+    try {
+      onCreated(await keysApi.create(label))
+      setLabel("")
+    } catch (failure) {
+      setError(failure)
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <form class="op-inline-form" onSubmit={(event) => void submit(event)} aria-labelledby="create-key-heading">
+      <h2 id="create-key-heading">Create a key</h2>
+      <Field id="new-key-label" label="Label" value={label} onValue={setLabel} required maxLength={100} />
+      <button type="submit" disabled={busy}>Create key</button>
+      <ErrorMessage error={error} id="create-key-error" />
+    </form>
+  )
+}
+
+export const KeyList = () => {
+  const { reload: reloadSession } = useSession()
+  const keys = useLoad(() => keysApi.list(), [])
+  const [created, setCreated] = useState<CreatedKey | undefined>(undefined)
+  const changed = () => {
+    keys.reload()
+    // The key switcher lists the account's keys: it must see a new or revoked one.
+    void reloadSession().catch(() => undefined)
+  }
+  return (
+    <div>
+      {created === undefined ? null : <NewToken created={created} onDismiss={() => setCreated(undefined)} />}
+      <CreateKey onCreated={(key) => {
+        setCreated(key)
+        changed()
+      }} />
+      <h2>Keys</h2>
+      <LoadState loaded={keys} what="the keys" />
+      {keys.data === undefined ? null : (
+        <TableRegion label="Keys">
+          <thead>
+            <tr><th scope="col">Label</th><th scope="col">Token ends</th><th scope="col">Webhook</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr>
+          </thead>
+          <tbody>
+            {keys.data.items.map((key) => (
+              <tr key={key.id}>
+                <td><a href={hrefOf(`keys/${key.id}`)} onClick={onLinkClick(`keys/${key.id}`)}>{key.label}</a></td>
+                <td><code>…{key.token_hint}</code></td>
+                <td class="op-wrap">{key.webhook_url ?? "none"}</td>
+                <td><When iso={key.created_at} /></td>
+                <td><When iso={key.last_used_at} /></td>
+                <td>
+                  <ActionButton danger confirm={`Revoke ${key.label}? Its token stops working at once.`} run={() => keysApi.revoke(key.id)} onDone={changed}>
+                    Revoke {key.label}
+                  </ActionButton>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </TableRegion>
+      )}
+    </div>
+  )
+}

@@ -1,0 +1,105 @@
+/** One key: its label and webhook URL, the webhook's secret and test, and its deliveries. */
+import { useState } from "preact/hooks"
+import { type Key, keysApi } from "../../api/operator.ts"
+import { ErrorMessage } from "../../components/ErrorMessage.tsx"
+import { Field } from "../../components/Field.tsx"
+import { hrefOf, onLinkClick } from "../../router.ts"
+import { useSession } from "../../session.tsx"
+import { DeliveryList } from "./DeliveryList.tsx"
+import { ActionButton, CopyButton, LoadState, useLoad } from "./kit.tsx"
+
+/** A webhook secret the API just made: shown once, like a token. */
+const NewSecret = ({ secret }: { secret: string }) => (
+  <div class="op-secret" role="status">
+    <p>The new signing secret, shown only now: <code id="webhook-secret">{secret}</code></p>
+    <CopyButton text={secret} label="Copy secret" />
+  </div>
+)
+
+const KeySettings = ({ item, onSaved }: { item: Key; onSaved: (secret: string | undefined) => void }) => {
+  const [label, setLabel] = useState(item.label)
+  const [url, setUrl] = useState(item.webhook_url ?? "")
+  const [error, setError] = useState<unknown>(undefined)
+  const [busy, setBusy] = useState(false)
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setBusy(true)
+    setError(undefined)
+    try {
+      const saved = await keysApi.update(item.id, { label, webhook_url: url.trim() === "" ? null : url.trim() })
+      onSaved(saved.webhook_secret)
+    } catch (failure) {
+      setError(failure)
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <form onSubmit={(event) => void submit(event)} aria-labelledby="key-settings-heading">
+      <h2 id="key-settings-heading">Label and webhook</h2>
+      <Field id="key-label" label="Label" value={label} onValue={setLabel} required maxLength={100} />
+      <Field id="webhook-url" label="Webhook URL" type="url" value={url} onValue={setUrl} maxLength={2048} />
+      <button type="submit" disabled={busy}>Save</button>
+      <ErrorMessage error={error} id="key-settings-error" />
+    </form>
+  )
+}
+
+const Webhook = ({ keyId, refresh }: { keyId: string; refresh: number }) => {
+  const config = useLoad(() => keysApi.webhook(keyId), [keyId, refresh])
+  const [secret, setSecret] = useState<string | undefined>(undefined)
+  const [queued, setQueued] = useState<string | undefined>(undefined)
+  const [round, setRound] = useState(0)
+  return (
+    <section aria-labelledby="webhook-heading">
+      <h2 id="webhook-heading">Webhook</h2>
+      <LoadState loaded={config} what="the webhook" />
+      {config.data === undefined ? null : (
+        <div>
+          <p>
+            {config.data.webhook_url === null ? "No webhook URL: events of this key are not sent anywhere." : <>Events go to <code class="op-wrap">{config.data.webhook_url}</code>, signed with {config.data.secret_masked ?? "no secret"}.</>}
+          </p>
+          {secret === undefined ? null : <NewSecret secret={secret} />}
+          <div class="op-actions">
+            <ActionButton run={() => keysApi.test(keyId)} onDone={(answer) => {
+              setQueued(`A webhook.test event was queued as delivery ${answer.delivery_id}.`)
+              setRound((n) => n + 1)
+            }}>Send a test event</ActionButton>
+            <ActionButton confirm="Rotate the secret? The old one stops signing at once." run={() => keysApi.rotateSecret(keyId)} onDone={(answer) => {
+              setSecret(answer.webhook_secret)
+              config.reload()
+            }}>Rotate secret</ActionButton>
+          </div>
+          {queued === undefined ? null : <p role="status">{queued}</p>}
+        </div>
+      )}
+      <DeliveryList keyId={keyId} refresh={round + refresh} />
+    </section>
+  )
+}
+
+export const KeyPage = ({ keyId }: { keyId: string }) => {
+  const { reload: reloadSession } = useSession()
+  const key = useLoad(() => keysApi.get(keyId), [keyId])
+  const [secret, setSecret] = useState<string | undefined>(undefined)
+  const [saved, setSaved] = useState(0)
+  return (
+    <div>
+      <p><a href={hrefOf("keys")} onClick={onLinkClick("keys")}>All keys</a></p>
+      <LoadState loaded={key} what="the key" />
+      {key.data === undefined ? null : (
+        <div>
+          <h2 class="op-key-name">Key “{key.data.label}”</h2>
+          <KeySettings key={key.data.id} item={key.data} onSaved={(generated) => {
+            setSecret(generated)
+            setSaved((n) => n + 1)
+            key.reload()
+            void reloadSession().catch(() => undefined)
+          }} />
+          {secret === undefined ? null : <NewSecret secret={secret} />}
+          <Webhook keyId={keyId} refresh={saved} />
+        </div>
+      )}
+    </div>
+  )
+}

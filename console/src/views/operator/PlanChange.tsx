@@ -1,0 +1,67 @@
+/**
+ * A plan change (POST /v1/client/subscriptions/change-plan), confirmed with the account's
+ * password: upgrades apply at once with a prorated charge, downgrades at the next reset.
+ */
+import { useState } from "preact/hooks"
+import { type PlanChange as Change, usageApi } from "../../api/operator.ts"
+import { ApiError } from "../../api/client.ts"
+import { ErrorMessage } from "../../components/ErrorMessage.tsx"
+import { Field } from "../../components/Field.tsx"
+import { formatCents, formatCount, LoadState, useLoad } from "./kit.tsx"
+
+const describe = (change: Change): string =>
+  change.type === "upgrade"
+    ? `Upgraded now${change.proration === undefined ? "" : `: ${formatCents(change.proration.amount_usd_cents)} for the ${change.proration.days_charged} days left of the cycle`}.`
+    : `Downgrade scheduled for ${change.effective_at === undefined ? "the next reset" : new Date(change.effective_at).toLocaleString()}.`
+
+export const PlanChange = () => {
+  const plans = useLoad(() => usageApi.plans(), [])
+  const [plan, setPlan] = useState("")
+  const [password, setPassword] = useState("")
+  const [error, setError] = useState<unknown>(undefined)
+  const [done, setDone] = useState<string | undefined>(undefined)
+  const [busy, setBusy] = useState(false)
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setBusy(true)
+    setError(undefined)
+    setDone(undefined)
+    try {
+      setDone(describe(await usageApi.changePlan(plan, password)))
+      setPassword("")
+    } catch (failure) {
+      setError(failure)
+    } finally {
+      setBusy(false)
+    }
+  }
+  // The API names the field it refuses (param): show the message under that field.
+  const about = (param: string) => (error instanceof ApiError && error.param === param ? error.message : undefined)
+  const general = error !== undefined && about("package_id") === undefined ? error : undefined
+  const selectable = plans.data?.items.filter((item) => item.selectable) ?? []
+  return (
+    <section class="op-section" aria-labelledby="plan-heading">
+      <h2 id="plan-heading">Change plan</h2>
+      <LoadState loaded={plans} what="the plans" />
+      <form class="op-inline-form" onSubmit={(event) => void submit(event)}>
+        <div class="op-field">
+          <label for="plan-choice">Plan</label>
+          <select id="plan-choice" value={plan} required onChange={(event) => setPlan(event.currentTarget.value)}
+            aria-describedby={about("package_id") === undefined ? undefined : "plan-choice-error"}>
+            <option value="">Choose a plan</option>
+            {selectable.map((item) => (
+              <option key={item.id} value={item.id}>
+                {item.name}: {formatCents(item.price_usd_cents)}/month, {formatCount(item.monthly_quota)} emails{item.features.includes("dmarc") ? ", DMARC reports" : ""}
+              </option>
+            ))}
+          </select>
+          {about("package_id") === undefined ? null : <p class="error" id="plan-choice-error">{about("package_id")}</p>}
+        </div>
+        <Field id="plan-password" label="Your password" type="password" autoComplete="current-password" required value={password} onValue={setPassword} />
+        <button type="submit" disabled={busy}>Change plan</button>
+        <ErrorMessage error={general} id="plan-error" />
+        {done === undefined ? null : <p role="status">{done}</p>}
+      </form>
+    </section>
+  )
+}

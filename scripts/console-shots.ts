@@ -5,6 +5,9 @@
  * Starts its own appliance (embedded PostgreSQL, or DATABASE_URL's server) on a console built
  * into a temporary folder, signs in as the bootstrap admin (admin@HERALD_HOSTNAME with
  * HERALD_BOOTSTRAP_PASSWORD, so every view including Admin is shown) and walks the navigation.
+ * Before that it gives the views something to show, through the API as the bootstrap key: a domain,
+ * three sends to the simulator (delivered, bounced, complained) and a support ticket; after the
+ * walk it opens the first message of the Messages view (message-WIDTH.png) when that view lists one.
  */
 import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
@@ -12,6 +15,7 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { benchPostgres, createDatabase } from "../bench/lib.ts"
+import type { Page } from "playwright-core"
 import { newPage, openBrowser, screenshot } from "../test/support/browser.ts"
 import { signInThroughForm } from "../test/support/console-person.ts"
 import { freePort, waitForStatus } from "../test/support/net.ts"
@@ -22,6 +26,12 @@ const outDir = path.resolve(process.argv[2] ?? path.join(repoRoot, "dist", "cons
 const WIDTHS = [1280, 390] as const
 const HOSTNAME = "herald.shots"
 const PASSWORD = `shots-${randomBytes(8).toString("hex")}`
+const BOOTSTRAP_KEY = `hrld_shots_${randomBytes(20).toString("hex")}`
+/** How long a view may take to replace its "Loading …" lines before it is photographed anyway. */
+const SETTLE_MS = 10_000
+
+// Functions given to page.waitForFunction run in the page; this project's tsconfig has no DOM types.
+declare const document: { readonly body: { readonly innerText: string } }
 
 /** A file name for a view's title: "Keys and webhooks" → "keys-and-webhooks". */
 const slug = (title: string) => title.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "")
@@ -44,17 +54,63 @@ const appliance = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     HERALD_SMTP_HOST: "127.0.0.1",
     HERALD_SMTP_PORT: String(await freePort()),
     HERALD_HOSTNAME: HOSTNAME,
-    HERALD_BOOTSTRAP_KEY: `hrld_shots_${randomBytes(20).toString("hex")}`,
+    // The sign-in and every console write must come from the base URL's origin (the CSRF rule).
+    HERALD_BASE_URL: baseUrl,
+    HERALD_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
     HERALD_BOOTSTRAP_PASSWORD: PASSWORD,
     HERALD_CONSOLE_DIR: consoleDir,
-    HERALD_MTA_ENABLED: "false",
+    // The simulator's mail goes through the MTA (it never leaves the appliance): on, so sends end.
+    HERALD_MTA_ENABLED: "true",
     HERALD_LOG_LEVEL: "warn"
   }
 })
+/** One API call as the bootstrap key; a refusal stops the script with the API's answer. */
+const api = async (method: string, route: string, body?: unknown) => {
+  const response = await fetch(`${baseUrl}${route}`, {
+    method,
+    headers: { authorization: `Bearer ${BOOTSTRAP_KEY}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  if (!response.ok) throw new Error(`${method} ${route} answered ${response.status}: ${await response.text()}`)
+}
+
+/** Something for the views to show: a domain, sends to the simulator, a ticket. */
+const seedSamples = async () => {
+  await api("POST", "/v1/client/domains", { domain: "acme.example" })
+  for (const to of ["delivered", "bounce", "complaint"]) {
+    await api("POST", "/v1/mail/send", {
+      from: "hello@acme.example",
+      to: `${to}@simulator.herald.invalid`,
+      subject: `Your receipt (${to})`,
+      text: "Thanks for your order.",
+      html: "<p>Thanks for your <strong>order</strong>.</p>"
+    })
+  }
+  await api("POST", "/v1/tickets", { subject: "Where do bounces show?", body: "Trying the simulator's bounce@ address." })
+}
+
+/** Waits (at most SETTLE_MS) until the view no longer says it is loading something. */
+const settle = async (page: Page) => {
+  await page.waitForLoadState("networkidle")
+  await page.waitForFunction(() => !document.body.innerText.includes("Loading"), undefined, { timeout: SETTLE_MS }).catch(() => undefined)
+}
+
+/** Opens the first message the Messages view links to; false when it lists none. */
+const openFirstMessage = async (page: Page): Promise<boolean> => {
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Messages", exact: true }).click()
+  await settle(page)
+  const first = page.locator("main table a").first()
+  if ((await first.count()) === 0) return false
+  await first.click()
+  await settle(page)
+  return true
+}
+
 const { browser } = await openBrowser()
 const written: Array<string> = []
 try {
   await waitForStatus(`${baseUrl}/health`)
+  await seedSamples()
   for (const width of WIDTHS) {
     const { context, page } = await newPage(browser, { width })
     await page.goto(`${baseUrl}/console/`)
@@ -68,8 +124,14 @@ try {
     for (const title of await nav.getByRole("link").allTextContents()) {
       await nav.getByRole("link", { name: title, exact: true }).click()
       await page.getByRole("heading", { level: 1, name: title }).waitFor()
-      await page.waitForLoadState("networkidle")
+      await settle(page)
       const file = path.join(outDir, `${slug(title)}-${width}.png`)
+      await screenshot(page, file)
+      written.push(file)
+    }
+    const message = await openFirstMessage(page)
+    if (message) {
+      const file = path.join(outDir, `message-${width}.png`)
       await screenshot(page, file)
       written.push(file)
     }

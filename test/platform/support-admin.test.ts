@@ -154,6 +154,21 @@ describe("admin controls", () => {
     expect(missing.status).toBe(404)
   })
 
+  it("pages the accounts on the server: oldest first, limit and offset, total counting them all", async () => {
+    const all = await app.request("GET", "/v1/admin/accounts?limit=200")
+    expect(all.status).toBe(200)
+    expect(all.json).toMatchObject({ limit: 200, offset: 0, total: all.json.items.length })
+    expect(all.json.total).toBeGreaterThanOrEqual(3) // the admin, alice and bob
+    const second = await app.request("GET", "/v1/admin/accounts?limit=1&offset=1")
+    expect(second.json).toMatchObject({ total: all.json.total, limit: 1, offset: 1 })
+    expect(second.json.items.map((a: { id: string }) => a.id)).toEqual([all.json.items[1].id])
+    expect((await app.request("GET", "/v1/admin/accounts")).json.limit).toBe(50)
+    for (const query of ["limit=0", "limit=201", "offset=-1", "limit=x"]) {
+      const refused = await app.request("GET", `/v1/admin/accounts?${query}`)
+      expect([query, refused.status]).toEqual([query, 400])
+    }
+  })
+
   it("suspends an account (its sends are refused) and lifts the suspension", async () => {
     const carol = await newSender(app, dns)
     expect((await app.request("POST", `/v1/admin/accounts/${carol.accountId}/suspend`)).json.status).toBe("suspended")

@@ -239,7 +239,7 @@ export interface Page<T> {
 const accountPath = (id: string) => `/v1/admin/accounts/${encodeURIComponent(id)}`
 
 export const adminApi = {
-  accounts: () => request<{ items: ReadonlyArray<Account> }>("GET", "/v1/admin/accounts"),
+  accounts: (limit: number, offset: number) => request<Page<Account>>("GET", "/v1/admin/accounts", { query: { limit, offset } }),
   account: (id: string) => request<Account>("GET", accountPath(id)),
   createAccount: (body: { name: string; email: string; password: string; package_id?: string }) =>
     request<Account>("POST", "/v1/admin/accounts", { body }),

@@ -6,7 +6,7 @@ import { Conflict, Forbidden, NotFound } from "../../http/errors.ts"
 import { EmailAddress } from "../../lib/email.ts"
 import { Domain, DomainPath } from "../domains/Api.ts"
 import { CreatedKey, CreateKeyRequest } from "../keys/Api.ts"
-import { boundedText, IdText, MAX_NAME_LENGTH, MAX_PASSWORD_LENGTH } from "../../http/bounds.ts"
+import { boundedText, IdText, MAX_NAME_LENGTH, MAX_PASSWORD_LENGTH, queryInt } from "../../http/bounds.ts"
 
 export const CreateAccountRequest = Schema.Struct({
   name: boundedText(MAX_NAME_LENGTH, { trim: true, minLength: 1 }),
@@ -55,7 +55,16 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       .addError(NotFound)
       .addError(Conflict)
   )
-  .add(HttpApiEndpoint.get("listAccounts", "/v1/admin/accounts").addSuccess(Schema.Struct({ items: Schema.Array(Account) })).addError(Forbidden))
+  .add(
+    HttpApiEndpoint.get("listAccounts", "/v1/admin/accounts")
+      .setUrlParams(Schema.Struct({
+        limit: Schema.optionalWith(queryInt(1, 200), { default: () => 50 }),
+        offset: Schema.optionalWith(queryInt(0), { default: () => 0 })
+      }))
+      .addSuccess(Schema.Struct({ total: Schema.Int, limit: Schema.Int, offset: Schema.Int, items: Schema.Array(Account) }))
+      .addError(Forbidden)
+      .annotate(OpenApi.Summary, "Accounts, oldest first, a page at a time (limit ≤ 200, default 50; offset); total counts them all")
+  )
   .add(HttpApiEndpoint.get("getAccount", "/v1/admin/accounts/:id").setPath(AccountId).addSuccess(Account).addError(Forbidden).addError(NotFound))
   .add(accountAction("suspend", "/v1/admin/accounts/:id/suspend", "Suspend: sends refused, scheduled sends discarded"))
   .add(accountAction("unsuspend", "/v1/admin/accounts/:id/unsuspend", "Lift a suspension"))

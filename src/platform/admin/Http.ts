@@ -1,4 +1,5 @@
 import { HttpApiBuilder } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { CurrentKey } from "../../http/auth.ts"
 import { groupApi } from "../../http/group-api.ts"
@@ -7,6 +8,7 @@ import { conflict, notFound, validationFailed } from "../../http/errors.ts"
 import { Accounts } from "../accounts/Accounts.ts"
 import { Domains } from "../domains/Domains.ts"
 import { ApiKeys } from "../keys/ApiKeys.ts"
+import { accountPage } from "./account-page.ts"
 
 const accountErrors = {
   AccountNotFound: (e: { id: string }) => Effect.fail(notFound(`No account ${e.id}`)),
@@ -25,6 +27,7 @@ export const AdminHttpLive = HttpApiBuilder.group(groupApi(AdminGroup), "admin",
     const accounts = yield* Accounts
     const keys = yield* ApiKeys
     const domains = yield* Domains
+    const sql = yield* SqlClient.SqlClient
     return handlers
       .handle("createAccount", ({ payload }) =>
         accounts.create({
@@ -47,8 +50,8 @@ export const AdminHttpLive = HttpApiBuilder.group(groupApi(AdminGroup), "admin",
             SqlError: Effect.die
           })
         ))
-      .handle("listAccounts", () =>
-        accounts.list().pipe(Effect.map((items) => ({ items })), Effect.catchTags(accountErrors)))
+      .handle("listAccounts", ({ urlParams }) =>
+        accountPage(sql, accounts, urlParams.limit, urlParams.offset).pipe(Effect.catchTags(accountErrors)))
       .handle("getAccount", ({ path }) => accounts.get(path.id).pipe(Effect.catchTags(accountErrors)))
       .handle("suspend", ({ path }) =>
         accounts.setStatus(path.id, "suspended").pipe(Effect.catchTags(accountErrors)))

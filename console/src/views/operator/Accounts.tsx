@@ -1,7 +1,4 @@
-/**
- * The admin's accounts: a form to create one, and the list. GET /v1/admin/accounts answers every
- * account at once (the API has no paging for it yet), so the console shows them a page at a time.
- */
+/** The admin's accounts: a form to create one, and the list, a page at a time from the API. */
 import { useState } from "preact/hooks"
 import { adminApi, usageApi } from "../../api/operator.ts"
 import { ErrorMessage } from "../../components/ErrorMessage.tsx"
@@ -53,9 +50,8 @@ const CreateAccount = () => {
 }
 
 export const Accounts = () => {
-  const accounts = useLoad(() => adminApi.accounts(), [])
   const [offset, setOffset] = useState(0)
-  const items = accounts.data?.items ?? []
+  const accounts = useLoad(() => adminApi.accounts(PAGE, offset), [offset])
   return (
     <section class="op-section" aria-labelledby="accounts-heading">
       <h2 id="accounts-heading">Accounts</h2>
@@ -66,7 +62,7 @@ export const Accounts = () => {
           <TableRegion label="Accounts">
             <thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Status</th><th scope="col">Plan</th><th scope="col">Sending</th></tr></thead>
             <tbody>
-              {items.slice(offset, offset + PAGE).map((account) => (
+              {accounts.data.items.map((account) => (
                 <tr key={account.id}>
                   <td class="op-wrap"><a href={hrefOf(`admin/accounts/${account.id}`)} onClick={onLinkClick(`admin/accounts/${account.id}`)}>{account.name}</a></td>
                   <td class="op-wrap">{account.email}</td>
@@ -77,7 +73,7 @@ export const Accounts = () => {
               ))}
             </tbody>
           </TableRegion>
-          <Pager label="Accounts" total={items.length} limit={PAGE} offset={offset} onOffset={setOffset} />
+          <Pager label="Accounts" total={accounts.data.total} limit={PAGE} offset={offset} onOffset={setOffset} />
         </div>
       )}
     </section>

@@ -56,6 +56,12 @@ const openView = async (page: Page, title: string) => {
   await page.getByRole("heading", { level: 1, name: title }).waitFor()
 }
 
+// Functions given to page.waitForFunction run in the page; this project's tsconfig has no DOM types.
+declare const document: { readonly body: { readonly innerText: string } }
+
+/** Until every section of the view has answered: none still says "Loading …". */
+const settled = (page: Page) => page.waitForFunction(() => !document.body.innerText.includes("Loading"))
+
 /** axe-clean and no sideways scroll: what every view must be at both widths. */
 const expectUsable = async (page: Page, what: string) => {
   await expectAccessible(page, what)
@@ -237,6 +243,7 @@ describe("usage and plan", () => {
     await page.getByRole("button", { name: "Send reply" }).click()
     await page.getByText("Any news?").waitFor()
     expect(await page.locator(".op-message-body").allTextContents()).toEqual(["They say <script>550</script>.", "Any news?"])
+    await expectUsable(page, "a support ticket")
     await context.close()
   })
 })
@@ -246,12 +253,13 @@ describe.each([1280, 390])("each operator view at %i px", (width) => {
     const { context, page } = await signedIn(width, { email: ADMIN_EMAIL, password: ADMIN_PASSWORD })
     for (const title of ["Keys and webhooks", "Usage and plan", "Admin"]) {
       await openView(page, title)
-      await page.waitForLoadState("networkidle")
+      await settled(page)
       expect(await page.getByRole("alert").allTextContents(), title).toEqual([])
       await expectUsable(page, `${title} at ${width} px`)
     }
     await page.getByRole("link", { name: "Person", exact: false }).first().click()
     await page.locator("#account-status").waitFor()
+    await settled(page)
     await expectUsable(page, `an account at ${width} px`)
     await context.close()
   })

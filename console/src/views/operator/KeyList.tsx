@@ -4,7 +4,7 @@ import { type CreatedKey, keysApi } from "../../api/operator.ts"
 import { ErrorMessage } from "../../components/ErrorMessage.tsx"
 import { Field } from "../../components/Field.tsx"
 import { hrefOf, onLinkClick } from "../../router.ts"
-import { useSession } from "../../session.tsx"
+import { useSession, useSignedIn } from "../../session.tsx"
 import { ActionButton, CopyButton, LoadState, TableRegion, useLoad, When } from "./kit.tsx"
 
 /** The token of the key just created: this answer is the only place it is ever shown. */
@@ -47,6 +47,7 @@ const CreateKey = ({ onCreated }: { onCreated: (key: CreatedKey) => void }) => {
 
 export const KeyList = () => {
   const { reload: reloadSession } = useSession()
+  const session = useSignedIn()
   const keys = useLoad(() => keysApi.list(), [])
   const [created, setCreated] = useState<CreatedKey | undefined>(undefined)
   const changed = () => {
@@ -77,9 +78,12 @@ export const KeyList = () => {
                 <td><When iso={key.created_at} /></td>
                 <td><When iso={key.last_used_at} /></td>
                 <td>
-                  <ActionButton danger confirm={`Revoke ${key.label}? Its token stops working at once.`} run={() => keysApi.revoke(key.id)} onDone={changed}>
-                    Revoke {key.label}
-                  </ActionButton>
+                  {key.id === session.active_key_id
+                    // Revoking the key the console acts as would leave this session refused (403) on every call.
+                    ? <span>The console acts as this key: switch to another to revoke it.</span>
+                    : <ActionButton danger confirm={`Revoke ${key.label}? Its token stops working at once.`} run={() => keysApi.revoke(key.id)} onDone={changed}>
+                        Revoke {key.label}
+                      </ActionButton>}
                 </td>
               </tr>
             ))}

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Appliance, startAppliance } from "../support/appliance.ts"
-import { cookieOf, newAccount, signIn, signInRequest, withCookie } from "../support/console.ts"
+import { consoleOrigin, cookieOf, newAccount, signIn, signInRequest, withCookie } from "../support/console.ts"
 
 let app: Appliance
 let strict: Appliance
@@ -49,6 +49,17 @@ describe("sign-in", () => {
     const overHttps = await signInRequest(strict, secure.email, secure.password)
     expect(overHttps.status, overHttps.text).toBe(204)
     expect(overHttps.headers.get("set-cookie")).toMatch(/; Secure/)
+  })
+
+  it("refuses a sign-in from another site's page (its Origin), so no site signs a visitor in to its own account", async () => {
+    const person = await newAccount(app)
+    const body = { email: person.email, password: person.password }
+    const crossSite = await app.request("POST", "/console/session", { token: null, body, headers: { origin: "https://evil.example" } })
+    expect(crossSite.status, crossSite.text).toBe(403)
+    expect(crossSite.json.error).toMatchObject({ type: "permission_error", code: "forbidden" })
+    expect(crossSite.headers.get("set-cookie")).toBeNull()
+    const sameSite = await app.request("POST", "/console/session", { token: null, body, headers: { origin: consoleOrigin(app) } })
+    expect(sameSite.status, sameSite.text).toBe(204)
   })
 
   it("makes a new session id at each sign-in, each one working", async () => {

@@ -9,12 +9,16 @@
  *   are not affected: their failures are counted elsewhere (src/http/auth-failures.ts).
  * - A password check is scrypt with 32 MiB: at most MAX_CONCURRENT_CHECKS run at once, and a
  *   sign-in that finds them all busy gets 429 at once (never a queue without bound).
+ * - A browser's sign-in must come from the console's own origin: an `Origin` header other than
+ *   HERALD_BASE_URL's is refused (403), so another site cannot sign a visitor in to an account of
+ *   its choosing (login CSRF). A script sends no Origin and is not affected.
  * - The session acts as the account's first active key (one labelled "console" is made for an
  *   account without any); each sign-in makes a new session id.
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Clock, Effect, Option } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
+import { originOf } from "../../http/csrf.ts"
 import { forbidden, RateLimitedError, unauthorized } from "../../http/errors.ts"
 import { setResponseHeaders } from "../../http/request-context.ts"
 import { SESSION_COOKIE } from "../../http/session-lookup.ts"
@@ -54,6 +58,7 @@ export const makeSignIn = Effect.gen(function*() {
   const keys = yield* ApiKeys
   const { baseUrl, consoleSigninFailuresPerAddress } = yield* AppConfig
   const throttle = makeSignInThrottle(consoleSigninFailuresPerAddress)
+  const allowedOrigin = originOf(baseUrl)
   const checks = yield* Effect.makeSemaphore(MAX_CONCURRENT_CHECKS)
   const dummyHash = yield* makeDummyPasswordHash
 
@@ -78,6 +83,10 @@ export const makeSignIn = Effect.gen(function*() {
     Effect.gen(function*() {
       yield* setResponseHeaders({ ...CONSOLE_HEADERS, "cache-control": "no-store" })
       const request = yield* HttpServerRequest.HttpServerRequest
+      const origin = request.headers["origin"]
+      if (origin !== undefined && origin !== allowedOrigin) {
+        return yield* Effect.fail(forbidden(`A sign-in from a browser must come from ${allowedOrigin} (its Origin header)`))
+      }
       const address = Option.getOrElse(request.remoteAddress, () => "unknown")
       const now = yield* Clock.currentTimeMillis
       const until = throttle.refusedUntil(address, payload.email, now)

@@ -138,6 +138,15 @@ describe("sign-in", () => {
     await signIn(app, person.email, person.password)
   })
 
+  it("refuses a body past its bounds with 400 naming the field, before any password check", async () => {
+    const tooLong = await signInRequest(app, "someone@console.test", "p".repeat(1025))
+    expect(tooLong.status, tooLong.text).toBe(400)
+    expect(tooLong.json.error).toMatchObject({ code: "validation_failed", param: "password" })
+    const withNul = await signInRequest(app, "some\u0000one@console.test", "a password")
+    expect(withNul.status, withNul.text).toBe(400)
+    expect(withNul.json.error).toMatchObject({ code: "validation_failed", param: "email" })
+  })
+
   it("keeps the cookie value out of reach of the session route's bodies", async () => {
     const person = await newAccount(app)
     const res = await signInRequest(app, person.email, person.password)

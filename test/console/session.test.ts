@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Appliance, startAppliance } from "../support/appliance.ts"
-import { consoleOrigin, newAccount, signIn, withCookie } from "../support/console.ts"
+import { consoleOrigin, newAccount, signIn, signInRequest, withCookie } from "../support/console.ts"
 import { sleep } from "../support/net.ts"
 
 const ADMIN_PASSWORD = "the admin's console passphrase"
@@ -86,11 +86,30 @@ describe("the session routes", () => {
     expect((await app.request("POST", `/v1/admin/accounts/${person.id}/suspend`)).status).toBe(200)
     expect((await withCookie(app, session.cookie, "GET", "/console/session")).status).toBe(401)
     expect((await withCookie(app, session.cookie, "GET", "/v1/client/keys")).status).toBe(401)
+    // A suspended account signs in to nothing; only the right password learns why.
+    const suspended = await signInRequest(app, person.email, person.password)
+    expect(suspended.status).toBe(403)
+    expect(suspended.json.error).toMatchObject({ type: "permission_error", code: "account_suspended" })
+    expect(suspended.headers.get("set-cookie")).toBeNull()
+    expect((await signInRequest(app, person.email, "not the password")).status).toBe(401)
     // Unsuspending brings no session back; signing in again works.
     expect((await app.request("POST", `/v1/admin/accounts/${person.id}/unsuspend`)).status).toBe(200)
     expect((await withCookie(app, session.cookie, "GET", "/console/session")).status).toBe(401)
     await signIn(app, person.email, person.password)
   })
+})
+
+describe("sessions of one account", () => {
+  it("keeps at most 20: a sign-in past them ends the longest idle", async () => {
+    const person = await newAccount(app)
+    const oldest = await signIn(app, person.email, person.password)
+    const others = []
+    for (let i = 0; i < 20; i++) others.push(await signIn(app, person.email, person.password))
+    expect((await withCookie(app, oldest.cookie, "GET", "/console/session")).status).toBe(401)
+    for (const session of [others[0]!, others.at(-1)!]) {
+      expect((await withCookie(app, session.cookie, "GET", "/console/session")).status).toBe(200)
+    }
+  }, 120_000)
 })
 
 describe("CSRF", () => {

@@ -10,6 +10,8 @@ import { runMigrations } from "./db/migrator.ts"
 import { HttpLive } from "./api/server.ts"
 import { LoggingLive } from "./logging.ts"
 import { Accounts } from "./platform/accounts/Accounts.ts"
+import { SessionLookupLive } from "./platform/accounts/session-lookup.ts"
+import { ConsoleSessions } from "./platform/accounts/sessions.ts"
 import { bootstrap } from "./platform/bootstrap.ts"
 import { ApiKeys } from "./platform/keys/ApiKeys.ts"
 import { KeyLookupLive } from "./platform/keys/key-lookup.ts"
@@ -109,6 +111,7 @@ export const PortsLive = Layer.mergeAll(
 const CoreServicesLive = Layer.mergeAll(
   ApiKeys.Default,
   Accounts.Default,
+  ConsoleSessions.Default,
   Domains.Default,
   Suppressions.Default,
   BlockedDomains.Default,
@@ -160,9 +163,10 @@ const KeyWebhookLive = Layer.effect(
 
 /**
  * The ports over services rather than the database alone (README "Layering"): authentication
- * (src/http/) asks the keys who a token is; the keys API asks the webhooks area to set a key's URL.
+ * (src/http/) asks the keys who a token is and the accounts who a console session is; the keys API
+ * asks the webhooks area to set a key's URL.
  */
-const KeyPortsLive = Layer.mergeAll(KeyLookupLive, KeyWebhookLive)
+const KeyPortsLive = Layer.mergeAll(KeyLookupLive, SessionLookupLive, KeyWebhookLive)
 
 export const ServicesLive = Layer.merge(BulkServicesLive, KeyPortsLive).pipe(
   Layer.provideMerge(WebhookEndpoints.Default),

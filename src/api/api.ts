@@ -31,6 +31,7 @@ import { AdminTicketsGroup, TicketsGroup } from "../platform/tickets/Api.ts"
 import { UsageGroup } from "../platform/usage/Api.ts"
 import { BadRequest, Internal, NotFound, PayloadTooLarge, Unavailable } from "../http/errors.ts"
 import { HERALD_API_ID } from "../http/group-api.ts"
+import { ConsoleGroup } from "./console/Api.ts"
 import { MetaGroup } from "./meta/Api.ts"
 
 export class MetaArea extends HttpApi.make("meta").add(MetaGroup) {}
@@ -71,12 +72,16 @@ export class AdminArea extends HttpApi.make("admin")
   .add(AdminBlockedDomainsGroup)
 {}
 
+/** The console's session routes (issue 28): served, in no public document (src/api/console/Api.ts). */
+export class ConsoleArea extends HttpApi.make("console").add(ConsoleGroup) {}
+
 export class HeraldApi extends HttpApi.make(HERALD_API_ID)
   .addHttpApi(MetaArea)
   .addHttpApi(TransactionalArea)
   .addHttpApi(BulkArea)
   .addHttpApi(PlatformArea)
   .addHttpApi(AdminArea)
+  .addHttpApi(ConsoleArea)
   .addError(BadRequest)
   .addError(NotFound)
   .addError(PayloadTooLarge)

@@ -34,6 +34,7 @@ import { DocsRoutesLive } from "./docs/routes.ts"
 import { FrontDoorServer, openFrontDoor } from "./front-door.ts"
 import { ErrorMappingLive } from "./error-mapping.ts"
 import { MetaHttpLive } from "./meta/Http.ts"
+import { ConsoleHttpLive } from "./console/Http.ts"
 import { withMethodNotAllowed } from "../http/method-not-allowed.ts"
 import { bodyLimitLayer, requestMiddleware } from "../http/server-middleware.ts"
 import { withStorableUrl } from "../http/storable-input.ts"
@@ -41,6 +42,7 @@ import { withStorableUrl } from "../http/storable-input.ts"
 const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
   Layer.provide([
     MetaHttpLive,
+    ConsoleHttpLive,
     SendHttpLive,
     AuditHttpLive,
     MessagesHttpLive,

@@ -16,6 +16,7 @@ import { SequencesGroup } from "../bulk/sequences/Api.ts"
 import { TemplatesGroup } from "../bulk/templates/Api.ts"
 import { AuditGroup } from "../transactional/audit/Api.ts"
 import { MessagesGroup } from "../transactional/messages/Api.ts"
+import { StatsGroup } from "../transactional/stats/Api.ts"
 import { WebhooksGroup } from "../webhooks/Api.ts"
 import { ScheduledGroup } from "../transactional/scheduled/Api.ts"
 import { SendGroup } from "../transactional/send/Api.ts"
@@ -56,6 +57,7 @@ export class PlatformArea extends HttpApi.make("platform")
   .add(DomainsGroup)
   .add(SuppressionsGroup)
   .add(UsageGroup)
+  .add(StatsGroup)
   .add(PlansGroup)
   .add(SubscriptionsGroup)
   .add(TicketsGroup)

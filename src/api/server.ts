@@ -12,6 +12,7 @@ import { SequencesHttpLive } from "../bulk/sequences/Http.ts"
 import { TemplatesHttpLive } from "../bulk/templates/Http.ts"
 import { AuditHttpLive } from "../transactional/audit/Http.ts"
 import { MessagesHttpLive } from "../transactional/messages/Http.ts"
+import { StatsHttpLive } from "../transactional/stats/Http.ts"
 import { WebhooksHttpLive } from "../webhooks/Http.ts"
 import { ScheduledHttpLive } from "../transactional/scheduled/Http.ts"
 import { SendHttpLive } from "../transactional/send/Http.ts"
@@ -48,6 +49,7 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     DomainsHttpLive,
     SuppressionsHttpLive,
     UsageHttpLive,
+    StatsHttpLive,
     PlansHttpLive,
     SubscriptionsHttpLive,
     TicketsHttpLive,

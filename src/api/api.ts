@@ -33,6 +33,7 @@ import { UsageGroup } from "../platform/usage/Api.ts"
 import { BadRequest, Internal, NotFound, PayloadTooLarge, Unavailable } from "../http/errors.ts"
 import { HERALD_API_ID } from "../http/group-api.ts"
 import { MetaGroup } from "./meta/Api.ts"
+import { AdminQueueGroup } from "../mta/overview/Api.ts"
 
 export class MetaArea extends HttpApi.make("meta").add(MetaGroup) {}
 
@@ -71,6 +72,7 @@ export class AdminArea extends HttpApi.make("admin")
   .add(AdminTicketsGroup)
   .add(AdminSuppressionsGroup)
   .add(AdminBlockedDomainsGroup)
+  .add(AdminQueueGroup)
 {}
 
 export class HeraldApi extends HttpApi.make(HERALD_API_ID)

@@ -13,6 +13,7 @@ import { TemplatesHttpLive } from "../bulk/templates/Http.ts"
 import { AuditHttpLive } from "../transactional/audit/Http.ts"
 import { MessagesHttpLive } from "../transactional/messages/Http.ts"
 import { StatsHttpLive } from "../transactional/stats/Http.ts"
+import { AdminQueueHttpLive } from "../mta/overview/Http.ts"
 import { WebhooksHttpLive } from "../webhooks/Http.ts"
 import { ScheduledHttpLive } from "../transactional/scheduled/Http.ts"
 import { SendHttpLive } from "../transactional/send/Http.ts"
@@ -59,6 +60,7 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     AdminTicketsHttpLive,
     AdminSuppressionsHttpLive,
     AdminBlockedDomainsHttpLive,
+    AdminQueueHttpLive,
     TemplatesHttpLive,
     ContactsHttpLive,
     ListsHttpLive,

@@ -34,6 +34,7 @@ import { BadRequest, Internal, NotFound, PayloadTooLarge, Unavailable } from "..
 import { HERALD_API_ID } from "../http/group-api.ts"
 import { MetaGroup } from "./meta/Api.ts"
 import { AdminQueueGroup } from "../mta/overview/Api.ts"
+import { AdminInboundGroup } from "../inbound/admin/Api.ts"
 
 export class MetaArea extends HttpApi.make("meta").add(MetaGroup) {}
 
@@ -73,6 +74,7 @@ export class AdminArea extends HttpApi.make("admin")
   .add(AdminSuppressionsGroup)
   .add(AdminBlockedDomainsGroup)
   .add(AdminQueueGroup)
+  .add(AdminInboundGroup)
 {}
 
 export class HeraldApi extends HttpApi.make(HERALD_API_ID)

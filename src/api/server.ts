@@ -14,6 +14,7 @@ import { AuditHttpLive } from "../transactional/audit/Http.ts"
 import { MessagesHttpLive } from "../transactional/messages/Http.ts"
 import { StatsHttpLive } from "../transactional/stats/Http.ts"
 import { AdminQueueHttpLive } from "../mta/overview/Http.ts"
+import { AdminInboundHttpLive } from "../inbound/admin/Http.ts"
 import { WebhooksHttpLive } from "../webhooks/Http.ts"
 import { ScheduledHttpLive } from "../transactional/scheduled/Http.ts"
 import { SendHttpLive } from "../transactional/send/Http.ts"
@@ -61,6 +62,7 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     AdminSuppressionsHttpLive,
     AdminBlockedDomainsHttpLive,
     AdminQueueHttpLive,
+    AdminInboundHttpLive,
     TemplatesHttpLive,
     ContactsHttpLive,
     ListsHttpLive,

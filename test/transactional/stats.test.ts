@@ -173,3 +173,43 @@ describe("GET /v1/client/stats", () => {
     expect((await stats(shop)).json.reputation.paused).toBe(false)
   })
 })
+
+describe("settled hours", () => {
+  // Past hours cannot be made by traffic in a test run: rows are written as the outcome writer
+  // writes them (a delivery, its attempt with the account), stamped hours and days ago.
+  const seed = async (t: Tenant, id: string, at: Date) => {
+    await query(app.databaseUrl, `
+      INSERT INTO deliveries (id, message_id, account_id, key_id, recipient, recipient_domain, recipient_kind, state, attempts,
+                              next_attempt_at, created_at, updated_at, completed_at)
+      VALUES ($1, 'msg_' || $1, $2, $3, 'r@example.net', 'example.net', 'to', 'sent', 1, $4, $4, $4, $4)`, [id, t.accountId, t.keyId, at])
+    await query(app.databaseUrl, "INSERT INTO delivery_attempts (delivery_id, account_id, at, outcome) VALUES ($1, $2, $3, 'sent')", [
+      id,
+      t.accountId,
+      at
+    ])
+  }
+
+  it("are counted once into the rollup and answered from it; older days fold a day per statement", async () => {
+    const t = await tenant("settled")
+    const hour = 3_600_000
+    const threeHoursAgo = new Date(Math.floor(Date.now() / hour) * hour - 3 * hour + 60_000)
+    const twentyDaysAgo = new Date(Date.now() - 20 * 24 * hour)
+    await seed(t, "dlv_settled_1", threeHoursAgo)
+    await seed(t, "dlv_settled_2", twentyDaysAgo)
+    const first = await stats(t)
+    const bucket = first.json.buckets.find((b: { start: string }) => b.start === new Date(Math.floor(threeHoursAgo.getTime() / hour) * hour).toISOString())
+    expect(bucket).toMatchObject({ sent: 1, delivered: 1 })
+    const month = await stats(t, "30d")
+    expect(sum(month.json.buckets, "sent")).toBe(2)
+    const [folded] = await query<{ n: number; through: Date }>(app.databaseUrl, `
+      SELECT (SELECT count(*)::int FROM account_activity_hours WHERE account_id = $1) AS n,
+             (SELECT folded_through FROM account_activity_folds WHERE account_id = $1) AS through`, [t.accountId])
+    expect(folded!.n).toBe(2)
+    expect(Date.now() - folded!.through.getTime()).toBeLessThan(2 * hour)
+    // A row stamped inside a settled hour after it was counted is not counted again: the answer
+    // comes from the rollup, not from another scan of the queue's tables.
+    await seed(t, "dlv_settled_3", threeHoursAgo)
+    const again = await stats(t)
+    expect(sum(again.json.buckets, "sent")).toBe(1)
+  })
+})

@@ -1,31 +1,27 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
-import { withStatementTimeout } from "../../db/statement-timeout.ts"
 import { CurrentKey } from "../../http/auth.ts"
 import { queryTooExpensive } from "../../http/errors.ts"
 import { groupApi } from "../../http/group-api.ts"
-import { accountActivity } from "../../mta/queue/read-models/account-activity.ts"
 import { Accounts } from "../../platform/accounts/Accounts.ts"
 import { WebhookStore } from "../../webhooks/WebhookStore.ts"
 import { StatsGroup } from "./Api.ts"
 import { fillBuckets, periodWindow } from "./buckets.ts"
+import { windowActivity } from "./rollup.ts"
 
 export const StatsHttpLive = HttpApiBuilder.group(groupApi(StatsGroup), "stats", (handlers) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const accounts = yield* Accounts
     const webhooks = yield* WebhookStore
     const { queryTimeoutMs } = yield* AppConfig
     return handlers.handle("get", ({ urlParams: { period } }) =>
       Effect.gen(function*() {
         const me = yield* CurrentKey
-        const window = periodWindow(period, yield* Clock.currentTimeMillis)
-        // One deadline for the three range scans, so a huge account cannot hold a connection long.
-        const rows = yield* accountActivity(me.accountId, window.unit, window.from, window.to).pipe(
-          withStatementTimeout(sql, queryTimeoutMs, { param: "period", message: "Counting this period took too long; choose a shorter period" })
-        )
+        const now = yield* Clock.currentTimeMillis
+        const window = periodWindow(period, now)
+        // Settled hours from the rollup, the last ones from the queue: each statement under the deadline.
+        const rows = yield* windowActivity(me.accountId, window, now, queryTimeoutMs)
         const backlog = yield* webhooks.backlog(me.keyId)
         const account = yield* accounts.get(me.accountId)
         return {

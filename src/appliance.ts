@@ -67,6 +67,7 @@ import { Delivery } from "./mta/Delivery.ts"
 import { Destinations } from "./mta/Destinations.ts"
 import { MtaLive } from "./mta/Mta.ts"
 import { MtaConfigLive } from "./mta/MtaConfig.ts"
+import { QueueOverview } from "./mta/overview/QueueOverview.ts"
 import { DeliveryQueue } from "./mta/queue/DeliveryQueue.ts"
 import { VerpSecret } from "./mta/VerpSecret.ts"
 import { DmarcReports } from "./platform/dmarc/DmarcReports.ts"
@@ -187,6 +188,12 @@ const MtaServicesLive = Delivery.Default.pipe(
   Layer.provideMerge(MtaConfigLive)
 )
 
+/** The MTA actor; its status is also read by the admin queue view (one actor: layers are shared by reference). */
+const MtaActorLive = MtaLive.pipe(Layer.provide(MtaServicesLive))
+
+/** What the HTTP API reads of the actors: the queue's snapshot (GET /v1/admin/queue) with the MTA's status. */
+const ActorViewsLive = QueueOverview.Default.pipe(Layer.provide(Layer.merge(MtaActorLive, MtaConfigLive)))
+
 /** The actors: long-running loops of every replica. */
 const ActorsLive = Layer.mergeAll(
   SchedulerLive,
@@ -197,7 +204,7 @@ const ActorsLive = Layer.mergeAll(
   ReputationSweepLive,
   TrackingPruneLive,
   TrackingAggregatorLive,
-  MtaLive.pipe(Layer.provide(MtaServicesLive)),
+  MtaActorLive,
   DispatcherLive,
   RemoteWakeupsLive,
   MxListenerLive.pipe(Layer.provide(InboundStore.Default)),
@@ -207,7 +214,7 @@ const ActorsLive = Layer.mergeAll(
 const BootstrapLive = Layer.effectDiscard(Effect.zipRight(dnsConfigWarnings, bootstrap))
 
 /** `herald serve`: migrations, bootstrap, then the HTTP API (later: MTA, MX listener, webhooks). */
-export const ApplianceLive = Layer.merge(HttpLive, ActorsLive).pipe(
+export const ApplianceLive = Layer.merge(HttpLive.pipe(Layer.provide(ActorViewsLive)), ActorsLive).pipe(
   Layer.provide(BootstrapLive),
   Layer.provide(ServicesLive)
 )

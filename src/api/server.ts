@@ -12,6 +12,9 @@ import { SequencesHttpLive } from "../bulk/sequences/Http.ts"
 import { TemplatesHttpLive } from "../bulk/templates/Http.ts"
 import { AuditHttpLive } from "../transactional/audit/Http.ts"
 import { MessagesHttpLive } from "../transactional/messages/Http.ts"
+import { StatsHttpLive } from "../transactional/stats/Http.ts"
+import { AdminQueueHttpLive } from "../mta/overview/Http.ts"
+import { AdminInboundHttpLive } from "../inbound/admin/Http.ts"
 import { WebhooksHttpLive } from "../webhooks/Http.ts"
 import { ScheduledHttpLive } from "../transactional/scheduled/Http.ts"
 import { SendHttpLive } from "../transactional/send/Http.ts"
@@ -51,6 +54,7 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     DomainsHttpLive,
     SuppressionsHttpLive,
     UsageHttpLive,
+    StatsHttpLive,
     PlansHttpLive,
     SubscriptionsHttpLive,
     TicketsHttpLive,
@@ -60,6 +64,8 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     AdminTicketsHttpLive,
     AdminSuppressionsHttpLive,
     AdminBlockedDomainsHttpLive,
+    AdminQueueHttpLive,
+    AdminInboundHttpLive,
     TemplatesHttpLive,
     ContactsHttpLive,
     ListsHttpLive,

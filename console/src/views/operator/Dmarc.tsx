@@ -26,7 +26,8 @@ export const DmarcReports = () => {
       {notInPlan
         ? <p class="notice" id="dmarc-not-in-plan">{(reports.error as ApiError).message}. Plans with DMARC reports say so in the list above.</p>
         : <LoadState loaded={reports} what="the DMARC reports" />}
-      {reports.data === undefined || notInPlan ? null : (
+      {reports.data?.total === 0 && !notInPlan ? <p>No DMARC report has arrived for the account's domains yet.</p> : null}
+      {reports.data === undefined || reports.data.total === 0 || notInPlan ? null : (
         <div>
           <TableRegion label="DMARC reports">
             <thead><tr><th scope="col">Domain</th><th scope="col">From</th><th scope="col">Period</th><th scope="col">Policy</th><th scope="col">Report</th></tr></thead>

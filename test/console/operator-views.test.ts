@@ -58,6 +58,7 @@ const openView = async (page: Page, title: string) => {
 
 // Functions given to page.waitForFunction run in the page; this project's tsconfig has no DOM types.
 declare const document: { readonly body: { readonly innerText: string } }
+declare const navigator: { readonly clipboard: { readonly readText: () => Promise<string> } }
 
 /** Until every section of the view has answered: none still says "Loading …". */
 const settled = (page: Page) => page.waitForFunction(() => !document.body.innerText.includes("Loading"))
@@ -74,13 +75,17 @@ const eventually = <T,>(read: () => Promise<T> | T) => expect.poll(read, { timeo
 const cookieOf = async (page: Page) => (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join("; ")
 
 describe("keys and webhooks", () => {
-  it("creates a key whose token is shown once and works, then revokes it and the token is refused", async () => {
+  it("creates a key whose token is shown once (copied by its button) and works, then revokes it and the token is refused", async () => {
     const { context, page } = await signedIn()
     await openView(page, "Keys and webhooks")
     await page.getByLabel("Label", { exact: true }).fill("ci-runner")
     await page.getByRole("button", { name: "Create key" }).click()
     const token = (await page.locator("#new-token").textContent())!
     expect(token).toMatch(/^hrld_/)
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin })
+    await page.getByRole("button", { name: "Copy token" }).click()
+    await page.getByText("Copied.").waitFor()
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(token)
     await eventually(() => page.locator("#active-key option").allTextContents()).toContain("ci-runner")
     await expectUsable(page, "the keys view with a new token")
     const byToken = () => fetch(`${served.app.baseUrl}/v1/client/usage`, { headers: { authorization: `Bearer ${token}` } })
@@ -98,7 +103,7 @@ describe("keys and webhooks", () => {
     await context.close()
   })
 
-  it("shows a webhook delivery to a real receiver with its answers as text, and retries it", async () => {
+  it("sets a key's webhook (its secret shown once, then rotated), shows a delivery to a real receiver with its answers as text, and retries it", async () => {
     // The first attempt is refused with markup in the body; the ladder's retry a second later is taken.
     // (A manual retry is refused while the in-process burst holds a delivery, so the burst ends first.)
     receiver.answers.push({ status: 500, body: HOSTILE_BODY })
@@ -108,7 +113,12 @@ describe("keys and webhooks", () => {
     await page.getByRole("link", { name: label, exact: true }).click()
     await page.getByLabel("Webhook URL").fill(receiver.url("/hook"))
     await page.getByRole("button", { name: "Save" }).click()
-    await page.locator("#webhook-secret").first().waitFor() // a new URL gets a generated secret, shown once
+    const generated = (await page.locator("#generated-secret").textContent())! // a new URL gets one, shown once
+    await page.getByRole("button", { name: "Rotate secret" }).click()
+    await page.getByRole("button", { name: "Yes, Rotate secret" }).click()
+    const rotated = (await page.locator("#rotated-secret").textContent())!
+    expect(rotated).not.toBe(generated)
+    await eventually(() => page.locator("#secret-masked").textContent()).toMatch(new RegExp(`${rotated.slice(-4)}$`))
     await page.getByRole("button", { name: "Send a test event" }).click()
     await receiver.waitFor(2)
 

@@ -9,9 +9,9 @@ import { DeliveryList } from "./DeliveryList.tsx"
 import { ActionButton, CopyButton, LoadState, useLoad } from "./kit.tsx"
 
 /** A webhook secret the API just made: shown once, like a token. */
-const NewSecret = ({ secret }: { secret: string }) => (
+const NewSecret = ({ id, secret }: { id: string; secret: string }) => (
   <div class="op-secret" role="status">
-    <p>The new signing secret, shown only now: <code id="webhook-secret">{secret}</code></p>
+    <p>The new signing secret, shown only now: <code id={id}>{secret}</code></p>
     <CopyButton text={secret} label="Copy secret" />
   </div>
 )
@@ -57,9 +57,9 @@ const Webhook = ({ keyId, refresh }: { keyId: string; refresh: number }) => {
       {config.data === undefined ? null : (
         <div>
           <p>
-            {config.data.webhook_url === null ? "No webhook URL: events of this key are not sent anywhere." : <>Events go to <code class="op-wrap">{config.data.webhook_url}</code>, signed with {config.data.secret_masked ?? "no secret"}.</>}
+            {config.data.webhook_url === null ? "No webhook URL: events of this key are not sent anywhere." : <>Events go to <code class="op-wrap">{config.data.webhook_url}</code>, signed with <code id="secret-masked">{config.data.secret_masked ?? "no secret"}</code>.</>}
           </p>
-          {secret === undefined ? null : <NewSecret secret={secret} />}
+          {secret === undefined ? null : <NewSecret id="rotated-secret" secret={secret} />}
           <div class="op-actions">
             <ActionButton run={() => keysApi.test(keyId)} onDone={(answer) => {
               setQueued(`A webhook.test event was queued as delivery ${answer.delivery_id}.`)
@@ -96,7 +96,7 @@ export const KeyPage = ({ keyId }: { keyId: string }) => {
             key.reload()
             void reloadSession().catch(() => undefined)
           }} />
-          {secret === undefined ? null : <NewSecret secret={secret} />}
+          {secret === undefined ? null : <NewSecret id="generated-secret" secret={secret} />}
           <Webhook keyId={keyId} refresh={saved} />
         </div>
       )}

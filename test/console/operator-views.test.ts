@@ -6,7 +6,9 @@
  * form); sign-out ending the session (the old cookie refused on /v1); a cross-site POST with the
  * cookie and no CSRF header refused (403); the admin view refused to a non-admin (the API's 403,
  * and its message in the page); usage and plan (a plan change's refusal beside the form, DMARC
- * reports as a table and a per-source chart, a ticket opened, read and replied to); and each of
+ * reports as a table and a per-source chart, a ticket opened, read and replied to); the admin
+ * steering an account (suspend, lift, plan, limits, a refused limit's message) and seeing the queue
+ * by destination site; and each of
  * these views axe-clean and without sideways scroll at 1280 and 390 px.
  *
  * The console is opened at http://localhost:<port>, the appliance's default base URL: its CSRF
@@ -258,6 +260,35 @@ describe("usage and plan", () => {
   })
 })
 
+describe("admin", () => {
+  it("steers an account (suspend and lift, plan, limits) and shows the queue by destination site", async () => {
+    const customer = await createConsoleAccount(served.app.baseUrl, served.app.adminToken, ["only"])
+    await queueOneSend()
+    const { context, page } = await signedIn(1280, { email: ADMIN_EMAIL, password: ADMIN_PASSWORD })
+    await openView(page, "Admin")
+    await eventually(() => page.getByRole("region", { name: "Queue by destination site" }).textContent()).toContain("domain:queued.example")
+    await page.goto(`${origin}/console/admin/accounts/${customer.accountId}`)
+    await eventually(() => page.locator("#account-status").textContent()).toBe("active")
+    await page.getByRole("button", { name: "Suspend", exact: true }).click()
+    await page.getByRole("button", { name: "Yes, Suspend" }).click()
+    await eventually(() => page.locator("#account-status").textContent()).toBe("suspended")
+    await page.getByRole("button", { name: "Lift suspension" }).click()
+    await eventually(() => page.locator("#account-status").textContent()).toBe("active")
+    await page.getByLabel("Plan", { exact: true }).selectOption("starter")
+    await page.getByRole("button", { name: "Put on this plan" }).click()
+    await page.getByLabel("Sends per minute").fill("7")
+    await page.getByRole("button", { name: "Save limits" }).click()
+    await eventually(async () => (await served.app.request("GET", `/v1/admin/accounts/${customer.accountId}`)).json)
+      .toMatchObject({ status: "active", package_id: "starter", rate_per_min_override: 7, monthly_quota_override: null })
+    // A limit the API refuses: its message beside the form, nothing changed.
+    await page.getByLabel("Sends per minute").fill("0")
+    await page.getByRole("button", { name: "Save limits" }).click()
+    await eventually(() => page.locator("#limits-error").textContent()).not.toBe("")
+    expect((await served.app.request("GET", `/v1/admin/accounts/${customer.accountId}`)).json.rate_per_min_override).toBe(7)
+    await context.close()
+  })
+})
+
 describe.each([1280, 390])("each operator view at %i px", (width) => {
   it("is accessible and fits (the admin sees every view and an account)", async () => {
     const { context, page } = await signedIn(width, { email: ADMIN_EMAIL, password: ADMIN_PASSWORD })
@@ -286,6 +317,18 @@ const seedDmarcReport = async (accountId: string) => {
       ($1, '192.0.2.10', 90, 'none', 'pass', 'pass', 'shop.example'),
       ($1, '192.0.2.10', 10, 'none', 'fail', 'fail', 'shop.example'),
       ($1, '198.51.100.7', 30, 'none', 'fail', 'fail', 'shop.example')`, [report!.id])
+}
+
+/** One send of the admin's left in the queue (the MTA is off in tests): a site for the queue view. */
+const queueOneSend = async () => {
+  const accounts = await served.app.request("GET", "/v1/admin/accounts?limit=200")
+  const admin = accounts.json.items.find((a: { is_admin: boolean }) => a.is_admin)
+  expect((await served.app.request("POST", "/v1/client/domains", { body: { domain: "shop.example" } })).status).toBe(201)
+  expect((await served.app.request("POST", `/v1/admin/accounts/${admin.id}/domains/shop.example/trust`)).status).toBe(200)
+  const sent = await served.app.request("POST", "/v1/mail/send", {
+    body: { from: "hello@shop.example", to: "someone@queued.example", subject: "Queued", text: "Waits for the MTA." }
+  })
+  expect(sent.status, sent.text).toBe(202)
 }
 
 interface Hit {

@@ -111,7 +111,7 @@ export const viewMessage = async (task: ViewTask): Promise<ViewedMessage> => {
     headers: parsed.headerLines.map((h) => headerOf(h.line)).map((h) => ({ name: h.name, value: redact(h.value) })),
     // No text part (or an empty one): null, never a text made from the html.
     text: parsed.text === undefined || parsed.text === "" ? null : redact(parsed.text),
-    html: parsed.html === false ? null : redact(parsed.html),
+    html: typeof parsed.html === "string" ? redact(parsed.html) : null,
     attachments: parsed.attachments.map((a) => ({
       filename: a.filename ?? "",
       content_type: a.contentType,

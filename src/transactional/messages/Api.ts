@@ -5,7 +5,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
-import { NotFound, Unavailable, Unprocessable } from "../../http/errors.ts"
+import { NotFound, RateLimited, Unavailable, Unprocessable } from "../../http/errors.ts"
 import { IdText } from "../../http/bounds.ts"
 import { HtmlParams, MessageContentView } from "./content-api.ts"
 
@@ -79,6 +79,7 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
       .addSuccess(MessageContentView)
       .addError(NotFound)
       .addError(Unprocessable)
+      .addError(RateLimited)
       .addError(Unavailable)
       .annotate(OpenApi.Summary, "A message as its recipient got it: header fields, text, html and attachments (without their bytes)")
       .annotate(
@@ -88,8 +89,9 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
           + "sent it. For recipients other than the simulator's the view acts for no one: links untracked, no open pixel, confirm and "
           + "unsubscribe tokens `redacted` (in List-Unsubscribe too); for simulator recipients they stay live. Viewing records no open, "
           + "click or send. 404 `not_found` for another account's message or another key's bulk message; 422 `content_unavailable` "
-          + "when the stored message cannot be composed (it did not render for its delivery either); 503 `render_busy` when every "
-          + "renderer is taken."
+          + "when the stored message cannot be composed (it did not render for its delivery either, or it is over 4 MB without its "
+          + "attachments); 429 `rate_limit_exceeded` (Retry-After) when the key has two contents in preparation already; 503 "
+          + "`render_busy` when every renderer is taken."
       )
   )
   .add(
@@ -99,6 +101,7 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
       .addSuccess(Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/html" })))
       .addError(NotFound)
       .addError(Unprocessable)
+      .addError(RateLimited)
       .addError(Unavailable)
       .annotate(OpenApi.Summary, "A message's HTML part alone, for a sandboxed frame (links open in a new tab)")
       .annotate(

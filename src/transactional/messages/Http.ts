@@ -3,10 +3,11 @@ import { Effect } from "effect"
 import { CurrentKey } from "../../http/auth.ts"
 import { groupApi } from "../../http/group-api.ts"
 import { MessagesGroup } from "./Api.ts"
-import { notFound, UnavailableError, UnprocessableError } from "../../http/errors.ts"
+import { notFound, RateLimitedError, UnavailableError, UnprocessableError } from "../../http/errors.ts"
+import { setResponseHeaders } from "../../http/request-context.ts"
 import type { ContentNotComposed } from "./content-port.ts"
 import { htmlHeaders, withLinksInNewTab } from "./content-html.ts"
-import { MessageContent } from "./MessageContent.ts"
+import { MessageContent, type TooManyViews } from "./MessageContent.ts"
 import { MessageLookup } from "./MessageLookup.ts"
 
 /** A content that was not composed: every renderer busy (503, try again) or the stored message's own failure (422). */
@@ -15,6 +16,19 @@ const notComposed = (e: ContentNotComposed) =>
     e.kind === "busy"
       ? new UnavailableError({ type: "api_error", code: "render_busy", message: e.message })
       : new UnprocessableError({ type: "invalid_request_error", code: "content_unavailable", message: `The message cannot be shown: ${e.message}` })
+  )
+
+/** The key's views in hand are at their bound: a console shows one message at a time, so one second is enough. */
+const tooManyViews = (e: TooManyViews) =>
+  Effect.zipRight(
+    setResponseHeaders({ "Retry-After": "1" }),
+    Effect.fail(
+      new RateLimitedError({
+        type: "rate_limit_error",
+        code: "rate_limit_exceeded",
+        message: `This key has ${e.limit} message contents being prepared already; try again when one is answered`
+      })
+    )
   )
 
 export const MessagesHttpLive = HttpApiBuilder.group(groupApi(MessagesGroup), "messages", (handlers) =>
@@ -26,6 +40,7 @@ export const MessagesHttpLive = HttpApiBuilder.group(groupApi(MessagesGroup), "m
         Effect.catchTags({
           ContentNotFound: (e) => Effect.fail(notFound(`No message ${e.id}`)),
           ContentNotComposed: notComposed,
+          TooManyViews: tooManyViews,
           SqlError: Effect.die
         })
       )

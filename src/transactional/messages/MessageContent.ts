@@ -9,16 +9,31 @@
  * longer kept are the same 404.
  *
  * Bounded: the attachments' bytes never leave PostgreSQL (the statement puts a one-byte stand-in
- * in their place and answers their decoded sizes), and a stored message larger than delivery reads
- * (twice MAX_JSON_MB, without its attachments) is not read at all.
+ * in their place and answers their decoded sizes); a stored message over MAX_VIEWED_BYTES without
+ * its attachments is not read at all; a key has at most VIEWS_PER_KEY views in hand at once (more
+ * at once: 429 with Retry-After). Composing and parsing run in the render pool (its deadline, its
+ * per-account share); what stays on the main thread is reading the row, handing it over and
+ * sending the answer, which grows with the message's size.
  */
 import { SqlClient } from "@effect/sql"
 import { Data, Effect } from "effect"
-import { AppConfig } from "../../config/app-config.ts"
 import { SIMULATOR_DOMAIN } from "../../lib/simulator.ts"
 import { type ComposedContent, ContentNotComposed, MessageComposing } from "./content-port.ts"
 
 export class ContentNotFound extends Data.TaggedError("ContentNotFound")<{ readonly id: string }> {}
+
+/** The key has VIEWS_PER_KEY views in hand already. */
+export class TooManyViews extends Data.TaggedError("TooManyViews")<{ readonly limit: number }> {}
+
+/**
+ * The largest stored message (text, html and headers: attachments are left in PostgreSQL) a view
+ * reads. The main thread's share of a view grows with it: eight views of a 3.5 MB html at once
+ * held /health for up to 1 s (measured) before the per-key bound below. Delivery reads up to
+ * twice MAX_JSON_MB; a message between the two is delivered but not shown (422).
+ */
+export const MAX_VIEWED_BYTES = 4 * 1024 * 1024
+/** Views one key may have in hand at once in one process (a console shows one message at a time). */
+export const VIEWS_PER_KEY = 2
 
 /** The key asking, and its account. */
 export interface Viewer {
@@ -45,9 +60,9 @@ export class MessageContent extends Effect.Service<MessageContent>()("herald/Mes
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const composing = yield* MessageComposing
-    const { maxJsonBytes } = yield* AppConfig
-    /** What delivery reads of a stored message at most (src/mta/Delivery.ts), attachments aside here. */
-    const maxStoredBytes = 2 * maxJsonBytes
+    const maxStoredBytes = MAX_VIEWED_BYTES
+    /** Views in hand, by key. */
+    const inHand = new Map<string, number>()
 
     /** `column` (a stored part) with each attachment's content replaced by the stand-in. */
     const withoutBytes = (column: string) =>
@@ -82,13 +97,33 @@ export class MessageContent extends Effect.Service<MessageContent>()("herald/Mes
           ) t
         ) s`
 
+    /** `view` counted among the key's views in hand, or TooManyViews when it has VIEWS_PER_KEY already. */
+    const counted = <A, E>(keyId: string, view: Effect.Effect<A, E>): Effect.Effect<A, E | TooManyViews> =>
+      Effect.acquireUseRelease(
+        Effect.suspend(() => {
+          const n = inHand.get(keyId) ?? 0
+          if (n >= VIEWS_PER_KEY) return Effect.fail(new TooManyViews({ limit: VIEWS_PER_KEY }))
+          inHand.set(keyId, n + 1)
+          return Effect.void
+        }),
+        () => view,
+        () =>
+          Effect.sync(() => {
+            const n = (inHand.get(keyId) ?? 1) - 1
+            if (n <= 0) inHand.delete(keyId)
+            else inHand.set(keyId, n)
+          })
+      )
+
     /** The message `messageId` as its recipient got it, or why not. */
-    const get = (viewer: Viewer, messageId: string) =>
+    const get = (viewer: Viewer, messageId: string) => counted(viewer.keyId, view(viewer, messageId))
+
+    const view = (viewer: Viewer, messageId: string) =>
       Effect.gen(function*() {
         const [row] = yield* find(viewer, messageId)
         if (row === undefined) return yield* new ContentNotFound({ id: messageId })
         if (row.own === null) {
-          const message = `the stored message is ${row.stored_bytes} bytes without its attachments; at most ${maxStoredBytes} (twice MAX_JSON_MB) are read`
+          const message = `the stored message is ${row.stored_bytes} bytes without its attachments; at most ${maxStoredBytes} are read to be shown`
           return yield* new ContentNotComposed({ kind: "failed", message })
         }
         const composed: ComposedContent = yield* composing.compose({

@@ -26,6 +26,7 @@ import { CampaignControl } from "./bulk/campaigns/Control.ts"
 import { CampaignsActorLive } from "./bulk/campaigns/FanOut.ts"
 import { Contacts } from "./bulk/contacts/Contacts.ts"
 import { BulkContentLive } from "./bulk/delivery-port.ts"
+import { MessageComposingLive } from "./bulk/message-view-port.ts"
 import { CsvReader } from "./bulk/contacts/csv-reader.ts"
 import { ConfirmationMail } from "./bulk/lists/confirmation-mail.ts"
 import { Lists } from "./bulk/lists/Lists.ts"
@@ -56,6 +57,7 @@ import { Accept } from "./transactional/accept.ts"
 import { SendContext } from "./transactional/send-context.ts"
 import { QueueWriter } from "./mta/queue/enqueue.ts"
 import { AuditLog } from "./transactional/audit/AuditLog.ts"
+import { MessageContent } from "./transactional/messages/MessageContent.ts"
 import { MessageLookup } from "./transactional/messages/MessageLookup.ts"
 import { Idempotency } from "./transactional/Idempotency.ts"
 import { ScheduledSends } from "./transactional/scheduled/ScheduledSends.ts"
@@ -145,7 +147,9 @@ const BulkServicesLive = Layer.mergeAll(
   Sequences.Default,
   Steps.Default,
   Enroll.Default,
-  StepScheduler.Default
+  StepScheduler.Default,
+  // The message content view composes through the bulk area's port (the render pool).
+  MessageContent.Default.pipe(Layer.provide(MessageComposingLive))
 ).pipe(
   Layer.provideMerge(Layer.merge(Templates.Default, Campaigns.Default)),
   Layer.provideMerge(ConfirmationMail.Default),

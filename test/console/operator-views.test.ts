@@ -218,7 +218,7 @@ describe("the session, seen from the browser", () => {
     expect(error).toMatchObject({ type: "permission_error", code: "forbidden" })
     await page.goto(`${origin}/console/admin`)
     await page.getByRole("heading", { level: 1, name: "Admin" }).waitFor()
-    await eventually(() => page.getByRole("alert").allTextContents()).toContain(error.message)
+    await eventually(() => page.getByRole("alert").allTextContents()).toEqual([error.message])
     await expectUsable(page, "the admin view refused")
     await context.close()
   })

@@ -7,13 +7,30 @@
  *   /console/admin                 accounts, queue, refused inbound reports
  *   /console/admin/accounts/{id}   one account: plan, limits, suspend, unpause
  */
+import { adminApi } from "../api/operator.ts"
+import { useSignedIn } from "../session.tsx"
 import { AccountPage } from "./operator/AccountPage.tsx"
 import { Accounts } from "./operator/Accounts.tsx"
 import { Queue, RefusedInbound } from "./operator/AdminLists.tsx"
+import { LoadState, useLoad } from "./operator/kit.tsx"
 import type { ViewProps } from "./index.ts"
 import "./operator/operator.css"
 
+/**
+ * What a non-admin who opened /console/admin sees: the API is still asked (it decides, not the
+ * console), and its refusal is shown once instead of once per section.
+ */
+const NotAdmin = ({ rest }: ViewProps) => {
+  const asked = useLoad(() => adminApi.queue(1, 0), [])
+  return asked.data === undefined ? <LoadState loaded={asked} what="the admin view" /> : <AdminSections rest={rest} />
+}
+
 export const AdminView = ({ rest }: ViewProps) => {
+  const session = useSignedIn()
+  return session.account.is_admin ? <AdminSections rest={rest} /> : <NotAdmin rest={rest} />
+}
+
+const AdminSections = ({ rest }: ViewProps) => {
   const [section, id] = rest
   if (section === "accounts" && id !== undefined) return <AccountPage id={id} />
   return (

@@ -8,8 +8,8 @@
  * and its message in the page); usage and plan (a plan change's refusal beside the form, DMARC
  * reports as a table and a per-source chart, a ticket opened, read and replied to); the admin
  * steering an account (suspend, lift, plan, limits, a refused limit's message) and seeing the queue
- * by destination site; and each of
- * these views axe-clean and without sideways scroll at 1280 and 390 px.
+ * by destination site; and each of these views axe-clean and without sideways scroll at 1280 and
+ * 390 px.
  *
  * The console is opened at http://localhost:<port>, the appliance's default base URL: its CSRF
  * check wants that Origin on every write.

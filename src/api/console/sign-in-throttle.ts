@@ -7,11 +7,10 @@
  *
  * These counters are their own: never the Bearer authentication failures (src/http/auth-failures.ts),
  * so a guesser at the console locks no API client out of /v1 from behind the same address.
- * The keys are the stranger's to choose, so each table is bounded: past MAX_ENTRIES the entry whose
- * window opened longest ago is forgotten (a Map iterates in insertion order). Each replica counts
- * on its own: a failed sign-in must not cost a write.
+ * Each table is bounded (MAX_ENTRIES) and kept per replica, as src/lib/fixed-windows.ts says why.
  */
 import { clientOf } from "../../http/auth-failures.ts"
+import { type FixedWindow, makeFixedWindows } from "../../lib/fixed-windows.ts"
 
 /** The window failures are counted in. */
 export const WINDOW_MS = 15 * 60_000
@@ -23,36 +22,17 @@ export const ACCOUNT_FAILURES_PER_WINDOW = 10
 /** Addresses and emails each table remembers; about 100 bytes each. */
 export const MAX_ENTRIES = 10_000
 
-interface Window {
-  readonly start: number
-  count: number
-}
-
-/** A fixed-window failure counter over keys the caller names. */
+/** A fixed-window failure counter over keys the caller names (src/lib/fixed-windows.ts). */
 export const makeFailureCounter = (limit: number, windowMs = WINDOW_MS, maxEntries = MAX_ENTRIES) => {
-  const table = new Map<string, Window>()
-  const current = (key: string, now: number): Window | undefined => {
-    const entry = table.get(key)
-    if (entry === undefined || now - entry.start < windowMs) return entry
-    table.delete(key)
-    return undefined
-  }
+  const windows = makeFixedWindows<FixedWindow>({ windowMs, maxEntries, open: (start) => ({ start, count: 0 }) })
   return {
     /** When `key` may try again (ms since the epoch), or undefined when it may now. */
     refusedUntil: (key: string, now: number): number | undefined => {
-      const entry = current(key, now)
+      const entry = windows.current(key, now)
       return entry !== undefined && entry.count >= limit ? entry.start + windowMs : undefined
     },
-    record: (key: string, now: number): void => {
-      const entry = current(key, now)
-      if (entry !== undefined) {
-        entry.count += 1
-        return
-      }
-      if (table.size >= maxEntries) table.delete(table.keys().next().value!)
-      table.set(key, { start: now, count: 1 })
-    },
-    forget: (key: string): void => void table.delete(key)
+    record: windows.count,
+    forget: windows.forget
   }
 }
 

@@ -1,4 +1,138 @@
-/** The messages view (the audit, each message's timeline and content). */
-import { Placeholder } from "../components/Placeholder.tsx"
+/**
+ * Messages (#28 view 2): the audit, one row per recipient delivery, filtered by status, recipient
+ * (or subject), key and dates, paged on the server. A row opens its message (`messages/{id}`):
+ * the timeline and the content as the recipient got it (sender/MessageDetail.tsx).
+ */
+import { useState } from "preact/hooks"
+import { type AuditEvent, type AuditFilters, messagesApi } from "../api/sender.ts"
+import { ErrorMessage } from "../components/ErrorMessage.tsx"
+import { Field } from "../components/Field.tsx"
+import { hrefOf, onLinkClick } from "../router.ts"
+import { useSignedIn } from "../session.tsx"
+import type { ViewProps } from "./index.ts"
+import { when } from "./sender/format.ts"
+import { shown, useLoad } from "./sender/load.ts"
+import { MessageDetail } from "./sender/MessageDetail.tsx"
+import { PAGE_SIZE, Pager } from "./sender/Pager.tsx"
+import { ScrollTable } from "./sender/ScrollTable.tsx"
+import "./sender/sender.css"
 
-export const MessagesView = () => <Placeholder what="The messages view (the audit, each message's timeline and content)" />
+interface FilterForm {
+  readonly event: "" | AuditEvent
+  readonly search: string
+  readonly app: string
+  /** yyyy-mm-dd from the date inputs, or "". */
+  readonly from: string
+  readonly to: string
+}
+
+const NO_FILTERS: FilterForm = { event: "", search: "", app: "", from: "", to: "" }
+
+/** The form as the audit's query: whole UTC days, both ends inclusive. */
+const filtersOf = (form: FilterForm): AuditFilters => ({
+  event: form.event === "" ? undefined : form.event,
+  search: form.search.trim() === "" ? undefined : form.search.trim(),
+  app: form.app === "" ? undefined : form.app,
+  from: form.from === "" ? undefined : `${form.from}T00:00:00.000Z`,
+  to: form.to === "" ? undefined : `${form.to}T23:59:59.999Z`
+})
+
+const STATUS_CLASS: Record<AuditEvent, string> = { sent: "good", failed: "bad", queued: "wait" }
+
+const Filters = ({ onApply }: { onApply: (form: FilterForm) => void }) => {
+  const session = useSignedIn()
+  const [form, setForm] = useState<FilterForm>(NO_FILTERS)
+  const set = (patch: Partial<FilterForm>) => setForm({ ...form, ...patch })
+  return (
+    <form
+      class="filters"
+      aria-label="Filter messages"
+      onSubmit={(event) => {
+        event.preventDefault()
+        onApply(form)
+      }}
+    >
+      <div class="field">
+        <label for="filter-status">Status</label>
+        <select id="filter-status" value={form.event} onChange={(e) => set({ event: e.currentTarget.value as FilterForm["event"] })}>
+          <option value="">Any</option>
+          <option value="queued">Queued</option>
+          <option value="sent">Sent</option>
+          <option value="failed">Failed</option>
+        </select>
+      </div>
+      <Field id="filter-search" label="Recipient or subject" type="search" maxLength={256} value={form.search} onValue={(search) => set({ search })} />
+      <div class="field">
+        <label for="filter-key">Key</label>
+        <select id="filter-key" value={form.app} onChange={(e) => set({ app: e.currentTarget.value })}>
+          <option value="">Any key</option>
+          {session.keys.map((key) => <option key={key.id} value={key.id}>{key.label}</option>)}
+        </select>
+      </div>
+      <Field id="filter-from" label="From (UTC day)" type="date" value={form.from} onValue={(from) => set({ from })} />
+      <Field id="filter-to" label="To (UTC day)" type="date" value={form.to} onValue={(to) => set({ to })} />
+      <div class="actions">
+        <button type="submit">Apply</button>
+        <button type="button" class="secondary" onClick={() => { setForm(NO_FILTERS); onApply(NO_FILTERS) }}>Clear</button>
+      </div>
+    </form>
+  )
+}
+
+const AuditList = () => {
+  const session = useSignedIn()
+  const [filters, setFilters] = useState<AuditFilters>({})
+  const [offset, setOffset] = useState(0)
+  const { state } = useLoad(() => messagesApi.audit(filters, PAGE_SIZE, offset), [filters, offset, session.active_key_id])
+  const page = shown(state)
+  const keyLabel = (id: string) => session.keys.find((key) => key.id === id)?.label ?? id
+
+  return (
+    <>
+      <Filters onApply={(form) => { setFilters(filtersOf(form)); setOffset(0) }} />
+      {state.kind === "failed" ? <ErrorMessage error={state.error} id="messages-error" /> : null}
+      {page === undefined
+        ? (state.kind === "loading" ? <p role="status">Loading messages…</p> : null)
+        : (
+          <>
+            <ScrollTable label="Messages">
+              <table aria-busy={state.kind === "loading"}>
+                <thead>
+                  <tr>
+                    <th scope="col">Accepted</th>
+                    <th scope="col">Recipient</th>
+                    <th scope="col">Subject</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Key</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.items.map((item) => (
+                    <tr key={item.id}>
+                      <td>{when(item.ts)}</td>
+                      <td class="wrap">
+                        <a href={hrefOf(`messages/${item.message_id}`)} onClick={onLinkClick(`messages/${item.message_id}`)}>
+                          {item.recipient}
+                        </a>
+                      </td>
+                      <td class="wrap">{item.subject}</td>
+                      <td>
+                        <span class={`status-badge ${STATUS_CLASS[item.event]}`}>{item.event}</span>
+                        {item.smtp_reply === null ? null : <div class="wrap">{item.smtp_reply}</div>}
+                      </td>
+                      <td>{keyLabel(item.app)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </ScrollTable>
+            {page.items.length === 0 ? <p>No message matches these filters.</p> : null}
+            <Pager label="Messages pages" total={page.total} offset={page.offset} limit={page.limit} onOffset={setOffset} busy={state.kind === "loading"} />
+          </>
+        )}
+    </>
+  )
+}
+
+export const MessagesView = ({ rest }: ViewProps) =>
+  rest[0] === undefined ? <AuditList /> : <MessageDetail id={rest[0]} />

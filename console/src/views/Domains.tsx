@@ -66,33 +66,34 @@ const statusOf = (domain: Domain, record: DnsRecord, checked: DomainVerification
 
 const STATUS_TEXT = { verified: ["good", "Verified"], missing: ["bad", "Missing"], mismatch: ["bad", "Different value published"], unchecked: ["", "Not checked yet"] } as const
 
+/**
+ * One card per record rather than a table: a DKIM value is a few hundred characters, which a
+ * table column at 390 px turns into a ribbon one letter wide.
+ */
 const Records = ({ checked, domain }: { domain: Domain; checked: DomainVerification | undefined }) => (
-  <ScrollTable label={`DNS records of ${domain.domain}`}>
-    <table>
-      <thead>
-        <tr><th scope="col">Record</th><th scope="col">Type</th><th scope="col">Name</th><th scope="col">Value</th><th scope="col">Status</th></tr>
-      </thead>
-      <tbody>
-        {domain.records.map((record) => {
-          const status = statusOf(domain, record, checked)
-          const [tone, text] = STATUS_TEXT[status]
-          const found = checked?.records.find((r) => r.purpose === record.purpose && r.name === record.name)?.found ?? []
-          return (
-            <tr key={`${record.purpose}-${record.name}`} data-purpose={record.purpose}>
-              <th scope="row">{PURPOSE[record.purpose]}{record.optional ? " (optional)" : ""}</th>
-              <td>{record.type}</td>
-              <td class="wrap"><span class="record-value">{record.name}</span> <CopyButton value={record.name} what={`${PURPOSE[record.purpose]} name`} /></td>
-              <td class="wrap"><span class="record-value">{record.value}</span> <CopyButton value={record.value} what={`${PURPOSE[record.purpose]} value`} /></td>
-              <td>
-                <span class={`status-badge ${tone}`}>{text}</span>
-                {status === "mismatch" && found.length > 0 ? <div class="wrap">Found: {found.join(", ")}</div> : null}
-              </td>
-            </tr>
-          )
-        })}
-      </tbody>
-    </table>
-  </ScrollTable>
+  <ul class="records" aria-label={`DNS records of ${domain.domain}`}>
+    {domain.records.map((record) => {
+      const status = statusOf(domain, record, checked)
+      const [tone, text] = STATUS_TEXT[status]
+      const found = checked?.records.find((r) => r.purpose === record.purpose && r.name === record.name)?.found ?? []
+      const title = PURPOSE[record.purpose]
+      return (
+        <li key={`${record.purpose}-${record.name}`} class="card record" data-purpose={record.purpose}>
+          <h3>{title} <span class="record-type">{record.type}{record.optional ? ", optional" : ""}</span></h3>
+          <p><span class={`status-badge ${tone}`}>{text}</span></p>
+          <dl>
+            <dt>Name</dt>
+            <dd><span class="record-value">{record.name}</span> <CopyButton value={record.name} what={`${title} name`} /></dd>
+            <dt>Value</dt>
+            <dd><span class="record-value">{record.value}</span> <CopyButton value={record.value} what={`${title} value`} /></dd>
+            {status === "mismatch" && found.length > 0
+              ? (<><dt>Published instead</dt><dd class="record-value">{found.join(", ")}</dd></>)
+              : null}
+          </dl>
+        </li>
+      )
+    })}
+  </ul>
 )
 
 const DomainDetail = ({ name }: { name: string }) => {

@@ -289,11 +289,13 @@ describe("the sender's views", () => {
 
   it.each([1280, 390])("keeps every sender view accessible and without sideways scroll at %i px", async (width) => {
     const { context, errors, page } = await signedIn(width)
-    const [message] = (await served.app.request("GET", `/v1/mail/audit?search=${SIMULATOR}`, { token: person.keys[0]!.token })).json.items
+    const message = await send(person.keys[0]!.token, {
+      from: "hello@acme.example", to: `delivered+${width}@simulator.herald.invalid`, subject: `At ${width} px`, text: "Hello", html: "<p>Hello</p>"
+    })
     const visits: ReadonlyArray<readonly [string, string, string]> = [
       ["Overview", "", "svg.chart"],
       ["Messages", "messages", "table[aria-busy=false]"],
-      ["a message", `messages/${message.message_id}`, "ol.timeline li"],
+      ["a message", `messages/${message.message_id}`, "iframe.message-html"],
       ["Domains", "domains", "table"],
       ["a domain", "domains/acme.example/", "li[data-purpose=dkim]"],
       ["Suppressions", "suppressions", "table[aria-busy=false]"]

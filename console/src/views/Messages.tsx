@@ -5,6 +5,7 @@
  */
 import { useState } from "preact/hooks"
 import { type AuditEvent, type AuditFilters, messagesApi } from "../api/sender.ts"
+import { ApiError } from "../api/client.ts"
 import { ErrorMessage } from "../components/ErrorMessage.tsx"
 import { Field } from "../components/Field.tsx"
 import { hrefOf, onLinkClick } from "../router.ts"
@@ -39,10 +40,23 @@ const filtersOf = (form: FilterForm): AuditFilters => ({
 
 const STATUS_CLASS: Record<AuditEvent, string> = { sent: "good", failed: "bad", queued: "wait" }
 
-const Filters = ({ onApply }: { onApply: (form: FilterForm) => void }) => {
+/** The filter an API error names (its `param`), so the message shows under that field. */
+type FilterParam = "event" | "search" | "app" | "from" | "to"
+const FILTER_PARAMS: ReadonlyArray<string> = ["event", "search", "app", "from", "to"]
+
+export const filterProblem = (error: unknown): { param: FilterParam; message: string } | undefined =>
+  error instanceof ApiError && error.param !== undefined && FILTER_PARAMS.includes(error.param)
+    ? { param: error.param as FilterParam, message: error.message }
+    : undefined
+
+const SelectError = ({ id, message }: { id: string; message: string | undefined }) =>
+  message === undefined ? null : <p class="error" id={`${id}-error`}>{message}</p>
+
+const Filters = ({ onApply, problem }: { onApply: (form: FilterForm) => void; problem: ReturnType<typeof filterProblem> }) => {
   const session = useSignedIn()
   const [form, setForm] = useState<FilterForm>(NO_FILTERS)
   const set = (patch: Partial<FilterForm>) => setForm({ ...form, ...patch })
+  const about = (param: FilterParam) => (problem?.param === param ? problem.message : undefined)
   return (
     <form
       class="filters"
@@ -54,23 +68,27 @@ const Filters = ({ onApply }: { onApply: (form: FilterForm) => void }) => {
     >
       <div class="field">
         <label for="filter-status">Status</label>
-        <select id="filter-status" value={form.event} onChange={(e) => set({ event: e.currentTarget.value as FilterForm["event"] })}>
+        <select id="filter-status" value={form.event} aria-describedby={about("event") === undefined ? undefined : "filter-status-error"}
+          onChange={(e) => set({ event: e.currentTarget.value as FilterForm["event"] })}>
           <option value="">Any</option>
           <option value="queued">Queued</option>
           <option value="sent">Sent</option>
           <option value="failed">Failed</option>
         </select>
+        <SelectError id="filter-status" message={about("event")} />
       </div>
-      <Field id="filter-search" label="Recipient or subject" type="search" maxLength={256} value={form.search} onValue={(search) => set({ search })} />
+      <Field id="filter-search" label="Recipient or subject" type="search" maxLength={256} value={form.search} onValue={(search) => set({ search })} error={about("search")} />
       <div class="field">
         <label for="filter-key">Key</label>
-        <select id="filter-key" value={form.app} onChange={(e) => set({ app: e.currentTarget.value })}>
+        <select id="filter-key" value={form.app} aria-describedby={about("app") === undefined ? undefined : "filter-key-error"}
+          onChange={(e) => set({ app: e.currentTarget.value })}>
           <option value="">Any key</option>
           {session.keys.map((key) => <option key={key.id} value={key.id}>{key.label}</option>)}
         </select>
+        <SelectError id="filter-key" message={about("app")} />
       </div>
-      <Field id="filter-from" label="From (UTC day)" type="date" value={form.from} onValue={(from) => set({ from })} />
-      <Field id="filter-to" label="To (UTC day)" type="date" value={form.to} onValue={(to) => set({ to })} />
+      <Field id="filter-from" label="From (UTC day)" type="date" value={form.from} onValue={(from) => set({ from })} error={about("from")} />
+      <Field id="filter-to" label="To (UTC day)" type="date" value={form.to} onValue={(to) => set({ to })} error={about("to")} />
       <div class="actions">
         <button type="submit">Apply</button>
         <button type="button" class="secondary" onClick={() => { setForm(NO_FILTERS); onApply(NO_FILTERS) }}>Clear</button>
@@ -85,12 +103,13 @@ const AuditList = () => {
   const [offset, setOffset] = useState(0)
   const { state } = useLoad(() => messagesApi.audit(filters, PAGE_SIZE, offset), [filters, offset, session.active_key_id])
   const page = shown(state)
+  const problem = state.kind === "failed" ? filterProblem(state.error) : undefined
   const keyLabel = (id: string) => session.keys.find((key) => key.id === id)?.label ?? id
 
   return (
     <>
-      <Filters onApply={(form) => { setFilters(filtersOf(form)); setOffset(0) }} />
-      {state.kind === "failed" ? <ErrorMessage error={state.error} id="messages-error" /> : null}
+      <Filters onApply={(form) => { setFilters(filtersOf(form)); setOffset(0) }} problem={problem} />
+      {state.kind === "failed" && problem === undefined ? <ErrorMessage error={state.error} id="messages-error" /> : null}
       {page === undefined
         ? (state.kind === "loading" ? <p role="status">Loading messages…</p> : null)
         : (

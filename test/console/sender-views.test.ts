@@ -298,7 +298,7 @@ describe("the sender's views", () => {
       ["a message", `messages/${message.message_id}`, "iframe.message-html"],
       ["Domains", "domains", "table"],
       ["a domain", "domains/acme.example/", "li[data-purpose=dkim]"],
-      ["Suppressions", "suppressions", "table[aria-busy=false]"]
+      ["Suppressions", "suppressions", ".entry-list table[aria-busy=false], .entry-list > p:not([role])"]
     ]
     for (const [what, path, ready] of visits) {
       await page.goto(`${base()}/console/${path}`)

@@ -83,36 +83,37 @@ export const EntryList = <T,>({ api, columns, id, keyOf, noun, title }: EntryLis
       </form>
       <p role="status" class="done">{done}</p>
       {state.kind === "failed" ? <ErrorMessage error={state.error} /> : null}
-      {page === undefined ? (state.kind === "loading" ? <p role="status">Loading…</p> : null) : (
-        <>
-          <ScrollTable label={title}>
-            <table aria-busy={state.kind === "loading"}>
-              <thead>
-                <tr>
-                  {columns.map((c) => <th key={c.title} scope="col">{c.title}</th>)}
-                  <th scope="col"><span class="sr-only">Actions</span></th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.items.map((row) => {
-                  const entry = keyOf(row)
-                  return (
-                    <tr key={entry}>
-                      {columns.map((c) => <td key={c.title} class="wrap">{c.cell(row)}</td>)}
-                      <td>
-                        <button type="button" class="danger" aria-label={`Remove ${entry}`} onClick={() => void remove(entry)}>Remove</button>
-                        {rowError?.entry === entry ? <ErrorMessage error={rowError.error} /> : null}
-                      </td>
-                    </tr>
-                  )
-                })}
-              </tbody>
-            </table>
-          </ScrollTable>
-          {page.items.length === 0 ? <p>{search === "" ? "The list is empty." : `Nothing matches “${search}”.`}</p> : null}
-          <Pager label={`${title} pages`} total={page.total} offset={page.offset} limit={page.limit} onOffset={setOffset} busy={state.kind === "loading"} />
-        </>
-      )}
+      {page === undefined ? (state.kind === "loading" ? <p role="status">Loading…</p> : null) : page.total === 0
+        ? <p>{search === "" ? "The list is empty." : `Nothing matches “${search}”.`}</p>
+        : (
+          <>
+            <ScrollTable label={title}>
+              <table aria-busy={state.kind === "loading"}>
+                <thead>
+                  <tr>
+                    {columns.map((c) => <th key={c.title} scope="col">{c.title}</th>)}
+                    <th scope="col"><span class="sr-only">Actions</span></th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.items.map((row) => {
+                    const entry = keyOf(row)
+                    return (
+                      <tr key={entry}>
+                        {columns.map((c) => <td key={c.title} class="wrap">{c.cell(row)}</td>)}
+                        <td>
+                          <button type="button" class="danger" aria-label={`Remove ${entry}`} onClick={() => void remove(entry)}>Remove</button>
+                          {rowError?.entry === entry ? <ErrorMessage error={rowError.error} /> : null}
+                        </td>
+                      </tr>
+                    )
+                  })}
+                </tbody>
+              </table>
+            </ScrollTable>
+            <Pager label={`${title} pages`} total={page.total} offset={page.offset} limit={page.limit} onOffset={setOffset} busy={state.kind === "loading"} />
+          </>
+        )}
     </div>
   )
 }

@@ -173,9 +173,12 @@ describe("the sender's views", () => {
     expect(await page.getByText("This message has no HTML part.").count()).toBe(1)
     expect(await page.getByText("No attachments.").count()).toBe(1)
 
+    // Back to the list: the same filter and rows, not the first page unfiltered.
+    await page.getByRole("link", { name: "← All messages" }).click()
+    expect(await page.getByLabel("Recipient or subject").inputValue()).toBe(SIMULATOR)
+    await page.getByRole("link", { name: SIMULATOR }).first().waitFor()
+
     // Filtered by another key: not there; by its own key and today's date: there.
-    await open(page, "Messages")
-    await page.getByLabel("Recipient or subject").fill(SIMULATOR)
     await page.getByLabel("Key", { exact: true }).selectOption({ label: person.keys[1]!.label })
     await page.getByRole("button", { name: "Apply" }).click()
     await page.getByText("No message matches these filters.").waitFor()

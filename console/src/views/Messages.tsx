@@ -29,6 +29,12 @@ interface FilterForm {
 
 const NO_FILTERS: FilterForm = { event: "", search: "", app: "", from: "", to: "" }
 
+/**
+ * The list as the person left it (filters and page), kept for this page load: opening a message
+ * and coming back to "All messages" returns to the same rows, not to the first page unfiltered.
+ */
+const remembered: { form: FilterForm; offset: number } = { form: NO_FILTERS, offset: 0 }
+
 /** The form as the audit's query: whole UTC days, both ends inclusive. */
 const filtersOf = (form: FilterForm): AuditFilters => ({
   event: form.event === "" ? undefined : form.event,
@@ -54,7 +60,7 @@ const SelectError = ({ id, message }: { id: string; message: string | undefined 
 
 const Filters = ({ onApply, problem }: { onApply: (form: FilterForm) => void; problem: ReturnType<typeof filterProblem> }) => {
   const session = useSignedIn()
-  const [form, setForm] = useState<FilterForm>(NO_FILTERS)
+  const [form, setForm] = useState<FilterForm>(remembered.form)
   const set = (patch: Partial<FilterForm>) => setForm({ ...form, ...patch })
   const about = (param: FilterParam) => (problem?.param === param ? problem.message : undefined)
   return (
@@ -99,8 +105,17 @@ const Filters = ({ onApply, problem }: { onApply: (form: FilterForm) => void; pr
 
 const AuditList = () => {
   const session = useSignedIn()
-  const [filters, setFilters] = useState<AuditFilters>({})
-  const [offset, setOffset] = useState(0)
+  // Another account signed in in this tab: the remembered key filter is not one of its keys.
+  if (remembered.form.app !== "" && !session.keys.some((key) => key.id === remembered.form.app)) {
+    remembered.form = NO_FILTERS
+    remembered.offset = 0
+  }
+  const [filters, setFilters] = useState<AuditFilters>(() => filtersOf(remembered.form))
+  const [offset, setOffsetState] = useState(remembered.offset)
+  const setOffset = (next: number) => {
+    remembered.offset = next
+    setOffsetState(next)
+  }
   const { state } = useLoad(() => messagesApi.audit(filters, PAGE_SIZE, offset), [filters, offset, session.active_key_id])
   const page = shown(state)
   const problem = state.kind === "failed" ? filterProblem(state.error) : undefined
@@ -108,7 +123,7 @@ const AuditList = () => {
 
   return (
     <>
-      <Filters onApply={(form) => { setFilters(filtersOf(form)); setOffset(0) }} problem={problem} />
+      <Filters onApply={(form) => { remembered.form = form; setFilters(filtersOf(form)); setOffset(0) }} problem={problem} />
       {state.kind === "failed" && problem === undefined ? <ErrorMessage error={state.error} id="messages-error" /> : null}
       {page === undefined
         ? (state.kind === "loading" ? <p role="status">Loading messages…</p> : null)

@@ -119,8 +119,16 @@ export const MessageDetail = ({ id }: { id: string }) => {
         )
         : null}
       {content.state.kind === "failed"
-        ? <section class="part"><h2>Content</h2><ErrorMessage error={content.state.error} /></section>
+        ? (
+          <section class="part" aria-labelledby="message-content">
+            <h2 id="message-content">Content</h2>
+            <ErrorMessage error={content.state.error} />
+            {/* A 429 (two contents in preparation for this key) or a 503 (every renderer busy) passes. */}
+            <button type="button" class="secondary" onClick={content.reload}>Try again</button>
+          </section>
+        )
         : null}
+      {content.state.kind === "loading" ? <p role="status">Composing the content…</p> : null}
       {content.state.kind === "ready" ? <Content content={content.state.value} id={id} /> : null}
     </div>
   )

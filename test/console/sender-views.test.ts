@@ -213,6 +213,15 @@ describe("the sender's views", () => {
     expect(await page.evaluate("window.__fromFrame")).toEqual([])
     expect(await page.title()).toBe("Messages · Herald console")
 
+    // Its links open in a new tab (allow-popups), leaving the console where it was. (This machine
+    // has no Internet: the browser answers for example.org itself.)
+    await context.route("https://example.org/**", (route) => route.fulfill({ contentType: "text/html", body: "<title>elsewhere</title>" }))
+    const popup = page.waitForEvent("popup")
+    await frame.getByRole("link", { name: "a link" }).click()
+    expect((await popup).url()).toContain("https://example.org/")
+    await (await popup).close()
+    expect(page.url()).toBe(`${base()}/console/messages/${message_id}`)
+
     await page.getByLabel("Load remote images (tells the sender the message was read)").check()
     expect(await frameElement.getAttribute("src")).toBe(`/v1/mail/messages/${message_id}/content/html?images=1`)
     await expect.poll(() => frame.locator("#hello").textContent()).toContain("Hello")

@@ -183,6 +183,16 @@ describe("the sender's views", () => {
     await page.getByRole("button", { name: "Apply" }).click()
     await page.getByText("No message matches these filters.").waitFor()
     await page.getByLabel("Key", { exact: true }).selectOption({ label: deploy.label })
+    // A day the API refuses (year 10000: the date input takes it, PostgreSQL could not): its
+    // message under the field it names.
+    await page.evaluate(`(() => {
+      const input = document.getElementById("filter-from")
+      input.value = "10000-01-01"
+      input.dispatchEvent(new Event("input", { bubbles: true }))
+    })()`)
+    await page.getByRole("button", { name: "Apply" }).click()
+    await expect.poll(() => page.locator("#filter-from-error").textContent()).toContain("ISO 8601")
+    expect(await page.getByLabel("From (UTC day)").getAttribute("aria-invalid")).toBe("true")
     await page.getByLabel("From (UTC day)").fill(new Date().toISOString().slice(0, 10))
     await page.getByRole("button", { name: "Apply" }).click()
     await page.getByRole("link", { name: SIMULATOR }).first().waitFor()

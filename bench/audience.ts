@@ -54,9 +54,14 @@ const RULES: SegmentRules = {
   rules: [{ field: "tag", op: "has", value: "t3" }, { field: "engagement", op: "opened", days: 30 }]
 }
 
-/** Samples a process's RSS every 50 ms; `peak()` answers the highest since the last `reset()`. */
+/**
+ * Samples a process's RSS every 50 ms; `peak()` answers the highest since the last `reset()`, and
+ * `timeline()` the highest of each second since then (where the memory goes during the import).
+ */
 const rssSampler = (pid: number) => {
   let peak = 0
+  let since = performance.now()
+  let seconds: Array<number> = []
   const read = () => {
     try {
       return Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024
@@ -64,10 +69,20 @@ const rssSampler = (pid: number) => {
       return 0 // gone
     }
   }
-  const timer = setInterval(() => (peak = Math.max(peak, read())), 50)
+  const timer = setInterval(() => {
+    const now = read()
+    peak = Math.max(peak, now)
+    const second = Math.floor((performance.now() - since) / 1000)
+    seconds[second] = Math.max(seconds[second] ?? 0, now)
+  }, 50)
   return {
     now: read,
-    reset: () => (peak = read()),
+    reset: () => {
+      since = performance.now()
+      seconds = []
+      return (peak = read())
+    },
+    timeline: () => seconds.map((mb) => mb.toFixed(0)).join(" "),
     peak: () => (peak = Math.max(peak, read())),
     stop: () => clearInterval(timer)
   }
@@ -335,6 +350,7 @@ try {
     const heraldSeconds = (performance.now() - started) / 1000
     const health = await stopProbe()
     const rssPeak = rss.peak()
+    const rssTimeline = rss.timeline()
     const herald = { seconds: heraldSeconds, pgCpu: await pgCpu(), applianceCpu: cpuSecondsOf(child.process.pid!) - applianceCpu0 }
     const bareAfter = await bareCopy(databaseUrl, chunks)
     const bareWithKeys = await bareCopy(databaseUrl, chunks, true)
@@ -361,6 +377,7 @@ try {
       + `${reader.cpu.toFixed(2)} s CPU (deadline HERALD_IMPORT_PARSE_TIMEOUT_S, default 60 s)`)
     console.log(`appliance RSS: ${rssBefore.toFixed(0)} MB before, ${rssPeak.toFixed(0)} MB peak during the import: `
       + `+${(rssPeak - rssBefore).toFixed(0)} MB (target < 150 MB)`)
+    console.log(`appliance RSS each second of the import (MB, the highest sample): ${rssTimeline}`)
 
     // 3: the segment preview over a seeded audience of another key.
     if (SEGMENT_CONTACTS > 0) {

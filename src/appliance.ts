@@ -10,6 +10,8 @@ import { runMigrations } from "./db/migrator.ts"
 import { HttpLive } from "./api/server.ts"
 import { LoggingLive } from "./logging.ts"
 import { Accounts } from "./platform/accounts/Accounts.ts"
+import { SessionLookupLive } from "./platform/accounts/session-lookup.ts"
+import { ConsoleSessions } from "./platform/accounts/sessions.ts"
 import { bootstrap } from "./platform/bootstrap.ts"
 import { ApiKeys } from "./platform/keys/ApiKeys.ts"
 import { KeyLookupLive } from "./platform/keys/key-lookup.ts"
@@ -24,6 +26,7 @@ import { CampaignControl } from "./bulk/campaigns/Control.ts"
 import { CampaignsActorLive } from "./bulk/campaigns/FanOut.ts"
 import { Contacts } from "./bulk/contacts/Contacts.ts"
 import { BulkContentLive } from "./bulk/delivery-port.ts"
+import { MessageComposingLive } from "./bulk/message-view-port.ts"
 import { CsvReader } from "./bulk/contacts/csv-reader.ts"
 import { ConfirmationMail } from "./bulk/lists/confirmation-mail.ts"
 import { Lists } from "./bulk/lists/Lists.ts"
@@ -54,6 +57,7 @@ import { Accept } from "./transactional/accept.ts"
 import { SendContext } from "./transactional/send-context.ts"
 import { QueueWriter } from "./mta/queue/enqueue.ts"
 import { AuditLog } from "./transactional/audit/AuditLog.ts"
+import { MessageContent } from "./transactional/messages/MessageContent.ts"
 import { MessageLookup } from "./transactional/messages/MessageLookup.ts"
 import { Idempotency } from "./transactional/Idempotency.ts"
 import { ScheduledSends } from "./transactional/scheduled/ScheduledSends.ts"
@@ -65,6 +69,7 @@ import { Delivery } from "./mta/Delivery.ts"
 import { Destinations } from "./mta/Destinations.ts"
 import { MtaLive } from "./mta/Mta.ts"
 import { MtaConfigLive } from "./mta/MtaConfig.ts"
+import { QueueOverview } from "./mta/overview/QueueOverview.ts"
 import { DeliveryQueue } from "./mta/queue/DeliveryQueue.ts"
 import { VerpSecret } from "./mta/VerpSecret.ts"
 import { DmarcReports } from "./platform/dmarc/DmarcReports.ts"
@@ -109,6 +114,7 @@ export const PortsLive = Layer.mergeAll(
 const CoreServicesLive = Layer.mergeAll(
   ApiKeys.Default,
   Accounts.Default,
+  ConsoleSessions.Default,
   Domains.Default,
   Suppressions.Default,
   BlockedDomains.Default,
@@ -141,7 +147,9 @@ const BulkServicesLive = Layer.mergeAll(
   Sequences.Default,
   Steps.Default,
   Enroll.Default,
-  StepScheduler.Default
+  StepScheduler.Default,
+  // The message content view composes through the bulk area's port (the render pool).
+  MessageContent.Default.pipe(Layer.provide(MessageComposingLive))
 ).pipe(
   Layer.provideMerge(Layer.merge(Templates.Default, Campaigns.Default)),
   Layer.provideMerge(ConfirmationMail.Default),
@@ -160,9 +168,10 @@ const KeyWebhookLive = Layer.effect(
 
 /**
  * The ports over services rather than the database alone (README "Layering"): authentication
- * (src/http/) asks the keys who a token is; the keys API asks the webhooks area to set a key's URL.
+ * (src/http/) asks the keys who a token is and the accounts who a console session is; the keys API
+ * asks the webhooks area to set a key's URL.
  */
-const KeyPortsLive = Layer.mergeAll(KeyLookupLive, KeyWebhookLive)
+const KeyPortsLive = Layer.mergeAll(KeyLookupLive, SessionLookupLive, KeyWebhookLive)
 
 export const ServicesLive = Layer.merge(BulkServicesLive, KeyPortsLive).pipe(
   Layer.provideMerge(WebhookEndpoints.Default),
@@ -183,6 +192,12 @@ const MtaServicesLive = Delivery.Default.pipe(
   Layer.provideMerge(MtaConfigLive)
 )
 
+/** The MTA actor; its status is also read by the admin queue view (one actor: layers are shared by reference). */
+const MtaActorLive = MtaLive.pipe(Layer.provide(MtaServicesLive))
+
+/** What the HTTP API reads of the actors: the queue's snapshot (GET /v1/admin/queue) with the MTA's status. */
+const ActorViewsLive = QueueOverview.Default.pipe(Layer.provide(Layer.merge(MtaActorLive, MtaConfigLive)))
+
 /** The actors: long-running loops of every replica. */
 const ActorsLive = Layer.mergeAll(
   SchedulerLive,
@@ -193,7 +208,7 @@ const ActorsLive = Layer.mergeAll(
   ReputationSweepLive,
   TrackingPruneLive,
   TrackingAggregatorLive,
-  MtaLive.pipe(Layer.provide(MtaServicesLive)),
+  MtaActorLive,
   DispatcherLive,
   RemoteWakeupsLive,
   MxListenerLive.pipe(Layer.provide(InboundStore.Default)),
@@ -203,7 +218,7 @@ const ActorsLive = Layer.mergeAll(
 const BootstrapLive = Layer.effectDiscard(Effect.zipRight(dnsConfigWarnings, bootstrap))
 
 /** `herald serve`: migrations, bootstrap, then the HTTP API (later: MTA, MX listener, webhooks). */
-export const ApplianceLive = Layer.merge(HttpLive, ActorsLive).pipe(
+export const ApplianceLive = Layer.merge(HttpLive.pipe(Layer.provide(ActorViewsLive)), ActorsLive).pipe(
   Layer.provide(BootstrapLive),
   Layer.provide(ServicesLive)
 )

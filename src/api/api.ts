@@ -16,6 +16,7 @@ import { SequencesGroup } from "../bulk/sequences/Api.ts"
 import { TemplatesGroup } from "../bulk/templates/Api.ts"
 import { AuditGroup } from "../transactional/audit/Api.ts"
 import { MessagesGroup } from "../transactional/messages/Api.ts"
+import { StatsGroup } from "../transactional/stats/Api.ts"
 import { WebhooksGroup } from "../webhooks/Api.ts"
 import { ScheduledGroup } from "../transactional/scheduled/Api.ts"
 import { SendGroup } from "../transactional/send/Api.ts"
@@ -31,7 +32,10 @@ import { AdminTicketsGroup, TicketsGroup } from "../platform/tickets/Api.ts"
 import { UsageGroup } from "../platform/usage/Api.ts"
 import { BadRequest, Internal, NotFound, PayloadTooLarge, Unavailable } from "../http/errors.ts"
 import { HERALD_API_ID } from "../http/group-api.ts"
+import { ConsoleGroup } from "./console/Api.ts"
 import { MetaGroup } from "./meta/Api.ts"
+import { AdminQueueGroup } from "../mta/overview/Api.ts"
+import { AdminInboundGroup } from "../inbound/admin/Api.ts"
 
 export class MetaArea extends HttpApi.make("meta").add(MetaGroup) {}
 
@@ -56,6 +60,7 @@ export class PlatformArea extends HttpApi.make("platform")
   .add(DomainsGroup)
   .add(SuppressionsGroup)
   .add(UsageGroup)
+  .add(StatsGroup)
   .add(PlansGroup)
   .add(SubscriptionsGroup)
   .add(TicketsGroup)
@@ -69,7 +74,12 @@ export class AdminArea extends HttpApi.make("admin")
   .add(AdminTicketsGroup)
   .add(AdminSuppressionsGroup)
   .add(AdminBlockedDomainsGroup)
+  .add(AdminQueueGroup)
+  .add(AdminInboundGroup)
 {}
+
+/** The console's session routes (issue 28): served, in no public document (src/api/console/Api.ts). */
+export class ConsoleArea extends HttpApi.make("console").add(ConsoleGroup) {}
 
 export class HeraldApi extends HttpApi.make(HERALD_API_ID)
   .addHttpApi(MetaArea)
@@ -77,6 +87,7 @@ export class HeraldApi extends HttpApi.make(HERALD_API_ID)
   .addHttpApi(BulkArea)
   .addHttpApi(PlatformArea)
   .addHttpApi(AdminArea)
+  .addHttpApi(ConsoleArea)
   .addError(BadRequest)
   .addError(NotFound)
   .addError(PayloadTooLarge)

@@ -12,6 +12,9 @@ import { SequencesHttpLive } from "../bulk/sequences/Http.ts"
 import { TemplatesHttpLive } from "../bulk/templates/Http.ts"
 import { AuditHttpLive } from "../transactional/audit/Http.ts"
 import { MessagesHttpLive } from "../transactional/messages/Http.ts"
+import { StatsHttpLive } from "../transactional/stats/Http.ts"
+import { AdminQueueHttpLive } from "../mta/overview/Http.ts"
+import { AdminInboundHttpLive } from "../inbound/admin/Http.ts"
 import { WebhooksHttpLive } from "../webhooks/Http.ts"
 import { ScheduledHttpLive } from "../transactional/scheduled/Http.ts"
 import { SendHttpLive } from "../transactional/send/Http.ts"
@@ -34,6 +37,7 @@ import { DocsRoutesLive } from "./docs/routes.ts"
 import { FrontDoorServer, openFrontDoor } from "./front-door.ts"
 import { ErrorMappingLive } from "./error-mapping.ts"
 import { MetaHttpLive } from "./meta/Http.ts"
+import { ConsoleHttpLive } from "./console/Http.ts"
 import { withMethodNotAllowed } from "../http/method-not-allowed.ts"
 import { bodyLimitLayer, requestMiddleware } from "../http/server-middleware.ts"
 import { withStorableUrl } from "../http/storable-input.ts"
@@ -41,6 +45,7 @@ import { withStorableUrl } from "../http/storable-input.ts"
 const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
   Layer.provide([
     MetaHttpLive,
+    ConsoleHttpLive,
     SendHttpLive,
     AuditHttpLive,
     MessagesHttpLive,
@@ -49,6 +54,7 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     DomainsHttpLive,
     SuppressionsHttpLive,
     UsageHttpLive,
+    StatsHttpLive,
     PlansHttpLive,
     SubscriptionsHttpLive,
     TicketsHttpLive,
@@ -58,6 +64,8 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     AdminTicketsHttpLive,
     AdminSuppressionsHttpLive,
     AdminBlockedDomainsHttpLive,
+    AdminQueueHttpLive,
+    AdminInboundHttpLive,
     TemplatesHttpLive,
     ContactsHttpLive,
     ListsHttpLive,

@@ -1,12 +1,16 @@
-/** `herald accounts create|list`: the accounts (the spec's users/clients) of this appliance. */
+/** `herald accounts create|list|set-password`: the accounts (the spec's users/clients) of this appliance. */
 import { Command, Options } from "@effect/cli"
 import { Effect, Option, ParseResult, Schema } from "effect"
+import { NewPassword } from "../lib/password-rules.ts"
 import { Accounts } from "../platform/accounts/Accounts.ts"
+import { markOnce } from "../platform/appliance-secrets.ts"
+import { CONSOLE_PASSWORD_KNOWN } from "../platform/bootstrap.ts"
 import { CreateAccountRequest } from "../platform/admin/Api.ts"
 import { loadPlanCatalog } from "../platform/plans/plan-catalog.ts"
 import { seedPlans } from "../platform/plans/Plans.ts"
 import { withServices } from "./command-layers.ts"
 import { operatorCommand, usage } from "./output.ts"
+import { readPassword } from "./password-input.ts"
 
 /** The request's fields as the command's options, for naming the option a refusal is about. */
 const OPTION_OF: Record<string, string> = { name: "--name", email: "--email", password: "--password", package_id: "--package" }
@@ -58,4 +62,30 @@ const list = Command.make("list", {}, () =>
     Command.withDescription("List every account: id, name, email, admin flag, status, plan")
   )
 
-export const accountsCommand = Command.make("accounts").pipe(Command.withSubcommands([create, list]))
+/**
+ * A new console password for one account, read from stdin (password-input.ts); the rules of
+ * src/lib/password-rules.ts. Ends the account's console sessions. Setting an admin's marks the
+ * first start's generated password as replaced: bootstrap never prints or replaces it after this.
+ */
+const setPassword = Command.make("set-password", { account: Options.text("account") }, (args) =>
+  operatorCommand(Effect.gen(function*() {
+    const raw = yield* readPassword
+    // Checked before the database is opened: a refusal touches nothing.
+    const password = yield* Schema.decodeUnknown(NewPassword)(raw).pipe(
+      Effect.mapError((error) => usage(ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.message ?? "invalid password"))
+    )
+    return yield* Effect.gen(function*() {
+      const accounts = yield* Accounts
+      const account = yield* accounts.find(args.account)
+      const { sessions_ended } = yield* accounts.setPassword(account.id, password)
+      if (account.is_admin) yield* markOnce(CONSOLE_PASSWORD_KNOWN)
+      return { id: account.id, email: account.email, password_set: true, sessions_ended }
+    }).pipe(withServices)
+  }))).pipe(
+    Command.withDescription(
+      "Set an account's console password, read from stdin (typed without echo, or the first line piped in); " +
+        "at least 8 characters. Ends the account's console sessions. --account takes an id or an email"
+    )
+  )
+
+export const accountsCommand = Command.make("accounts").pipe(Command.withSubcommands([create, list, setPassword]))

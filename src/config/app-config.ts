@@ -7,6 +7,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import { Config, Context, Layer, LogLevel, Option, Redacted } from "effect"
 import { isDomainName } from "../lib/email.ts"
+import { isAcceptablePassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "../lib/password-rules.ts"
 
 export type LogFormat = "json" | "pretty" | "logfmt"
 export type HeraldEnv = "development" | "production"
@@ -41,6 +42,12 @@ export interface AppConfigShape {
   readonly smarthostSpfInclude: Option.Option<string>
   readonly inboundDomains: ReadonlyArray<string>
   readonly bootstrapKey: Option.Option<Redacted.Redacted<string>>
+  /** HERALD_BOOTSTRAP_PASSWORD: the bootstrap admin's console password, set at each start (src/platform/bootstrap.ts). */
+  readonly bootstrapPassword: Option.Option<Redacted.Redacted<string>>
+  /** HERALD_CONSOLE_SESSION_IDLE_HOURS in milliseconds: a console session unused this long has ended. */
+  readonly consoleSessionIdleMs: number
+  /** HERALD_CONSOLE_SIGNIN_FAILURES_PER_ADDRESS: failed console sign-ins per client address in 15 minutes before 429. */
+  readonly consoleSigninFailuresPerAddress: number
   /** Active (not revoked) keys one account may have: key creation past it answers 409. */
   readonly maxKeysPerAccount: number
   /** Failed authentications per client address in a minute before that address gets 429 (src/http/auth.ts). */
@@ -203,6 +210,18 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     Config.option,
     Config.map(Option.filter((token) => Redacted.value(token) !== ""))
   ),
+  bootstrapPassword: Config.redacted().pipe(
+    Config.validate({
+      message: `must be ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`,
+      validation: (password) => Redacted.value(password) === "" || isAcceptablePassword(Redacted.value(password))
+    }),
+    Config.nested("HERALD_BOOTSTRAP_PASSWORD"),
+    Config.option,
+    Config.map(Option.filter((password) => Redacted.value(password) !== ""))
+  ),
+  consoleSessionIdleMs: checked("HERALD_CONSOLE_SESSION_IDLE_HOURS", Config.number(), "must be more than 0 hours", (n) => n > 0, 12)
+    .pipe(Config.map((hours) => Math.round(hours * 3_600_000))),
+  consoleSigninFailuresPerAddress: atLeast("HERALD_CONSOLE_SIGNIN_FAILURES_PER_ADDRESS", 1, 30),
   maxKeysPerAccount: atLeast("HERALD_MAX_KEYS_PER_ACCOUNT", 1, 100),
   authFailuresPerMin: atLeast("HERALD_AUTH_FAILURES_PER_MIN", 1, 20),
   env: Config.literal("development", "production")("HERALD_ENV").pipe(Config.withDefault("development" as const)),

@@ -45,7 +45,9 @@ export const migrationFiles = [
   "0029_queue_rows_without_fk_checks.sql",
   "0030_confirmation_sends.sql",
   "0031_tracking_token_windows.sql",
-  "0032_campaign_render_failed.sql"
+  "0032_campaign_render_failed.sql",
+  "0033_console_sessions.sql",
+  "0034_console_insight.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

@@ -13,7 +13,6 @@ import {
   EmailFailed,
   EmailSent,
   type HeraldEvent,
-  type Origin,
   SequenceStepFailed,
   SequenceStepSent
 } from "./schema.ts"

@@ -8,14 +8,12 @@
  * it) or when the address's allowance grants one lookup — one per THROTTLED_LOOKUP_INTERVAL_MS; the
  * rest, and every token that fails, get 429 (src/http/auth.ts).
  *
- * The addresses are the stranger's to choose, so the table is bounded: past MAX_ADDRESSES the
- * address whose window opened longest ago is forgotten (a Map iterates in insertion order, and an
- * address is re-inserted when its next window opens). IPv6 clients are counted by their /64, the
- * block one subscriber usually holds, or a single host could rotate through its addresses.
- * Each replica counts on its own: the table lives in the process, not in PostgreSQL — a failed
- * lookup must not cost a write.
+ * The table is bounded (MAX_ADDRESSES) and kept per replica, as src/lib/fixed-windows.ts says why.
+ * IPv6 clients are counted by their /64, the block one subscriber usually holds, or a single host
+ * could rotate through its addresses.
  */
 import * as net from "node:net"
+import { type FixedWindow, makeFixedWindows } from "../lib/fixed-windows.ts"
 
 export const WINDOW_MS = 60_000
 /** Far more addresses than fail at once in any honest minute; about 100 bytes each. */
@@ -28,9 +26,7 @@ export const MAX_ADDRESSES = 10_000
  */
 export const THROTTLED_LOOKUP_INTERVAL_MS = 1_000
 
-interface Failures {
-  readonly windowStart: number
-  count: number
+interface Failures extends FixedWindow {
   /** When a throttled address may next have an unknown token looked up. */
   nextLookupAt: number
 }
@@ -52,37 +48,23 @@ export const clientOf = (address: string): string => {
 }
 
 export const makeAuthFailures = (limit: number, maxAddresses = MAX_ADDRESSES) => {
-  const table = new Map<string, Failures>()
-  const current = (client: string, now: number): Failures | undefined => {
-    const entry = table.get(client)
-    if (entry === undefined || now - entry.windowStart < WINDOW_MS) return entry
-    table.delete(client)
-    return undefined
-  }
+  const windows = makeFixedWindows<Failures>({ windowMs: WINDOW_MS, maxEntries: maxAddresses, open: (start) => ({ start, count: 0, nextLookupAt: start }) })
+  const current = (address: string, now: number) => windows.current(clientOf(address), now)
   return {
     /** When `address` may try again (ms since the epoch), or undefined when it may now. */
     refusedUntil: (address: string, now: number): number | undefined => {
-      const entry = current(clientOf(address), now)
-      return entry !== undefined && entry.count >= limit ? entry.windowStart + WINDOW_MS : undefined
+      const entry = current(address, now)
+      return entry !== undefined && entry.count >= limit ? entry.start + WINDOW_MS : undefined
     },
-    record: (address: string, now: number): void => {
-      const client = clientOf(address)
-      const entry = current(client, now)
-      if (entry !== undefined) {
-        entry.count += 1
-        return
-      }
-      if (table.size >= maxAddresses) table.delete(table.keys().next().value!)
-      table.set(client, { windowStart: now, count: 1, nextLookupAt: now })
-    },
+    record: (address: string, now: number): void => windows.count(clientOf(address), now),
     /** Whether a throttled `address` may have one unknown token looked up now (and takes it if so). */
     takeLookup: (address: string, now: number): boolean => {
-      const entry = current(clientOf(address), now)
+      const entry = current(address, now)
       if (entry === undefined || entry.count < limit) return true
       if (now < entry.nextLookupAt) return false
       entry.nextLookupAt = now + THROTTLED_LOOKUP_INTERVAL_MS
       return true
     },
-    size: () => table.size
+    size: windows.size
   }
 }

@@ -12,23 +12,36 @@
  * cost), or looked up because it was valid here recently, or within the address's small allowance
  * of lookups (auth-failures.ts). Every other token gets 429 `rate_limit_exceeded` with Retry-After,
  * without a database lookup past the allowance. Other addresses are not affected.
+ *
+ * The console's session cookie (issue 28) authenticates too, as the session's active key, through
+ * the SessionLookup port (session-lookup.ts): only when the request has no Authorization header — a
+ * Bearer header, even a wrong one, wins. A cookie request other than GET or HEAD must pass the CSRF
+ * check (csrf.ts), else 403 `forbidden`. A session lookup is one indexed read by the digest of
+ * 32 random bytes, as cheap as /health's, so cookies are not counted as failed authentications.
  */
 import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest, OpenApi } from "@effect/platform"
 import { Clock, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { AppConfig } from "../config/app-config.ts"
 import { makeAuthFailures } from "./auth-failures.ts"
-import { RateLimited, RateLimitedError, Unauthorized, unauthorized } from "./errors.ts"
+import { csrfRefusal, originOf } from "./csrf.ts"
+import { Forbidden, forbidden, RateLimited, RateLimitedError, Unauthorized, unauthorized } from "./errors.ts"
 import { KeyLookup, type Principal } from "./key-lookup.ts"
 import { setBodyOwner, setResponseHeaders } from "./request-context.ts"
+import { SESSION_COOKIE, SessionLookup } from "./session-lookup.ts"
 
 export class CurrentKey extends Context.Tag("herald/CurrentKey")<CurrentKey, Principal>() {}
 
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
-  failure: Schema.Union(Unauthorized, RateLimited),
+  failure: Schema.Union(Unauthorized, Forbidden, RateLimited),
   provides: CurrentKey,
   security: {
     bearer: HttpApiSecurity.bearer.pipe(
-      HttpApiSecurity.annotate(OpenApi.Description, "API key: `Authorization: Bearer <token>`")
+      HttpApiSecurity.annotate(
+        OpenApi.Description,
+        "API key: `Authorization: Bearer <token>`. The console's session cookie `herald_session` is accepted " +
+          "too (as the session's active key) when no Authorization header is sent; with it, a request other " +
+          "than GET or HEAD needs `X-Herald-CSRF` (the session's csrf_token) and the base URL's `Origin`, else 403."
+      )
     )
   }
 }) {}
@@ -39,10 +52,36 @@ const clientAddress = Effect.map(
   (request) => Option.getOrElse(request.remoteAddress, () => "unknown")
 )
 
+/** The principal the body budget and logs know a request by, once it is authenticated. */
+const admit = (principal: Principal) =>
+  Effect.gen(function*() {
+    // The body, read after this, takes its room in the budget as this key's and account's.
+    yield* setBodyOwner({ _tag: "Key", accountId: principal.accountId, keyId: principal.keyId })
+    yield* Effect.annotateCurrentSpan("app", principal.keyId)
+    return principal
+  })
+
+/** A request carrying the console's session cookie and no Authorization header: the session's active key. */
+const bySession = (sessionId: string) =>
+  Effect.gen(function*() {
+    const sessions = yield* SessionLookup
+    const { baseUrl } = yield* AppConfig
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const found = yield* Effect.orDie(sessions.authenticate(sessionId))
+    if (Option.isNone(found)) return yield* Effect.fail(unauthorized("The console session has ended or is unknown; sign in again"))
+    const refusal = csrfRefusal(request, found.value.csrfToken, originOf(baseUrl))
+    if (Option.isSome(refusal)) return yield* Effect.fail(refusal.value)
+    if (Option.isNone(found.value.principal)) {
+      return yield* Effect.fail(forbidden("The session's key was revoked; choose another (PATCH /console/session)"))
+    }
+    return yield* admit(found.value.principal.value)
+  })
+
 export const AuthenticationLive = Layer.effect(
   Authentication,
   Effect.gen(function*() {
     const keys = yield* KeyLookup
+    const context = yield* Effect.context<SessionLookup | AppConfig>()
     const { authFailuresPerMin } = yield* AppConfig
     const failures = makeAuthFailures(authFailuresPerMin)
 
@@ -62,6 +101,9 @@ export const AuthenticationLive = Layer.effect(
     return {
       bearer: (token) =>
         Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const sessionId = request.headers["authorization"] === undefined ? request.cookies[SESSION_COOKIE] : undefined
+          if (sessionId !== undefined && sessionId !== "") return yield* Effect.provide(bySession(sessionId), context)
           const address = yield* clientAddress
           const now = yield* Clock.currentTimeMillis
           const until = failures.refusedUntil(address, now)
@@ -74,10 +116,7 @@ export const AuthenticationLive = Layer.effect(
             failures.record(address, now)
             return yield* (until === undefined ? Effect.fail(unauthorized()) : refuse(until, now))
           }
-          // The body, read after this, takes its room in the budget as this key's and account's.
-          yield* setBodyOwner({ _tag: "Key", accountId: principal.value.accountId, keyId: principal.value.keyId })
-          yield* Effect.annotateCurrentSpan("app", principal.value.keyId)
-          return principal.value
+          return yield* admit(principal.value)
         })
     }
   })

@@ -178,4 +178,4 @@ export const TemplateVars = freeFormObject({
 export const rawBodyBoundedBy = (setting: string) => ({ type: "string", maxLength: DEFAULT_BODY_BYTES, "x-max-bytes-setting": setting })
 
 /** A password (admin accounts, plan changes): far above any passphrase, far below what hashing one should cost. */
-export const MAX_PASSWORD_LENGTH = 1024
+export { MAX_PASSWORD_LENGTH } from "../lib/password-rules.ts"

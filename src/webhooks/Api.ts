@@ -34,6 +34,19 @@ export const QueuedTest = Schema.Struct({
   webhook_url: Schema.String.annotations({ description: "Where it is going (the key's URL at delivery time is used)" })
 }).annotations({ identifier: "WebhookTestQueued" })
 
+const exampleDelivery = {
+  id: "whd_2Kx9Lm4Nq7Rs1Tv3Wy5Z",
+  event: "email.sent",
+  event_id: "evt_8Hn2LpQ5rT1vW6yZ9bC4",
+  status: "pending" as const,
+  http_code: 503,
+  attempts: 2,
+  error: "HTTP 503",
+  next_attempt_at: "2026-01-06T12:04:16.000Z",
+  created_at: "2026-01-06T12:04:10.000Z",
+  updated_at: "2026-01-06T12:04:11.000Z"
+}
+
 export const DeliveryItem = Schema.Struct({
   id: Schema.String,
   event: Schema.String,
@@ -58,9 +71,33 @@ export const DeliveryDetail = Schema.Struct({
     error: Schema.NullOr(Schema.String),
     response_body: Schema.NullOr(Schema.String)
   }))
-}).annotations({ identifier: "WebhookDeliveryDetail" })
+}).annotations({
+  identifier: "WebhookDeliveryDetail",
+  examples: [{
+    ...exampleDelivery,
+    payload: {
+      id: "evt_8Hn2LpQ5rT1vW6yZ9bC4",
+      event: "email.sent",
+      ts: "2026-01-06T12:04:10.000Z",
+      app: "key_4kR2vX9mQ1sT7wZ0aB3c",
+      request_id: "req_3Fj7Kq2Mv9Xs1Tz5Wd8N",
+      to: ["ada@example.net"],
+      subject: "Your receipt",
+      message_id: "msg_3Fj7Kq2Mv9Xs1Tz5Wd8N"
+    },
+    response_body: "Service Unavailable",
+    attempt_history: [
+      { attempted_at: "2026-01-06T12:04:10.000Z", duration_ms: 41, http_code: 503, error: "HTTP 503", response_body: "Service Unavailable" },
+      { attempted_at: "2026-01-06T12:04:11.000Z", duration_ms: 38, http_code: 503, error: "HTTP 503", response_body: "Service Unavailable" }
+    ]
+  }]
+})
 
-const DeliveryList = Schema.Struct({ total: Schema.Int, items: Schema.Array(DeliveryItem) })
+const DeliveryList = Schema.Struct({ total: Schema.Int, items: Schema.Array(DeliveryItem) }).annotations({
+  identifier: "WebhookDeliveryList",
+  examples: [{ total: 1, items: [exampleDelivery] }]
+})
+
 const ListParams = Schema.Struct({
   status: Schema.optional(Schema.Literal("pending", "delivered", "failed")),
   limit: Schema.optionalWith(queryInt(1, 200), { default: () => 50 }),
@@ -71,9 +108,13 @@ const DeliveryPath = Schema.Struct({ id: IdText, dId: IdText })
 
 const history = <const P extends string>(prefix: P) => ({
   list: HttpApiEndpoint.get(`${prefix}List`, `/v1/client/${prefix === "key" ? "keys" : "webhook-endpoints"}/:id${prefix === "key" ? "/webhook" : ""}/deliveries`)
-    .setPath(KeyPath).setUrlParams(ListParams).addSuccess(DeliveryList).addError(NotFound).addError(Forbidden),
+    .setPath(KeyPath).setUrlParams(ListParams).addSuccess(DeliveryList).addError(NotFound).addError(Forbidden)
+    .annotate(OpenApi.Summary, "The key's webhook deliveries, newest first (status filter; limit ≤ 200, offset)")
+    .annotate(OpenApi.Description, "Each delivery of an event to the key's endpoint: status, the last HTTP code and error, "
+      + "attempts made and the next one planned. Another account's key → 404 not_found."),
   get: HttpApiEndpoint.get(`${prefix}Get`, `/v1/client/${prefix === "key" ? "keys" : "webhook-endpoints"}/:id${prefix === "key" ? "/webhook" : ""}/deliveries/:dId`)
-    .setPath(DeliveryPath).addSuccess(DeliveryDetail).addError(NotFound).addError(Forbidden),
+    .setPath(DeliveryPath).addSuccess(DeliveryDetail).addError(NotFound).addError(Forbidden)
+    .annotate(OpenApi.Summary, "One delivery with the payload sent and every attempt's answer (bodies as text, at most 2 KB each)"),
   retry: HttpApiEndpoint.post(`${prefix}Retry`, `/v1/client/${prefix === "key" ? "keys" : "webhook-endpoints"}/:id${prefix === "key" ? "/webhook" : ""}/deliveries/:dId/retry`)
     .setPath(DeliveryPath).addSuccess(FireResult).addError(NotFound).addError(Forbidden).addError(Conflict)
     .annotate(OpenApi.Summary, "Re-fire with the key's current URL and secret; waits for the attempt (≤ 10 s)")

@@ -321,11 +321,16 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("herald/Webhook
       sql<HistoryRow>`SELECT w.*, ${sql.literal(ATTEMPTS_MADE)} FROM webhook_deliveries w
         WHERE w.id = ${id} AND w.key_id = ${keyId}`.pipe(Effect.map((r) => r[0]))
 
+    /** The key's backlog: deliveries still pending (first attempt or a retry to come), by webhook_deliveries_key_due. */
+    const backlog = (keyId: string) =>
+      sql<{ pending: number; oldest: Date | null }>`SELECT count(*)::int AS pending, min(created_at) AS oldest
+        FROM webhook_deliveries WHERE key_id = ${keyId} AND status = 'pending'`.pipe(Effect.map((r) => r[0] ?? { pending: 0, oldest: null }))
+
     const attempts = (id: string) =>
       sql<{ attempted_at: Date; duration_ms: number; http_code: number | null; error: string | null; response_body: string | null }>`
         SELECT attempted_at, duration_ms, http_code, error, response_body FROM webhook_attempts
         WHERE delivery_id = ${id} ORDER BY attempted_at, id`
 
-    return { fanOut, undispatched, enqueue, claim, claimBatch, renew, release, record, recordMany, takeForRetry, list, find, attempts } as const
+    return { fanOut, undispatched, enqueue, claim, claimBatch, renew, release, record, recordMany, takeForRetry, list, find, backlog, attempts } as const
   })
 }) {}

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { MAX_EMAIL_LENGTH, MAX_METADATA_BYTES, MAX_NAME_LENGTH } from "../../src/http/bounds.ts"
 import { query } from "../support/database.ts"
 import { expectAnswered, formatHealth, probeHealthWhile } from "../support/health-probe.ts"
-import { newSender, type Sender, sendBody, type SendingApp, startSendingApp } from "../support/sending.ts"
+import { newSender, type Sender, type SendingApp, startSendingApp } from "../support/sending.ts"
 
 let rig: SendingApp
 let other: Sender

@@ -19,7 +19,7 @@ import { DeliveryQueue } from "../../src/mta/queue/DeliveryQueue.ts"
 import { type Appliance, startAppliance } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
 import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
-import { newSender, type Sender, sendBody } from "../support/sending.ts"
+import { newSender, sendBody } from "../support/sending.ts"
 import { type SmtpSink, startSmtpSink } from "../support/smtp-sink.ts"
 import { deliveryOf, eventsOf, sleep, until, waitForState } from "./outbound.ts"
 

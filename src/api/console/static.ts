@@ -19,7 +19,7 @@ import { Effect, Option, Schema } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { escapeHtml } from "../../lib/html.ts"
 import { DEFAULT_CONSOLE_DIR, MANIFEST_NAME } from "./manifest.ts"
-import { consoleHeaders } from "./static-headers.ts"
+import { CONSOLE_HEADERS } from "./headers.ts"
 
 const ManifestSchema = Schema.Struct({
   index: Schema.String,
@@ -71,7 +71,7 @@ const assetResponse = (asset: Asset, request: HttpServerRequest.HttpServerReques
   return HttpServerResponse.uint8Array(gzipped ? asset.gzip! : asset.body, {
     contentType: asset.contentType,
     headers: {
-      ...consoleHeaders,
+      ...CONSOLE_HEADERS,
       "cache-control": IMMUTABLE,
       vary: "accept-encoding",
       ...(gzipped ? { "content-encoding": "gzip" } : {})
@@ -82,12 +82,12 @@ const assetResponse = (asset: Asset, request: HttpServerRequest.HttpServerReques
 const pageResponse = (index: Uint8Array) =>
   HttpServerResponse.uint8Array(index, {
     contentType: "text/html; charset=utf-8",
-    headers: { ...consoleHeaders, "cache-control": "no-cache" }
+    headers: { ...CONSOLE_HEADERS, "cache-control": "no-cache" }
   })
 
 const notFound = HttpServerResponse.text("Not found\n", {
   status: 404,
-  headers: { ...consoleHeaders, "cache-control": "no-cache" }
+  headers: { ...CONSOLE_HEADERS, "cache-control": "no-cache" }
 })
 
 /** The path below /console/ of a request URL ("" for /console/ itself). */
@@ -117,7 +117,7 @@ export const ConsoleStaticLive = HttpApiBuilder.Router.use((router) =>
         return HttpServerResponse.text(noBuildPage(dir), {
           status: 503,
           contentType: "text/html; charset=utf-8",
-          headers: { ...consoleHeaders, "cache-control": "no-store", "retry-after": "60" }
+          headers: { ...CONSOLE_HEADERS, "cache-control": "no-store", "retry-after": "60" }
         })
       }
       const below = pathBelowConsole(request.url)

@@ -20,7 +20,7 @@
  * Time comes from Effect's Clock, so tests drive the schedule with TestClock.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect, Layer, Option } from "effect"
+import { Clock, Duration, Effect, Option } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { QueueSignal } from "../../db/QueueSignal.ts"
 import { CampaignCompleted } from "../../events/schema.ts"

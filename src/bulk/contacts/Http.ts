@@ -30,7 +30,7 @@ import { type ConfirmationRefusal, confirmationRefusal } from "../lists/Http.ts"
 import { ContactsGroup } from "./Api.ts"
 import { type ContactExists, type ContactNotFound, Contacts, type Owner, type StillSuppressed } from "./Contacts.ts"
 import { CsvReader, type ImportRejected } from "./csv-reader.ts"
-import { gatheredSource, type ImportGate, type TooManyInvalid, type UnknownLists, writeImport } from "./import.ts"
+import { type ImportGate, type TooManyInvalid, type UnknownLists, writeImport } from "./import.ts"
 import type { MetadataTooLarge } from "./metadata-bound.ts"
 
 type Failure = ContactNotFound | ContactExists | StillSuppressed | TooManyInvalid | ImportRejected | UnknownLists | MetadataTooLarge | SqlError
@@ -150,11 +150,11 @@ export const ContactsHttpLive = HttpApiBuilder.group(groupApi(ContactsGroup), "c
             const tags = commaList(query.tags)
             const read = yield* csvReader.read(me.accountId, yield* importBody(request), tags).pipe(Effect.catchAll(answer))
             const options = { tags, updateExisting: flag(query.update_existing), listIds: commaList(query.list_ids), confirmed: flag(query.confirmed) }
-            return { options, source: gatheredSource(read.gathered) }
+            return { options, source: read.gathered }
           })
           // Parsed, decoded and gathered off the main thread (import-read.ts): its batches' texts come back.
           : yield* csvReader.readJson(me.accountId, yield* importBody(request)).pipe(
-            Effect.map((read) => ({ options: read.options, source: gatheredSource(read.gathered) })),
+            Effect.map((read) => ({ options: read.options, source: read.gathered })),
             Effect.catchAll(answer)
           )
         return yield* writeImport(me, source, options, gate, metadataParam).pipe(

@@ -17,7 +17,7 @@
  * 15 MiB import grew the appliance by +244–277 MB (README "Benchmarks").
  */
 import { parse } from "csv-parse/sync"
-import { cleanTags, type GatheredImport, gatherAll, ImportRows } from "./import-rows.ts"
+import { type GatheredImport, gatherAll, ImportRows } from "./import-rows.ts"
 
 export interface CsvReadLimits {
   /** Columns of the header row, named or not. */
@@ -110,7 +110,7 @@ export const readCsv = (bytes: Uint8Array, limits: CsvReadLimits, extraTags: Rea
   const refused = scanCsv(bytes, limits)
   if (refused !== undefined) return refused
   let head: ReturnType<typeof mapHeader> | undefined
-  const rows = new ImportRows(CSV_METADATA_PARAM)
+  const rows = new ImportRows(extraTags, CSV_METADATA_PARAM)
   let values = 0
   const addRecord = (record: ReadonlyArray<string>, { keys, mapped }: ReturnType<typeof mapHeader>) => {
     let email = ""
@@ -157,7 +157,7 @@ export const readCsv = (bytes: Uint8Array, limits: CsvReadLimits, extraTags: Rea
     return refuse("invalid", `Invalid CSV: ${text.length > 300 ? `${text.slice(0, 300)}…` : text}`)
   }
   if (head === undefined) return refuse("invalid", "The CSV body is empty: a header row with an email column is required")
-  return { ok: true, gathered: gatherAll(rows, cleanTags(extraTags)) }
+  return { ok: true, gathered: gatherAll(rows) }
 }
 
 /** Thrown from csv-parse's record hook to stop reading: the header names no email column. */

@@ -13,7 +13,7 @@ import { Buffer } from "node:buffer"
 import { Either, ParseResult, Schema } from "effect"
 import { parseBoundedJson } from "../../http/bounded-json.ts"
 import { ImportRequest } from "./import-schema.ts"
-import { cleanTags, type GatheredImport, gatherAll, ImportRows } from "./import-rows.ts"
+import { type GatheredImport, gatherAll, ImportRows } from "./import-rows.ts"
 
 export interface JsonImportOptions {
   readonly tags: ReadonlyArray<string>
@@ -75,17 +75,17 @@ export const readJsonImport = (bytes: Uint8Array): JsonImportResult => {
   const decoded = decodeBody(bytes)
   if (Either.isLeft(decoded)) return decoded.left
   const body = decoded.right
-  const rows = new ImportRows()
+  const tags = body.tags ?? []
+  const rows = new ImportRows(tags)
   const contacts = body.contacts as Array<(typeof body.contacts)[number] | undefined>
   for (let i = 0; i < contacts.length; i++) {
     rows.add(contacts[i]!)
     // Let the decoded contact go: the gathered rows hold what is kept of it.
     contacts[i] = undefined
   }
-  const tags = body.tags ?? []
   return {
     ok: true,
-    gathered: gatherAll(rows, cleanTags(tags)),
+    gathered: gatherAll(rows),
     options: { tags, updateExisting: body.update_existing ?? false, listIds: body.list_ids ?? [], confirmed: body.confirmed ?? false }
   }
 }

@@ -1,12 +1,15 @@
 /**
- * An import's rows gathered by address (plain code, no Effect, no database): it runs in the import
- * worker for a JSON body (import-read.ts) and on the main thread for a CSV body's rows. A repeated
- * address (compared case-insensitively) folds into its first row, invalid rows are counted and
- * reported, and each contact's metadata is held to its bound (also after the fold).
+ * An import's rows gathered by address in the import worker (plain code, no Effect, no database),
+ * for a JSON body (import-read.ts) and a CSV body (csv-read.ts) alike. A repeated address
+ * (compared case-insensitively) folds into its first row, invalid rows are counted and reported,
+ * and each contact's metadata is held to its bound (also after the fold).
  *
- * What leaves here for the database is one JSON text per batch (`rowJson`), the form
- * jsonb_to_recordset reads: texts, not an object per row, are what the main thread holds for a
- * JSON import.
+ * Each row is kept as the text it will have in its INSERT's JSON (`jsonb_to_recordset` reads it),
+ * made as it arrives; a repeated address re-reads and rewrites its first row's text (rare). The
+ * batches leave as one buffer of UTF-8 bytes that is transferred, not copied, to the main thread,
+ * which decodes one batch when its statement's turn comes. Rows as objects, and the batch texts as
+ * strings cloned across, made the 15 MiB CSV import grow the appliance by +259–309 MB (README
+ * "Benchmarks").
  */
 import { jsonBytesUpTo, jsonDepth, MAX_METADATA_BYTES, MAX_METADATA_DEPTH } from "../../http/bounds.ts"
 import { isEmailAddress } from "../../lib/email.ts"
@@ -33,19 +36,21 @@ export interface OversizedRow {
   readonly problem: string
 }
 
-export interface ValidRow {
-  row: number
-  email: string
+/** One batch's place in the gathered buffer, and whether any of its rows brings metadata. */
+export interface BatchSpan {
+  readonly start: number
+  readonly end: number
+  readonly bringsMetadata: boolean
+}
+
+/** A row as its INSERT reads it (and as a repeated address's fold re-reads it). */
+interface RowJson {
+  readonly source_row: number
+  readonly id: string
+  readonly email: string
   name: string | null
   tags: Array<string>
   metadata: Readonly<Record<string, unknown>>
-}
-
-/** One batch as the INSERT consumes it: its JSON text, its lower-cased addresses, and whether any row brings metadata. */
-export interface ImportBatch {
-  readonly json: string
-  readonly emails: ReadonlyArray<string>
-  readonly bringsMetadata: boolean
 }
 
 const MAX_ERRORS = 100
@@ -64,25 +69,40 @@ const metadataProblem = (metadata: Readonly<Record<string, unknown>>): string | 
 }
 
 /**
- * The rows of one import, gathered by address as they arrive (one copy: the parsed rows).
- * NUL and lone surrogates never reach here: the JSON body and the CSV stream refuse them
- * (http/storable-input.ts). `metadataParam` names a row's metadata in a refusal.
+ * The rows of one import, gathered by address as they arrive: each valid row's INSERT text, in
+ * the order of first appearance. NUL and lone surrogates never reach here: the JSON body and the
+ * CSV stream refuse them (http/storable-input.ts). `extraTags` (the request's `tags`) are added to
+ * every row; `metadataParam` names a row's metadata in a refusal.
  */
 export class ImportRows {
-  readonly valid = new Map<string, ValidRow>()
+  /** Each valid address's row text; a slot is emptied once the row is in its batch. */
+  private readonly texts: Array<string | undefined> = []
+  private readonly bringsMetadata: Array<boolean> = []
+  /** Lower-cased address → its row's slot. */
+  private readonly slots = new Map<string, number>()
   readonly invalidAddresses = new Set<string>()
   readonly errors: Array<ImportError> = []
   invalidRows = 0
   received = 0
   /** The first row whose address's metadata is over the bound: the import is refused with it. */
   oversized: OversizedRow | undefined
+  private readonly extraTags: Array<string>
 
-  constructor(readonly metadataParam: (row: number) => string = (row) => `contacts[${row - 1}].metadata`) {}
+  constructor(
+    extraTags: ReadonlyArray<string>,
+    readonly metadataParam: (row: number) => string = (row) => `contacts[${row - 1}].metadata`
+  ) {
+    this.extraTags = cleanTags(extraTags)
+  }
 
   private checkMetadata(row: number, email: string, metadata: Readonly<Record<string, unknown>>) {
     if (this.oversized !== undefined) return
     const problem = metadataProblem(metadata)
     if (problem !== undefined) this.oversized = { row, email, param: this.metadataParam(row), problem }
+  }
+
+  private withExtraTags(tags: ReadonlyArray<string>) {
+    return this.extraTags.length === 0 ? cleanTags(tags) : cleanTags([...tags, ...this.extraTags])
   }
 
   add(input: ImportRow) {
@@ -95,44 +115,64 @@ export class ImportRows {
       if (this.errors.length < MAX_ERRORS) this.errors.push({ row, email, reason: email === "" ? "missing email" : "invalid email syntax" })
       return
     }
-    const seen = this.valid.get(address)
-    const tags = cleanTags(input.tags ?? [])
-    if (seen === undefined) {
-      // The row's metadata is kept as given (not copied): a later row of the address merges into a copy.
-      this.valid.set(address, { row, email, name: input.name ?? null, tags, metadata: input.metadata ?? {} })
+    const slot = this.slots.get(address)
+    const metadata = input.metadata ?? {}
+    if (slot === undefined) {
       // A JSON row was bounded by its schema; a CSV row's columns were not.
-      if (input.metadata !== undefined) this.checkMetadata(row, email, input.metadata)
-    } else {
-      if (input.name !== undefined && input.name !== null) seen.name = input.name
-      seen.tags = cleanTags([...seen.tags, ...tags])
-      if (input.metadata !== undefined && Object.keys(input.metadata).length > 0) {
-        seen.metadata = { ...seen.metadata, ...input.metadata }
-        this.checkMetadata(row, email, seen.metadata)
-      }
+      if (input.metadata !== undefined) this.checkMetadata(row, email, metadata)
+      const text: RowJson = { source_row: row, id: newId("ct"), email, name: input.name ?? null, tags: this.withExtraTags(input.tags ?? []), metadata }
+      this.slots.set(address, this.texts.push(JSON.stringify(text)) - 1)
+      this.bringsMetadata.push(Object.keys(metadata).length > 0)
+      return
     }
+    const seen = JSON.parse(this.texts[slot]!) as RowJson
+    if (input.name !== undefined && input.name !== null) seen.name = input.name
+    // The request's tags go last again, after the row's own and this row's.
+    const own = seen.tags.filter((tag) => !this.extraTags.includes(tag))
+    seen.tags = this.withExtraTags([...own, ...cleanTags(input.tags ?? [])])
+    if (Object.keys(metadata).length > 0) {
+      seen.metadata = { ...seen.metadata, ...metadata }
+      this.checkMetadata(row, email, seen.metadata)
+      this.bringsMetadata[slot] = true
+    }
+    this.texts[slot] = JSON.stringify(seen)
+  }
+
+  get valid() {
+    return this.texts.length
   }
 
   get unique() {
-    return this.valid.size + this.invalidAddresses.size
+    return this.texts.length + this.invalidAddresses.size
+  }
+
+  /**
+   * The rows as batches of BATCH rows in one buffer of UTF-8 bytes. Each row's text is let go once
+   * it is in its batch's, so the bytes replace the rows in memory.
+   */
+  batches(): { readonly bytes: Uint8Array; readonly spans: ReadonlyArray<BatchSpan> } {
+    const encoder = new TextEncoder()
+    const parts: Array<Uint8Array> = []
+    const spans: Array<BatchSpan> = []
+    let offset = 0
+    for (let first = 0; first < this.texts.length; first += BATCH) {
+      const last = Math.min(first + BATCH, this.texts.length)
+      const rows = this.texts.slice(first, last) as Array<string>
+      this.texts.fill(undefined, first, last)
+      const encoded = encoder.encode(`[${rows.join(",")}]`)
+      parts.push(encoded)
+      spans.push({ start: offset, end: offset + encoded.length, bringsMetadata: this.bringsMetadata.slice(first, last).includes(true) })
+      offset += encoded.length
+    }
+    const bytes = new Uint8Array(offset)
+    parts.forEach((part, i) => bytes.set(part, spans[i]!.start))
+    return { bytes, spans }
   }
 }
 
-/** One valid row as an element of a batch's JSON text (`source_row` names it in a metadata refusal). */
-export const rowJson = (r: ValidRow, extraTags: ReadonlyArray<string>) =>
-  JSON.stringify({
-    source_row: r.row,
-    id: newId("ct"),
-    email: r.email,
-    name: r.name,
-    tags: extraTags.length === 0 ? r.tags : cleanTags([...r.tags, ...extraTags]),
-    metadata: r.metadata
-  })
-
-export const bringsMetadata = (r: ValidRow) => Object.keys(r.metadata).length > 0
-
 /**
- * What the import writes, as plain data (structured-clonable: it crosses from the worker). Without
- * batches when a row's metadata is over its bound: nothing will be written.
+ * What the import writes, as plain data (structured-clonable: it crosses from the worker, `bytes`
+ * transferred). Without batches when a row's metadata is over its bound: nothing will be written.
  */
 export interface GatheredImport {
   readonly unique: number
@@ -141,42 +181,22 @@ export interface GatheredImport {
   readonly valid: number
   readonly errors: ReadonlyArray<ImportError>
   readonly oversized: OversizedRow | undefined
-  readonly batches: ReadonlyArray<ImportBatch>
+  /** Every batch's JSON text, one after the other, as UTF-8. */
+  readonly bytes: Uint8Array
+  readonly batches: ReadonlyArray<BatchSpan>
 }
 
-/**
- * The gathered rows as batches, all at once (in the worker: nothing else waits on its thread).
- * Each row is let go once it is in its batch's text, so the texts replace the rows in memory.
- */
-export const gatherAll = (rows: ImportRows, extraTags: ReadonlyArray<string>): GatheredImport => {
-  const batches: Array<ImportBatch> = []
-  const valid = rows.valid.size
-  if (rows.oversized === undefined) {
-    let parts: Array<string> = []
-    let emails: Array<string> = []
-    let metadata = false
-    const flush = () => {
-      batches.push({ json: `[${parts.join(",")}]`, emails, bringsMetadata: metadata })
-      parts = []
-      emails = []
-      metadata = false
-    }
-    for (const [address, r] of rows.valid) {
-      parts.push(rowJson(r, extraTags))
-      emails.push(address)
-      metadata ||= bringsMetadata(r)
-      rows.valid.delete(address)
-      if (parts.length === BATCH) flush()
-    }
-    if (parts.length > 0) flush()
-  }
+/** The gathered rows, made into their batches (in the worker: nothing else waits on its thread). */
+export const gatherAll = (rows: ImportRows): GatheredImport => {
+  const { bytes, spans } = rows.oversized === undefined ? rows.batches() : { bytes: new Uint8Array(0), spans: [] }
   return {
-    unique: valid + rows.invalidAddresses.size,
+    unique: rows.unique,
     invalidUnique: rows.invalidAddresses.size,
     invalidRows: rows.invalidRows,
-    valid,
+    valid: rows.valid,
     errors: rows.errors,
     oversized: rows.oversized,
-    batches
+    bytes,
+    batches: spans
   }
 }

@@ -7,7 +7,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads"
 import type { TaskRequest, WorkerReply } from "../../lib/worker-pool.ts"
-import { type CsvReadLimits, readCsv } from "./csv-read.ts"
+import { type CsvReadLimits, type CsvReadResult, readCsv } from "./csv-read.ts"
 import type * as ImportRead from "./import-read.ts"
 import { csvTaskTags, isJsonImport } from "./import-task.ts"
 
@@ -16,6 +16,13 @@ if (port === null) throw new Error("src/bulk/contacts/import-worker.ts runs as a
 const limits = workerData as CsvReadLimits
 
 const reply = (message: WorkerReply) => port.postMessage(message)
+
+/**
+ * A gathered import's bytes (import-rows.ts) are transferred, not copied: the batches of a 15 MiB
+ * body are tens of MB, and a copy would live beside the worker's until it collected.
+ */
+const answer = (id: number, value: CsvReadResult | ImportRead.JsonImportResult) =>
+  port.postMessage({ id, ok: true, value } satisfies WorkerReply, value.ok ? [value.gathered.bytes.buffer as ArrayBuffer] : [])
 
 /**
  * The JSON reader (effect's Schema and the API's bounds) is loaded at the first JSON body: a worker
@@ -30,7 +37,7 @@ port.on("message", (request: TaskRequest) => {
     ? loadJsonReader().then((reader) => reader.readJsonImport(request.bytes))
     : Promise.resolve().then(() => readCsv(request.bytes, limits, csvTaskTags(request.input)))
   work.then(
-    (value) => reply({ id: request.id, ok: true, value }),
+    (value) => answer(request.id, value),
     (error: unknown) => reply({ id: request.id, ok: false, error: error instanceof Error ? error.message : String(error) })
   )
 })

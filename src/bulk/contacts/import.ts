@@ -18,7 +18,7 @@ import { addMemberships, listsOfKey } from "../lists/memberships.ts"
 import type { Owner } from "./Contacts.ts"
 import { isStatementTimeout, QueryTooExpensive, setStatementTimeout } from "../../db/statement-timeout.ts"
 import { MetadataTooLarge, refuseMetadataGrowth } from "./metadata-bound.ts"
-import type { GatheredImport, ImportBatch, ImportError } from "./import-rows.ts"
+import type { BatchSpan, GatheredImport, ImportError } from "./import-rows.ts"
 
 export type { ImportError, ImportRow } from "./import-rows.ts"
 
@@ -59,27 +59,6 @@ export class TooManyInvalid extends Data.TaggedError("TooManyInvalid")<{
 /** `list_ids` naming lists that are not the key's (unknown, or another key's). */
 export class UnknownLists extends Data.TaggedError("UnknownLists")<{ readonly ids: ReadonlyArray<string> }> {}
 
-/** What one import writes: gathered in the import worker with its batches' texts made (import-read.ts, csv-read.ts). */
-export interface ImportSource extends Omit<GatheredImport, "batches"> {
-  readonly batchCount: number
-  readonly batch: (index: number) => Effect.Effect<ImportBatch>
-}
-
-/** A worker's gathered import; each batch's text is let go once it was handed to its statement. */
-export const gatheredSource = (gathered: GatheredImport): ImportSource => {
-  const batches: Array<ImportBatch | undefined> = [...gathered.batches]
-  return {
-    ...gathered,
-    batchCount: batches.length,
-    batch: (index) =>
-      Effect.sync(() => {
-        const batch = batches[index]!
-        batches[index] = undefined
-        return batch
-      })
-  }
-}
-
 /** Over the gate: at least `validationMin` unique addresses, more than `maxInvalidPct` percent of them invalid. */
 export const checkGate = (rows: { readonly unique: number; readonly invalidUnique: number }, gate: ImportGate) =>
   rows.unique >= gate.validationMin && rows.invalidUnique * 100 > gate.maxInvalidPct * rows.unique
@@ -90,7 +69,7 @@ export const checkGate = (rows: { readonly unique: number; readonly invalidUniqu
  * Writes the valid rows in one transaction; nothing when the gate refuses the import.
  * `metadataParam` names a row's metadata in a refusal (`contacts[3].metadata`, or a CSV's `metadata`).
  */
-export const writeImport = (owner: Owner, rows: ImportSource, options: ImportOptions, gate: ImportGate, metadataParam: (row: number) => string) =>
+export const writeImport = (owner: Owner, rows: GatheredImport, options: ImportOptions, gate: ImportGate, metadataParam: (row: number) => string) =>
   Effect.gen(function*() {
     if (rows.oversized !== undefined) return yield* new MetadataTooLarge(rows.oversized)
     yield* checkGate(rows, gate)
@@ -108,7 +87,7 @@ export const writeImport = (owner: Owner, rows: ImportSource, options: ImportOpt
       const missing = listIds.filter((id) => !lists.some((l) => l.id === id))
       if (missing.length > 0) return yield* new UnknownLists({ ids: missing })
       /** One batch's INSERT, answering how many rows it created and how many it updated. */
-      const writeBatch = ({ bringsMetadata, emails, json }: ImportBatch) =>
+      const writeBatch = (json: string, { bringsMetadata }: BatchSpan) =>
         Effect.gen(function*() {
           // Only rows bringing metadata can grow a stored contact's.
           if (options.updateExisting && bringsMetadata) yield* refuseMetadataGrowth(owner, json, metadataParam)
@@ -130,17 +109,19 @@ export const writeImport = (owner: Owner, rows: ImportSource, options: ImportOpt
           updated += (counts?.written ?? 0) - (counts?.created ?? 0)
           if (lists.length > 0) {
             const members = yield* sql<{ id: string }>`SELECT id FROM contacts
-              WHERE key_id = ${owner.keyId} AND lower(email) = ANY(${emails})`
+              WHERE key_id = ${owner.keyId}
+                AND lower(email) IN (SELECT lower(r.email) FROM jsonb_to_recordset(${json}::jsonb) AS r(email text))`
             queued = addQueued(queued, yield* addMemberships(owner, lists, members.map((m) => m.id), { confirmed: options.confirmed, at }))
           }
         })
-      // The next batch is built (ids, tags, its JSON text) while the previous one's statement runs:
-      // the appliance's share of the work overlaps the database's instead of adding to it.
+      // The next batch's text is decoded while the previous one's statement runs: one batch's
+      // text at a time lives as a string, the rest stays the worker's bytes (import-rows.ts).
+      const decoder = new TextDecoder()
       let running: Fiber.RuntimeFiber<void, Effect.Effect.Error<ReturnType<typeof writeBatch>>> | undefined
-      for (let index = 0; index < rows.batchCount; index++) {
-        const batch = yield* rows.batch(index)
+      for (const span of rows.batches) {
+        const json = decoder.decode(rows.bytes.subarray(span.start, span.end))
         if (running !== undefined) yield* Fiber.join(running)
-        running = yield* Effect.fork(writeBatch(batch))
+        running = yield* Effect.fork(writeBatch(json, span))
       }
       if (running !== undefined) yield* Fiber.join(running)
       // Last, so the account's usage row is locked only until the commit, not through the batches.

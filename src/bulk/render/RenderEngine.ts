@@ -1,7 +1,8 @@
 /**
  * The rendering engine as a service (one per appliance): every Liquid render and MJML compile of
  * Herald — previews, test-sends, template/campaign/step saves, confirmation mail and delivery —
- * runs here in worker threads (src/bulk/render/render-worker.ts), never on the main thread that
+ * and the message content view's compose and parse (message-view.ts) run here in worker threads
+ * (src/bulk/render/render-worker.ts), never on the main thread that
  * answers every account's API, MTA and MX. A task's deadline (HERALD_RENDER_TIMEOUT_MS) is enforced
  * by terminating its worker: liquidjs checks its own time limit only between nodes, and one filter
  * (`split | sort_natural` over a doubled string) or one MJML compile can run for seconds in between.
@@ -22,6 +23,7 @@ import { makeWorkerPool, type WorkerTaskError } from "../../lib/worker-pool.ts"
 import type { ContentSource, RenderedContent } from "./content.ts"
 import { ENGINE_LIMITS, type Scope } from "./engine.ts"
 import { RenderFailed } from "./errors.ts"
+import type { ViewedMessage, ViewTask } from "./message-view.ts"
 import { mjmlInputProblem } from "./mjml.ts"
 import type { RenderWorkerData } from "./render-worker.ts"
 import { type FieldSource, makeTaskRunner, type RenderAnswer, type RenderTask } from "./tasks.ts"
@@ -135,7 +137,11 @@ export class RenderEngine extends Effect.Service<RenderEngine>()("herald/RenderE
         answer._tag === "mjml" ? Effect.succeed(answer.html) : unexpected(answer))
     }
 
-    return { check, render, fields, mjml, stats: Effect.flatMap(pool, (workers) => workers.stats) } as const
+    /** A stored message composed as sent and read back (message-view.ts), under the same deadline and fairness as a render. */
+    const view = (owner: string, task: ViewTask): Effect.Effect<ViewedMessage, RenderFailed> =>
+      Effect.flatMap(run(owner, task, "content"), (answer) => (answer._tag === "view" ? Effect.succeed(answer.view) : unexpected(answer)))
+
+    return { check, render, fields, mjml, view, stats: Effect.flatMap(pool, (workers) => workers.stats) } as const
   })
 }) {}
 

@@ -10,6 +10,9 @@
  * - `fields`: a few named fields rendered in order, each one's result a variable of the next
  *   (the confirmation mail's intro inside its frame); `scope` null only checks them.
  * - `mjml`: MJML compiled to html.
+ * - `view`: a stored message composed as it was sent and read back (message-view.ts), for
+ *   GET /v1/mail/messages/{id}/content; its modules (nodemailer's composer, mailparser) are loaded
+ *   at a worker's first view, not by every render worker at start.
  *
  * Failures of the content are answers (`failed`, a RenderFailed's fields); what throws here is a
  * defect of the task itself.
@@ -18,6 +21,7 @@ import * as Either from "effect/Either" // the module alone: a render worker loa
 import { type ContentSource, prepareContent, type PreparedContent, type RenderedContent, renderContent } from "./content.ts"
 import { type EngineLimits, makeRenderEngine, type RenderMode, type Scope } from "./engine.ts"
 import { RenderFailed } from "./errors.ts"
+import type { ViewedMessage, ViewTask } from "./message-view.ts"
 import { compileMjmlSource } from "./mjml.ts"
 
 export interface FieldSource {
@@ -33,6 +37,7 @@ export type RenderTask =
   | { readonly op: "content"; readonly key: string; readonly content?: ContentSource | undefined; readonly scope: Scope | null }
   | { readonly op: "fields"; readonly fields: ReadonlyArray<FieldSource>; readonly scope: Scope | null }
   | { readonly op: "mjml"; readonly source: string }
+  | ViewTask
 
 export interface FailedFields {
   readonly param: string
@@ -47,6 +52,7 @@ export type RenderAnswer =
   | { readonly _tag: "rendered"; readonly rendered: RenderedContent; readonly variables: ReadonlyArray<string> }
   | { readonly _tag: "fields"; readonly values: Readonly<Record<string, string>> }
   | { readonly _tag: "mjml"; readonly html: string }
+  | { readonly _tag: "view"; readonly view: ViewedMessage }
   | { readonly _tag: "failed"; readonly error: FailedFields }
   | { readonly _tag: "unknown" }
 
@@ -60,6 +66,17 @@ const failedAnswer = (e: RenderFailed): RenderAnswer => ({
   _tag: "failed",
   error: { param: e.param, message: e.message, line: e.line, column: e.column, outOfTime: e.outOfTime }
 })
+
+/** A stored message composed and read back; a message that cannot be composed is an answer, like a content's failure. */
+const runView = async (task: ViewTask): Promise<RenderAnswer> => {
+  const { viewMessage } = await import("./message-view.ts")
+  try {
+    return { _tag: "view", view: await viewMessage(task) }
+  } catch (error) {
+    const message = `the message cannot be composed: ${error instanceof Error ? error.message : String(error)}`
+    return { _tag: "failed", error: { param: "content", message, line: null, column: null } }
+  }
+}
 
 /** A task runner with its own engine and cache: one per worker (and one for the main-thread fallback). */
 export const makeTaskRunner = (limits?: EngineLimits) => {
@@ -120,6 +137,8 @@ export const makeTaskRunner = (limits?: EngineLimits) => {
         const html = await compileMjmlSource(task.source)
         return Either.isLeft(html) ? failedAnswer(html.left) : { _tag: "mjml", html: html.right }
       }
+      case "view":
+        return runView(task)
     }
   }
 }

@@ -56,7 +56,6 @@ import {
   holdReasons,
   nextDueAt,
   queued,
-  type Sent,
   splitPass,
   stepAfter,
   stepMessage,

@@ -10,7 +10,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Clock, Data, Effect, Either } from "effect"
+import { Clock, Data, Effect } from "effect"
 import { QueueSignal } from "../../db/QueueSignal.ts"
 import { domainOf } from "../../lib/email.ts"
 import { newId } from "../../lib/ids.ts"

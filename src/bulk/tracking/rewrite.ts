@@ -184,3 +184,20 @@ export const fillTracking = (html: string, tokens: RecipientTokens): string => {
     return token
   })
 }
+
+const escapeAttribute = (url: string) => url.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
+
+/**
+ * A campaign's rendered HTML as it was before tracking (the message content view for a recipient
+ * it must not act for): each click placeholder back to its link's URL (`links` by index, as
+ * campaign_links keeps them), the pixel gone. Placeholders are found whatever the tracking host
+ * was when the campaign was frozen; a link no longer known keeps its placeholder's host and path,
+ * which the tracking route answers with its plain 404.
+ */
+export const untrackHtml = (html: string, links: ReadonlyMap<number, string>): string =>
+  html
+    .replace(/<img src="[^"<>]*\/o\/__herald_open__"[^>]*\/>/g, "")
+    .replace(/[^\s"'<>]*\/c\/__herald_click_(\d+)_/g, (placeholder, index: string) => {
+      const url = links.get(Number(index))
+      return url === undefined ? placeholder : escapeAttribute(url)
+    })

@@ -286,8 +286,8 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
             SELECT o.event_id, o.account_id, o.key_id, o.event, o.payload, o.updated_at FROM o JOIN done ON done.id = o.id
             WHERE o.event IS NOT NULL
           ), attempted AS (
-            INSERT INTO delivery_attempts (delivery_id, at, host, code, status, reply, outcome)
-            SELECT o.id, o.updated_at, o.host, o.code, o.status, o.reply, o.state FROM o JOIN done ON done.id = o.id
+            INSERT INTO delivery_attempts (delivery_id, account_id, at, host, code, status, reply, outcome)
+            SELECT o.id, o.account_id, o.updated_at, o.host, o.code, o.status, o.reply, o.state FROM o JOIN done ON done.id = o.id
           )
           SELECT id FROM done`
         // A simulator address is never put on a suppression list, whatever its outcome asks.

@@ -7,6 +7,7 @@ import { Clock, Data, Effect } from "effect"
 import { newId } from "../../lib/ids.ts"
 import { AccountHooks } from "./hooks.ts"
 import { hashPassword } from "./passwords.ts"
+import { endSessionsOf } from "./sessions.ts"
 
 export interface NewAccount {
   readonly name: string
@@ -87,11 +88,38 @@ export class Accounts extends Effect.Service<Accounts>()("herald/Accounts", {
         Effect.flatMap((rows) => Effect.forEach(rows, (r) => get(r.id)))
       )
 
-    /** Suspension refuses every send (and discards scheduled sends when they fire). */
+    /**
+     * Suspension refuses every send (and discards scheduled sends when they fire), and ends the
+     * account's console sessions in the same transaction: no one stays signed in to a suspended account.
+     */
     const setStatus = (id: string, status: "active" | "suspended") =>
-      sql`UPDATE accounts SET status = ${status} WHERE id = ${id} RETURNING id`.pipe(
-        Effect.flatMap((rows) => (rows.length === 0 ? Effect.fail(new AccountNotFound({ id })) : get(id)))
+      sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* sql`UPDATE accounts SET status = ${status} WHERE id = ${id} RETURNING id`
+        if (rows.length === 0) return yield* new AccountNotFound({ id })
+        if (status === "suspended") yield* endSessionsOf(id)
+        return yield* get(id)
+      }))
+
+    /** The account `idOrEmail` names: its id, or its email in any case. */
+    const find = (idOrEmail: string) =>
+      sql<{ id: string }>`SELECT id FROM accounts WHERE id = ${idOrEmail} OR lower(email) = lower(${idOrEmail})
+        ORDER BY (id = ${idOrEmail}) DESC, created_at LIMIT 1`.pipe(
+        Effect.flatMap((rows) => (rows[0] === undefined ? Effect.fail(new AccountNotFound({ id: idOrEmail })) : get(rows[0].id)))
       )
+
+    /**
+     * A new password (the caller checked it against the rules, src/lib/password-rules.ts). Ends the
+     * account's console sessions in the same transaction: whoever signed in with the old one is out.
+     */
+    const setPassword = (id: string, password: string) =>
+      Effect.gen(function*() {
+        const passwordHash = yield* hashPassword(password)
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const rows = yield* sql`UPDATE accounts SET password_hash = ${passwordHash} WHERE id = ${id} RETURNING id`
+          if (rows.length === 0) return yield* new AccountNotFound({ id })
+          return { sessions_ended: yield* endSessionsOf(id) }
+        }))
+      })
 
     /**
      * Pauses (reputation) or lifts the pause (an admin's decision). Lifting it tells the
@@ -147,6 +175,6 @@ export class Accounts extends Effect.Service<Accounts>()("herald/Accounts", {
         return yield* get(id)
       }))
 
-    return { create, get, list, subscribe, setStatus, setPaused, setOverrides, assignPlan } as const
+    return { create, get, find, list, subscribe, setStatus, setPassword, setPaused, setOverrides, assignPlan } as const
   })
 }) {}

@@ -35,3 +35,9 @@ export const verifyPassword = (password: string, stored: string): Effect.Effect<
     const actual = yield* derive(password, Buffer.from(salt, "base64"), Number(n), Number(r), Number(p))
     return actual.length === expected.length && timingSafeEqual(actual, expected)
   })
+
+/**
+ * A hash of a random password nobody knows: a sign-in with an unknown email is checked against it,
+ * so it costs the same scrypt work, and answers in the same time, as a wrong password.
+ */
+export const makeDummyPasswordHash: Effect.Effect<string> = Effect.suspend(() => hashPassword(randomBytes(32).toString("base64")))

@@ -1,9 +1,13 @@
-/** GET /v1/mail/messages/{message_id}: one message, each recipient's state and what happened, in order. */
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+/**
+ * GET /v1/mail/messages/{message_id}: one message, each recipient's state and what happened, in
+ * order; …/content and …/content/html: the message as its recipient got it (content-api.ts).
+ */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
-import { NotFound } from "../../http/errors.ts"
+import { NotFound, RateLimited, Unavailable, Unprocessable } from "../../http/errors.ts"
 import { IdText } from "../../http/bounds.ts"
+import { HtmlParams, MessageContentView } from "./content-api.ts"
 
 export const RecipientState = Schema.Literal("queued", "deferred", "sent", "bounced", "failed", "suppressed", "complained")
 export type RecipientState = typeof RecipientState.Type
@@ -67,6 +71,45 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
       .annotate(
         OpenApi.Summary,
         "A message of your account: each recipient's state and its timeline (queued, attempts, deferrals, the outcome, complaints)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("content", "/v1/mail/messages/:message_id/content")
+      .setPath(Schema.Struct({ message_id: IdText }))
+      .addSuccess(MessageContentView)
+      .addError(NotFound)
+      .addError(Unprocessable)
+      .addError(RateLimited)
+      .addError(Unavailable)
+      .annotate(OpenApi.Summary, "A message as its recipient got it: header fields, text, html and attachments (without their bytes)")
+      .annotate(
+        OpenApi.Description,
+        "Composed again from what is stored, with the Message-ID and Date it was sent with; DKIM-Signature is not shown (it is made at "
+          + "delivery and not kept). Transactional, test, confirmation, campaign and sequence mail; bulk mail only for the key that "
+          + "sent it. For recipients other than the simulator's the view acts for no one: links untracked, no open pixel, confirm and "
+          + "unsubscribe tokens `redacted` (in List-Unsubscribe too); for simulator recipients they stay live. Viewing records no open, "
+          + "click or send. 404 `not_found` for another account's message or another key's bulk message; 422 `content_unavailable` "
+          + "when the stored message cannot be composed (it did not render for its delivery either, or it is over 4 MB without its "
+          + "attachments); 429 `rate_limit_exceeded` (Retry-After) when the key has two contents in preparation already; 503 "
+          + "`render_busy` when every renderer is taken."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("contentHtml", "/v1/mail/messages/:message_id/content/html")
+      .setPath(Schema.Struct({ message_id: IdText }))
+      .setUrlParams(HtmlParams)
+      .addSuccess(Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/html" })))
+      .addError(NotFound)
+      .addError(Unprocessable)
+      .addError(RateLimited)
+      .addError(Unavailable)
+      .annotate(OpenApi.Summary, "A message's HTML part alone, for a sandboxed frame (links open in a new tab)")
+      .annotate(
+        OpenApi.Description,
+        "The html of …/content, served with `Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'; img-src data: "
+          + "cid:` (`https:` added to img-src with `images=1`) and `X-Content-Type-Options: nosniff`, with `<base target=\"_blank\">` "
+          + "first in the document so its links open in a new tab. Meant for `<iframe sandbox=\"allow-popups "
+          + "allow-popups-to-escape-sandbox\">`. 404 `not_found` also when the message has no html part."
       )
   )
   .middleware(Authentication)

@@ -59,6 +59,12 @@ const Row = Schema.Struct({
 
 const decodeRow = Schema.decodeUnknown(Row)
 
+/** Who asks for a message: the calling key and its account. */
+export interface MessageViewer {
+  readonly accountId: string
+  readonly keyId: string
+}
+
 export class MessageLookup extends Effect.Service<MessageLookup>()("herald/MessageLookup", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -70,7 +76,7 @@ export class MessageLookup extends Effect.Service<MessageLookup>()("herald/Messa
      * shared part (message_contents), or in the message's own content for rows of older versions;
      * only that field is read, never the body or attachments.
      */
-    const find = (accountId: string, messageId: string) =>
+    const find = (viewer: MessageViewer, messageId: string) =>
       sql`
         SELECT m.id, m.from_email, coalesce(c.content->'from'->>'name', m.content->'from'->>'name') AS from_name, m.subject,
           m.created_at, m.channel,
@@ -101,12 +107,14 @@ export class MessageLookup extends Effect.Service<MessageLookup>()("herald/Messa
             FROM tracking_hits t LEFT JOIN campaign_links l ON l.campaign_id = t.campaign_id AND l.link_index = t.link_index
             WHERE NOT t.machine AND t.delivery_id IN (SELECT id FROM deliveries WHERE message_id = m.id)) AS tracking
         FROM messages m LEFT JOIN message_contents c ON c.id = m.content_id
-        WHERE m.id = ${messageId} AND m.account_id = ${accountId}`
+        WHERE m.id = ${messageId} AND m.account_id = ${viewer.accountId}
+          -- Bulk resources belong to keys (#28): another key of the account sees its transactional mail only.
+          AND (m.channel = 'transactional' OR m.key_id = ${viewer.keyId})`
 
-    /** The message `messageId` of `accountId`, or MessageNotFound. */
-    const get = (accountId: string, messageId: string) =>
+    /** The message `messageId` as `viewer` may see it (its account's; bulk mail only its key's), or MessageNotFound. */
+    const get = (viewer: MessageViewer, messageId: string) =>
       Effect.gen(function*() {
-        const [raw] = yield* find(accountId, messageId)
+        const [raw] = yield* find(viewer, messageId)
         if (raw === undefined) return yield* new MessageNotFound({ id: messageId })
         // A row that does not decode is a defect of this statement, not the caller's request.
         const row = yield* Effect.orDie(decodeRow(raw))

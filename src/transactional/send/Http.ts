@@ -17,8 +17,6 @@ import { parseBoundedJson } from "../../http/bounded-json.ts"
 import { groupApi } from "../../http/group-api.ts"
 import {
   ConflictError,
-  forbidden,
-  ForbiddenError,
   payloadTooLarge,
   type PayloadTooLargeError,
   RateLimitedError,
@@ -27,8 +25,7 @@ import {
 import { overageMessage, senderRefusals } from "../mail-refusals.ts"
 import { requestId, setResponseHeaders } from "../../http/request-context.ts"
 import { rateLimitHeaders } from "../../platform/usage/RateLimiter.ts"
-import { Accept, recipientAddresses, type SenderDomainNotAuthorized, type SendingPaused } from "../accept.ts"
-import type { QuotaExhausted } from "../../platform/usage/Quota.ts"
+import { Accept, recipientAddresses } from "../accept.ts"
 import { sendResponseText } from "../Idempotency.ts"
 import { checkAttachmentSizes, checkSchedule } from "../limits.ts"
 import { canonicalize } from "../normalize.ts"

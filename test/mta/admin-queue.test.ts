@@ -1,0 +1,119 @@
+/**
+ * GET /v1/admin/queue on a real appliance delivering to a real SMTP sink: one destination defers
+ * every recipient (451 at RCPT), another takes 20 s to answer DATA (so an SMTP transaction is
+ * running). The view shows each site's waiting deliveries, deferrals, running transactions and
+ * limits; it is answered from one snapshot per 15 s whatever the request rate; it is refused to a
+ * non-admin key.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { eventually } from "../support/eventually.ts"
+import { type DeliveryRig, startDeliveryRig } from "../support/mta.ts"
+import { newSender, type Sender, sendBody } from "../support/sending.ts"
+
+let rig: DeliveryRig
+let sender: Sender
+
+interface Site {
+  readonly site: string
+  readonly queued: number
+  readonly deferred: number
+  readonly deferrals_last_hour: number
+  readonly connections: number
+  readonly slots_held: number
+  readonly max_connections: number
+  readonly max_per_minute: number | null
+  readonly oldest_due_at: string | null
+  readonly shaping: string
+}
+
+const queue = (query = "") => rig.app.request("GET", `/v1/admin/queue${query}`)
+const siteOf = (items: ReadonlyArray<Site>, domain: string) =>
+  items.find((s) => s.site === `domain:${domain}` || s.site.includes("mx.sink.test") && s.site.includes(domain)) ??
+    items.find((s) => s.site.includes("mx.sink.test"))
+
+beforeAll(async () => {
+  rig = await startDeliveryRig({}, { delayMs: 20_000 })
+  sender = await newSender(rig.app, rig.dns, { packageId: "growth" })
+  rig.route("busy.example")
+  rig.route("slow.example")
+  for (const r of ["a", "b", "c", "d"]) rig.sink.replies.set(`${r}@busy.example`, "451 4.3.0 Try again later")
+}, 60_000)
+afterAll(async () => {
+  await rig?.stop()
+})
+
+describe("GET /v1/admin/queue", () => {
+  it("refuses a non-admin key with 403 permission_error / forbidden", async () => {
+    const res = await rig.app.request("GET", "/v1/admin/queue", { token: sender.token })
+    expect(res.status).toBe(403)
+    expect(res.json.error).toMatchObject({ type: "permission_error", code: "forbidden" })
+  })
+
+  it("shows the sites' deferred deliveries, deferrals of the last hour, running transactions and limits", async () => {
+    const busy = await rig.app.request("POST", "/v1/mail/send", {
+      token: sender.token,
+      body: sendBody(sender, ["a@busy.example", "b@busy.example", "c@busy.example"])
+    })
+    expect(busy.status).toBe(202)
+    const slow = await rig.app.request("POST", "/v1/mail/send", { token: sender.token, body: sendBody(sender, "someone@slow.example") })
+    expect(slow.status).toBe(202)
+    // Both domains share the sink's MX host set: one site, whose transaction to slow.example runs for 20 s.
+    const page = await eventually(async () => {
+      const res = await queue()
+      const site = res.json.items.find((s: Site) => s.site.includes("mx.sink.test"))
+      return site !== undefined && site.deferred === 3 && site.connections === 1 ? res.json : undefined
+    }, "the deferrals and the running transaction in a snapshot", 40_000)
+    const site = page.items.find((s: Site) => s.site.includes("mx.sink.test")) as Site
+    expect(site).toMatchObject({
+      // The delivery in flight: a claimed delivery stays queued until its outcome is written.
+      queued: 1,
+      deferred: 3,
+      deferrals_last_hour: 3,
+      connections: 1,
+      max_connections: 10,
+      max_per_minute: null,
+      shaping: "default"
+    })
+    expect(site.slots_held).toBeGreaterThanOrEqual(1)
+    expect(Date.parse(site.oldest_due_at!)).toBeGreaterThan(Date.now())
+    expect(page.total).toBeGreaterThanOrEqual(1)
+    expect(siteOf(page.items, "busy.example")).toBeDefined()
+  }, 60_000)
+
+  it("answers every request from one snapshot per 15 s, however many arrive", async () => {
+    const first = await queue()
+    // Forty requests at once, then more while a new delivery waits: all get the same snapshot.
+    const burst = await Promise.all(Array.from({ length: 40 }, () => queue()))
+    const more = await rig.app.request("POST", "/v1/mail/send", { token: sender.token, body: sendBody(sender, "d@busy.example") })
+    expect(more.status).toBe(202)
+    const after = await queue()
+    const taken = new Set([first, ...burst, after].map((r) => r.json.generated_at))
+    // At most two: the 15 s window may have ended between the first and the last request.
+    expect(taken.size).toBeLessThanOrEqual(2)
+    for (const r of [first, ...burst, after]) {
+      expect(r.status).toBe(200)
+      expect(Date.now() - Date.parse(r.json.generated_at)).toBeLessThanOrEqual(15_000 + 2_000)
+    }
+    // A later snapshot sees the new delivery.
+    const fresh = await eventually(async () => {
+      const res = await queue()
+      return res.json.generated_at !== after.json.generated_at ? res.json : undefined
+    }, "the next snapshot", 20_000)
+    const site = fresh.items.find((s: Site) => s.site.includes("mx.sink.test")) as Site
+    expect(site.deferred).toBe(4)
+  }, 60_000)
+
+  it("pages with limit and offset, and bounds them", async () => {
+    const res = await queue("?limit=1&offset=0")
+    expect(res.status).toBe(200)
+    expect(res.json).toMatchObject({ limit: 1, offset: 0 })
+    expect(res.json.items.length).toBeLessThanOrEqual(1)
+    const beyond = await queue("?offset=1000")
+    expect(beyond.json.items).toEqual([])
+    for (const q of ["?limit=0", "?limit=201", "?offset=-1", "?limit=x"]) {
+      const bad = await queue(q)
+      expect(bad.status).toBe(400)
+      expect(bad.json.error.code).toBe("validation_failed")
+    }
+  })
+})

@@ -1,8 +1,6 @@
 /**
- * PENDING (not in the suite: vitest runs *.test.ts only). The console signed in, end to end, over
- * the session routes of #28 (`POST/GET/PATCH/DELETE /console/session`), which another part of the
- * issue brings. When they land: `git mv test/console/session-flow.pending.ts
- * test/console/session-flow.test.ts` and run it.
+ * The console signed in, end to end, over the session routes of #28
+ * (`POST/GET/PATCH/DELETE /console/session`).
  *
  * Signs in through the form, walks every view at 1280 and 390 px (the active key named on each,
  * axe clean, no sideways scroll), switches the key by label, shows the API's message for a wrong

@@ -285,6 +285,7 @@ describe("the sender's views", () => {
   })
 
   it("draws the overview: the chart of the period, the quota, the rate limit, the reputation and the webhook backlog", async () => {
+    await send(person.keys[0]!.token, { from: "hello@acme.example", to: "delivered+overview@simulator.herald.invalid", subject: "Counted", text: "Hello" })
     const { context, errors, page } = await signedIn()
     const chart = page.getByRole("img", { name: /^Mail per hour over the period/ })
     await chart.waitFor()

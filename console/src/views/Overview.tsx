@@ -57,7 +57,11 @@ const HeadroomCard = ({ headroom, usage }: { headroom: RateHeadroom | undefined;
       : (
         <>
           <p class="big">{count(headroom.remaining)} <span>of {count(headroom.limit)} left</span></p>
-          <p>This minute's window resets {when(new Date(headroom.reset * 1000).toISOString())}.</p>
+          <p>
+            {headroom.remaining === headroom.limit
+              ? "No send in the last minute."
+              : `This minute's window resets ${when(new Date(headroom.reset * 1000).toISOString())}.`}
+          </p>
         </>
       )}
   </div>

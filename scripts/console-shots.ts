@@ -42,6 +42,9 @@ await buildConsole(consoleDir)
 await mkdir(outDir, { recursive: true })
 const port = await freePort()
 const baseUrl = `http://127.0.0.1:${port}`
+// The browser opens the appliance's base URL (http://localhost:<port> by default): a sign-in from
+// another origin is refused.
+const consoleUrl = `http://localhost:${port}`
 const appliance = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
   cwd: repoRoot,
   stdio: ["ignore", "inherit", "inherit"],
@@ -113,13 +116,13 @@ try {
   await seedSamples()
   for (const width of WIDTHS) {
     const { context, page } = await newPage(browser, { width })
-    await page.goto(`${baseUrl}/console/`)
+    await page.goto(`${consoleUrl}/console/`)
     await page.getByRole("heading", { name: "Sign in to Herald" }).waitFor()
     const signInFile = path.join(outDir, `sign-in-${width}.png`)
     await screenshot(page, signInFile)
     written.push(signInFile)
 
-    await signInThroughForm(page, baseUrl, `admin@${HOSTNAME}`, PASSWORD)
+    await signInThroughForm(page, consoleUrl, `admin@${HOSTNAME}`, PASSWORD)
     const nav = page.getByRole("navigation", { name: "Console" })
     for (const title of await nav.getByRole("link").allTextContents()) {
       await nav.getByRole("link", { name: title, exact: true }).click()

@@ -128,6 +128,22 @@ describe("GET /v1/client/stats", () => {
     }
   })
 
+  it("carries the calling key's rate headroom in the RateLimit headers, which reading the stats does not spend", async () => {
+    const t = await tenant("headroom")
+    const before = await stats(t)
+    const limit = before.headers.get("ratelimit-limit")
+    expect(limit).not.toBeNull()
+    expect(before.headers.get("ratelimit-remaining")).toBe(limit) // nothing sent: the whole minute's rate
+    expect((await stats(t)).headers.get("ratelimit-remaining")).toBe(limit) // the first read counted nothing
+    const sent = await send(t, "headroom", ["delivered@simulator.herald.invalid"])
+    expect(sent.status, sent.text).toBe(202)
+    const after = await stats(t)
+    // The window as the send's own answer described it.
+    expect(after.headers.get("ratelimit-remaining")).toBe(sent.headers.get("ratelimit-remaining"))
+    expect(after.headers.get("ratelimit-reset")).toBe(sent.headers.get("ratelimit-reset"))
+    expect(Number(after.headers.get("ratelimit-remaining"))).toBe(Number(limit) - 1)
+  })
+
   it("counts a delivery that failed for good in its own account's bucket", async () => {
     const sender = await newSender(app, dns, { packageId: "growth" })
     dns.set("nomail.example", { MX: [{ preference: 0, exchange: "." }] })

@@ -73,7 +73,18 @@ const urlOf = (path: string, query: RequestOptions["query"]): string => {
 }
 
 /** One API call; resolves with the parsed JSON body (undefined for 204) or rejects with ApiError. */
-export const request = async <T>(method: Method, path: string, options: RequestOptions = {}): Promise<T> => {
+export const request = async <T>(method: Method, path: string, options: RequestOptions = {}): Promise<T> =>
+  (await requestWithHeaders<T>(method, path, options)).body
+
+/**
+ * One API call, with the answer's headers too (the overview reads the RateLimit-* headers of an
+ * answer to show the key's headroom).
+ */
+export const requestWithHeaders = async <T>(
+  method: Method,
+  path: string,
+  options: RequestOptions = {}
+): Promise<{ body: T; headers: Headers }> => {
   const headers: Record<string, string> = { accept: "application/json" }
   if (method !== "GET" && csrfToken !== undefined) headers["x-herald-csrf"] = csrfToken
   if (options.body !== undefined) headers["content-type"] = "application/json"
@@ -93,9 +104,9 @@ export const request = async <T>(method: Method, path: string, options: RequestO
     if (response.status === 401 && options.quietUnauthorized !== true) onUnauthorized()
     throw error
   }
-  if (response.status === 204) return undefined as T
+  if (response.status === 204) return { body: undefined as T, headers: response.headers }
   try {
-    return (await response.json()) as T
+    return { body: (await response.json()) as T, headers: response.headers }
   } catch {
     throw new ApiError(response.status, "api_error", "unexpected_response", `The appliance's answer to ${method} ${path} was not JSON.`, undefined)
   }

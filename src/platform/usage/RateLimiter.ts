@@ -12,6 +12,7 @@
  * one lock order serve both.
  */
 import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
 
 export const WINDOW_MS = 60_000
 
@@ -75,3 +76,22 @@ export const tighterOf = (a: RateDecision, b: RateDecision): RateDecision => {
   const tighter = a.remaining < b.remaining || (a.remaining === b.remaining && a.reset >= b.reset) ? a : b
   return { ...tighter, allowed: a.allowed && b.allowed }
 }
+
+/**
+ * A key's headroom without counting a request: the tighter of its own window and its account's,
+ * as the RateLimit-* headers of a send would describe them after it. A window that is absent or
+ * past its minute leaves the whole limit, and would open (and reset a minute after) now. For the
+ * console's overview (GET /v1/client/stats): reading the stats must not spend the key's rate.
+ */
+export const peekRate = (sql: SqlClient.SqlClient, keyId: string, accountId: string, limit: number, now: Date) =>
+  sql<RateWindow & { readonly key_id: string }>`
+    SELECT key_id, window_start, count FROM rate_windows WHERE key_id = ${keyId} OR key_id = ${accountId}`.pipe(
+    Effect.map((rows) => {
+      const current = (holderId: string): RateWindow => {
+        const row = rows.find((r) => r.key_id === holderId && r.window_start.getTime() > now.getTime() - WINDOW_MS)
+        return row ?? { window_start: now, count: 0 }
+      }
+      const decision = tighterOf(decideRate(current(keyId), limit), decideRate(current(accountId), limit))
+      return { ...decision, allowed: decision.remaining > 0 }
+    })
+  )

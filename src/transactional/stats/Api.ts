@@ -64,7 +64,8 @@ export class StatsGroup extends HttpApiGroup.make("stats")
         "Counts every key of the account. `period` is 24h (the default: 24 hourly buckets), 7d or 30d (daily buckets, UTC); "
           + "another value → 400 validation_failed. Every bucket of the period is present, zeros included; the last one is "
           + "the current hour or day. Also the calling key's webhook backlog and whether the account's sending is paused "
-          + "for its reputation, and why. Read by index range scans under the request's statement timeout "
+          + "for its reputation, and why. The RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset headers give the "
+          + "calling key's headroom as a send's would, without counting this request. Read by index range scans under the request's statement timeout "
           + "(422 query_too_expensive: choose a shorter period)."
       )
   )

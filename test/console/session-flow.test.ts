@@ -1,8 +1,6 @@
 /**
- * PENDING (not in the suite: vitest runs *.test.ts only). The console signed in, end to end, over
- * the session routes of #28 (`POST/GET/PATCH/DELETE /console/session`), which another part of the
- * issue brings. When they land: `git mv test/console/session-flow.pending.ts
- * test/console/session-flow.test.ts` and run it.
+ * The console signed in, end to end, over the session routes of #28
+ * (`POST/GET/PATCH/DELETE /console/session`).
  *
  * Signs in through the form, walks every view at 1280 and 390 px (the active key named on each,
  * axe clean, no sideways scroll), switches the key by label, shows the API's message for a wrong
@@ -31,7 +29,12 @@ afterAll(async () => {
   await served?.stop()
 })
 
-const base = () => served.app.baseUrl
+/**
+ * Where the browser opens the console: the appliance's base URL (http://localhost:<port> by
+ * default), since a sign-in or a console write must come from its origin. Requests from the test
+ * itself go to 127.0.0.1, where the appliance listens (`served.app.baseUrl`).
+ */
+const base = () => `http://localhost:${new URL(served.app.baseUrl).port}`
 
 describe("the signed-in console", () => {
   it.each([1280, 390])("shows every view at %i px with the active key named, accessible and without sideways scroll", async (width) => {
@@ -79,10 +82,10 @@ describe("the signed-in console", () => {
     const { context, page } = await newPage(browser)
     await signInThroughForm(page, base(), person.email, person.password)
     const cookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join("; ")
-    expect((await fetch(`${base()}/console/session`, { headers: { cookie } })).status).toBe(200)
+    expect((await fetch(`${served.app.baseUrl}/console/session`, { headers: { cookie } })).status).toBe(200)
     await page.getByRole("button", { name: "Sign out" }).click()
     await page.getByRole("heading", { name: "Sign in to Herald" }).waitFor()
-    expect((await fetch(`${base()}/console/session`, { headers: { cookie } })).status).toBe(401)
+    expect((await fetch(`${served.app.baseUrl}/console/session`, { headers: { cookie } })).status).toBe(401)
     await context.close()
   })
 

@@ -62,7 +62,8 @@ const timeStart = async (way: Way) => {
   const exited = exitOf(child)
   let elapsed = 0
   for (;;) {
-    const ok = await fetch(`http://127.0.0.1:${env.HERALD_HTTP_PORT}/health`).then((r) => r.ok, () => false)
+    // A connection made during the start-up port check is never answered (issue 31, item 1): ask again.
+    const ok = await fetch(`http://127.0.0.1:${env.HERALD_HTTP_PORT}/health`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.ok, () => false)
     if (ok) {
       elapsed = performance.now() - started
       break

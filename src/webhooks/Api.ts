@@ -4,6 +4,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { OUTCOME_EVENTS } from "../events/schema.ts"
 import { Authentication } from "../http/auth.ts"
 import { Conflict, Forbidden, NotFound } from "../http/errors.ts"
 import { IdText, queryInt } from "../http/bounds.ts"
@@ -36,7 +37,7 @@ export const QueuedTest = Schema.Struct({
 
 const exampleDelivery = {
   id: "whd_2Kx9Lm4Nq7Rs1Tv3Wy5Z",
-  event: "email.sent",
+  event: OUTCOME_EVENTS.transactional.sent,
   event_id: "evt_8Hn2LpQ5rT1vW6yZ9bC4",
   status: "pending" as const,
   http_code: 503,
@@ -77,7 +78,7 @@ export const DeliveryDetail = Schema.Struct({
     ...exampleDelivery,
     payload: {
       id: "evt_8Hn2LpQ5rT1vW6yZ9bC4",
-      event: "email.sent",
+      event: OUTCOME_EVENTS.transactional.sent,
       ts: "2026-01-06T12:04:10.000Z",
       app: "key_4kR2vX9mQ1sT7wZ0aB3c",
       request_id: "req_3Fj7Kq2Mv9Xs1Tz5Wd8N",

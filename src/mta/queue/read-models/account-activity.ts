@@ -17,6 +17,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { BOUNCED_EVENT, COMPLAINED_EVENT } from "../../../events/schema.ts"
 import { Count, decodedRows } from "./rows.ts"
 
 export const ActivityRow = Schema.Struct({
@@ -36,8 +37,12 @@ export type ActivityUnit = "hour" | "day"
  * The account's activity in [from, to), one row per non-empty bucket of `unit`, as an SQL fragment
  * with the columns of ActivityRow: the stats' rollup inserts it (src/transactional/stats/rollup.ts).
  */
-export const activityCounts = (sql: SqlClient.SqlClient, accountId: string, unit: ActivityUnit, from: Date, to: Date) =>
-  sql`SELECT start, sum(sent) AS sent, sum(delivered) AS delivered, sum(deferred) AS deferred,
+export const activityCounts = (sql: SqlClient.SqlClient, accountId: string, unit: ActivityUnit, from: Date, to: Date) => {
+  // Literals, not parameters: the partial index events_account_outcomes (migration 0034) names them,
+  // and a generic plan with parameters could not use it.
+  const bounced = sql.literal(`'${BOUNCED_EVENT}'`)
+  const complained = sql.literal(`'${COMPLAINED_EVENT}'`)
+  return sql`SELECT start, sum(sent) AS sent, sum(delivered) AS delivered, sum(deferred) AS deferred,
              sum(bounced) AS bounced, sum(complained) AS complained, sum(failed) AS failed
       FROM (
         SELECT date_trunc(${unit}, created_at, 'UTC') AS start, count(*) AS sent,
@@ -49,11 +54,12 @@ export const activityCounts = (sql: SqlClient.SqlClient, accountId: string, unit
           FROM delivery_attempts WHERE account_id = ${accountId} AND at >= ${from} AND at < ${to} GROUP BY 1
         UNION ALL
         SELECT date_trunc(${unit}, created_at, 'UTC'), 0, 0, 0,
-               count(*) FILTER (WHERE event = 'email.bounced'), count(*) FILTER (WHERE event = 'email.complained'), 0
-          FROM events WHERE account_id = ${accountId} AND event IN ('email.bounced', 'email.complained')
+               count(*) FILTER (WHERE event = ${bounced}), count(*) FILTER (WHERE event = ${complained}), 0
+          FROM events WHERE account_id = ${accountId} AND event IN (${bounced}, ${complained})
             AND created_at >= ${from} AND created_at < ${to} GROUP BY 1
       ) counted
       GROUP BY start`
+}
 
 /** The account's activity in [from, to), one decoded row per non-empty bucket of `unit`, oldest first. */
 export const accountActivity = (accountId: string, unit: ActivityUnit, from: Date, to: Date) =>

@@ -12,7 +12,7 @@ export class ListenAddressUnavailable extends Data.TaggedError("ListenAddressUna
   readonly message: string
 }> {}
 
-interface ListenAddress {
+export interface ListenAddress {
   readonly host: string
   readonly port: number
   readonly hostVariable: string
@@ -34,11 +34,16 @@ const reason = (address: ListenAddress, error: NodeJS.ErrnoException): string =>
   }
 }
 
-/** Listens on the address (held until the scope closes), or fails with the line to print. */
-const hold = (address: ListenAddress) =>
+/**
+ * Listens on the address (held until the scope closes), or fails with the line to print. A client
+ * that connects meanwhile (a health-check loop, a load balancer's probe) is hung up on at once:
+ * `close()` waits for every accepted connection, so one left open held start-up for good under
+ * Deno (issue 31), and the client's request would never be answered; hung up on, it asks again.
+ */
+export const holdListenAddress = (address: ListenAddress) =>
   Effect.acquireRelease(
     Effect.async<net.Server, ListenAddressUnavailable>((resume) => {
-      const server = net.createServer()
+      const server = net.createServer((socket) => socket.destroy())
       server.once("error", (error: NodeJS.ErrnoException) =>
         resume(Effect.fail(
           new ListenAddressUnavailable({
@@ -61,5 +66,5 @@ export const ensureListenAddressesFree = Effect.gen(function*() {
     { host: config.httpHost, port: config.httpPort, hostVariable: "HERALD_HTTP_HOST", portVariable: "HERALD_HTTP_PORT" },
     { host: config.smtpHost, port: config.smtpPort, hostVariable: "HERALD_SMTP_HOST", portVariable: "HERALD_SMTP_PORT" }
   ]
-  yield* Effect.forEach(addresses.filter((a) => a.port !== 0), hold, { discard: true })
+  yield* Effect.forEach(addresses.filter((a) => a.port !== 0), holdListenAddress, { discard: true })
 }).pipe(Effect.scoped)

@@ -62,7 +62,7 @@ const timeStart = async (way: Way) => {
   const exited = exitOf(child)
   let elapsed = 0
   for (;;) {
-    // A connection made during the start-up port check is never answered (issue 31, item 1): ask again.
+    // Each question bounded: a start that hangs shows as a failed run, not as a bench that never ends.
     const ok = await fetch(`http://127.0.0.1:${env.HERALD_HTTP_PORT}/health`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.ok, () => false)
     if (ok) {
       elapsed = performance.now() - started

@@ -5,6 +5,7 @@ import { ErrorMessage } from "../../components/ErrorMessage.tsx"
 import { Field } from "../../components/Field.tsx"
 import { hrefOf, navigate, onLinkClick } from "../../router.ts"
 import { LoadState, Pager, TableRegion, useLoad } from "./kit.tsx"
+import { useSubmit } from "../../components/use-submit.ts"
 
 const PAGE = 20
 
@@ -14,24 +15,14 @@ const CreateAccount = () => {
   const [email, setEmail] = useState("")
   const [password, setPassword] = useState("")
   const [plan, setPlan] = useState("")
-  const [error, setError] = useState<unknown>(undefined)
-  const [busy, setBusy] = useState(false)
-  const submit = async (event: Event) => {
-    event.preventDefault()
-    setBusy(true)
-    setError(undefined)
-    try {
-      const account = await adminApi.createAccount({ name, email, password, ...(plan === "" ? {} : { package_id: plan }) })
-      navigate(`admin/accounts/${account.id}`)
-    } catch (failure) {
-      setError(failure)
-      setBusy(false)
-    }
-  }
+  const { busy, error, onSubmit: submit } = useSubmit(async () => {
+    const account = await adminApi.createAccount({ name, email, password, ...(plan === "" ? {} : { package_id: plan }) })
+    navigate(`admin/accounts/${account.id}`)
+  })
   return (
     <details>
       <summary>Create an account</summary>
-      <form class="op-inline-form" onSubmit={(event) => void submit(event)}>
+      <form class="op-inline-form" onSubmit={submit}>
         <Field id="account-name" label="Name" value={name} onValue={setName} required maxLength={200} />
         <Field id="account-email" label="Email" type="email" value={email} onValue={setEmail} required />
         <Field id="account-password" label="Password" type="password" autoComplete="new-password" value={password} onValue={setPassword} required />

@@ -6,6 +6,7 @@ import { Field } from "../../components/Field.tsx"
 import { hrefOf, onLinkClick } from "../../router.ts"
 import { useSession, useSignedIn } from "../../session.tsx"
 import { ActionButton, CopyButton, LoadState, TableRegion, useLoad, When } from "./kit.tsx"
+import { useSubmit } from "../../components/use-submit.ts"
 
 /** The token of the key just created: this answer is the only place it is ever shown. */
 const NewToken = ({ created, onDismiss }: { created: CreatedKey; onDismiss: () => void }) => (
@@ -20,23 +21,12 @@ const NewToken = ({ created, onDismiss }: { created: CreatedKey; onDismiss: () =
 
 const CreateKey = ({ onCreated }: { onCreated: (key: CreatedKey) => void }) => {
   const [label, setLabel] = useState("")
-  const [error, setError] = useState<unknown>(undefined)
-  const [busy, setBusy] = useState(false)
-  const submit = async (event: Event) => {
-    event.preventDefault()
-    setBusy(true)
-    setError(undefined)
-    try {
-      onCreated(await keysApi.create(label))
-      setLabel("")
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setBusy(false)
-    }
-  }
+  const { busy, error, onSubmit } = useSubmit(async () => {
+    onCreated(await keysApi.create(label))
+    setLabel("")
+  })
   return (
-    <form class="op-inline-form" onSubmit={(event) => void submit(event)} aria-labelledby="create-key-heading">
+    <form class="op-inline-form" onSubmit={onSubmit} aria-labelledby="create-key-heading">
       <h2 id="create-key-heading">Create a key</h2>
       <Field id="new-key-label" label="Label" value={label} onValue={setLabel} required maxLength={100} />
       <button type="submit" disabled={busy}>Create key</button>

@@ -7,6 +7,7 @@ import { hrefOf, onLinkClick } from "../../router.ts"
 import { useSession } from "../../session.tsx"
 import { DeliveryList } from "./DeliveryList.tsx"
 import { ActionButton, CopyButton, LoadState, useLoad } from "./kit.tsx"
+import { useSubmit } from "../../components/use-submit.ts"
 
 /** A webhook secret the API just made: shown once, like a token. */
 const NewSecret = ({ id, secret }: { id: string; secret: string }) => (
@@ -19,23 +20,12 @@ const NewSecret = ({ id, secret }: { id: string; secret: string }) => (
 const KeySettings = ({ item, onSaved }: { item: Key; onSaved: (secret: string | undefined) => void }) => {
   const [label, setLabel] = useState(item.label)
   const [url, setUrl] = useState(item.webhook_url ?? "")
-  const [error, setError] = useState<unknown>(undefined)
-  const [busy, setBusy] = useState(false)
-  const submit = async (event: Event) => {
-    event.preventDefault()
-    setBusy(true)
-    setError(undefined)
-    try {
-      const saved = await keysApi.update(item.id, { label, webhook_url: url.trim() === "" ? null : url.trim() })
-      onSaved(saved.webhook_secret)
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setBusy(false)
-    }
-  }
+  const { busy, error, onSubmit } = useSubmit(async () => {
+    const saved = await keysApi.update(item.id, { label, webhook_url: url.trim() === "" ? null : url.trim() })
+    onSaved(saved.webhook_secret)
+  })
   return (
-    <form onSubmit={(event) => void submit(event)} aria-labelledby="key-settings-heading">
+    <form onSubmit={onSubmit} aria-labelledby="key-settings-heading">
       <h2 id="key-settings-heading">Label and webhook</h2>
       <Field id="key-label" label="Label" value={label} onValue={setLabel} required maxLength={100} />
       <Field id="webhook-url" label="Webhook URL" type="url" value={url} onValue={setUrl} maxLength={2048} />

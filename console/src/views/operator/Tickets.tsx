@@ -8,6 +8,7 @@ import { ErrorMessage } from "../../components/ErrorMessage.tsx"
 import { Field } from "../../components/Field.tsx"
 import { hrefOf, navigate, onLinkClick } from "../../router.ts"
 import { LoadState, TableRegion, useLoad, When } from "./kit.tsx"
+import { useSubmit } from "../../components/use-submit.ts"
 
 const TextArea = ({ id, label, value, onValue }: { id: string; label: string; value: string; onValue: (value: string) => void }) => (
   <div class="op-field">
@@ -20,24 +21,14 @@ const OpenTicket = () => {
   const [subject, setSubject] = useState("")
   const [body, setBody] = useState("")
   const [priority, setPriority] = useState<TicketPriority>("normal")
-  const [error, setError] = useState<unknown>(undefined)
-  const [busy, setBusy] = useState(false)
-  const submit = async (event: Event) => {
-    event.preventDefault()
-    setBusy(true)
-    setError(undefined)
-    try {
-      const ticket = await usageApi.openTicket({ subject, body, priority })
-      navigate(`usage/tickets/${ticket.id}`)
-    } catch (failure) {
-      setError(failure)
-      setBusy(false)
-    }
-  }
+  const { busy, error, onSubmit: submit } = useSubmit(async () => {
+    const ticket = await usageApi.openTicket({ subject, body, priority })
+    navigate(`usage/tickets/${ticket.id}`)
+  })
   return (
     <details>
       <summary>Open a ticket</summary>
-      <form class="op-inline-form" onSubmit={(event) => void submit(event)}>
+      <form class="op-inline-form" onSubmit={submit}>
         <Field id="ticket-subject" label="Subject" value={subject} onValue={setSubject} required maxLength={200} />
         <TextArea id="ticket-body" label="What happened" value={body} onValue={setBody} />
         <div class="op-field">

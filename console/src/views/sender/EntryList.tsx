@@ -11,6 +11,7 @@ import { Field } from "../../components/Field.tsx"
 import { shown, useLoad } from "./load.ts"
 import { PAGE_SIZE, Pager } from "./Pager.tsx"
 import { ScrollTable } from "./ScrollTable.tsx"
+import { useSubmit } from "../../components/use-submit.ts"
 
 export interface Column<T> {
   readonly title: string
@@ -31,21 +32,10 @@ export interface EntryListProps<T> {
 
 const AddEntry = ({ id, noun, onAdd, title }: { id: string; noun: string; title: string; onAdd: (entry: string) => Promise<unknown> }) => {
   const [value, setValue] = useState("")
-  const [error, setError] = useState<unknown>(undefined)
-  const [busy, setBusy] = useState(false)
-  const onSubmit = async (event: Event) => {
-    event.preventDefault()
-    setBusy(true)
-    setError(undefined)
-    try {
-      await onAdd(value.trim())
-      setValue("")
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setBusy(false)
-    }
-  }
+  const { busy, error, onSubmit } = useSubmit(async () => {
+    await onAdd(value.trim())
+    setValue("")
+  })
   return (
     <form class="inline-form" aria-label={`Add to ${title.toLowerCase()}`} onSubmit={onSubmit}>
       <Field id={`${id}-add`} label={`Add ${noun}`} required maxLength={320} value={value} onValue={setValue} error={error === undefined ? undefined : messageOf(error)} />

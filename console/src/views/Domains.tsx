@@ -15,6 +15,7 @@ import { when } from "./sender/format.ts"
 import { useLoad } from "./sender/load.ts"
 import { ScrollTable } from "./sender/ScrollTable.tsx"
 import "./sender/sender.css"
+import { useSubmit } from "../components/use-submit.ts"
 
 const PURPOSE: Record<DnsRecord["purpose"], string> = {
   verification: "Ownership",
@@ -33,21 +34,10 @@ const domainRoute = (domain: string) => `domains/${encodeURIComponent(domain)}/`
 
 const AddDomain = ({ onAdded }: { onAdded: (domain: Domain) => void }) => {
   const [name, setName] = useState("")
-  const [error, setError] = useState<unknown>(undefined)
-  const [busy, setBusy] = useState(false)
-  const onSubmit = async (event: Event) => {
-    event.preventDefault()
-    setBusy(true)
-    setError(undefined)
-    try {
-      onAdded(await domainsApi.add(name))
-      setName("")
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setBusy(false)
-    }
-  }
+  const { busy, error, onSubmit } = useSubmit(async () => {
+    onAdded(await domainsApi.add(name))
+    setName("")
+  })
   return (
     <form class="inline-form" aria-label="Add a domain" onSubmit={onSubmit}>
       <Field id="new-domain" label="Domain to add" required maxLength={300} value={name} onValue={setName} error={error === undefined ? undefined : messageOf(error)} />

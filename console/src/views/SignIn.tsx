@@ -6,25 +6,13 @@ import { useState } from "preact/hooks"
 import { ErrorMessage } from "../components/ErrorMessage.tsx"
 import { Field } from "../components/Field.tsx"
 import { useSession } from "../session.tsx"
+import { useSubmit } from "../components/use-submit.ts"
 
 export const SignIn = ({ problem }: { problem?: string | undefined }) => {
   const { signIn } = useSession()
   const [email, setEmail] = useState("")
   const [password, setPassword] = useState("")
-  const [error, setError] = useState<unknown>(undefined)
-  const [busy, setBusy] = useState(false)
-
-  const onSubmit = async (event: Event) => {
-    event.preventDefault()
-    setBusy(true)
-    setError(undefined)
-    try {
-      await signIn(email, password)
-    } catch (failure) {
-      setError(failure)
-      setBusy(false)
-    }
-  }
+  const { busy, error, onSubmit } = useSubmit(() => signIn(email, password))
 
   return (
     <main class="sign-in" id="main">

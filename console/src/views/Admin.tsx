@@ -12,7 +12,8 @@ import { useSignedIn } from "../session.tsx"
 import { AccountPage } from "./operator/AccountPage.tsx"
 import { Accounts } from "./operator/Accounts.tsx"
 import { Queue, RefusedInbound } from "./operator/AdminLists.tsx"
-import { LoadState, useLoad } from "./operator/kit.tsx"
+import { LoadStatus } from "../components/LoadStatus.tsx"
+import { useLoad } from "../components/use-load.ts"
 import type { ViewProps } from "./index.ts"
 import "./operator/operator.css"
 
@@ -22,7 +23,7 @@ import "./operator/operator.css"
  */
 const NotAdmin = ({ rest }: ViewProps) => {
   const asked = useLoad(() => adminApi.queue(1, 0), [])
-  return asked.data === undefined ? <LoadState loaded={asked} what="the admin view" /> : <AdminSections rest={rest} />
+  return asked.data === undefined ? <LoadStatus loaded={asked} what="the admin view" /> : <AdminSections rest={rest} />
 }
 
 export const AdminView = ({ rest }: ViewProps) => {

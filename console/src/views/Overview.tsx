@@ -9,8 +9,8 @@ import { overviewApi, type RateHeadroom, type Stats, type StatsPeriod, type Usag
 import { ErrorMessage } from "../components/ErrorMessage.tsx"
 import { useSignedIn } from "../session.tsx"
 import type { ViewProps } from "./index.ts"
-import { count, when } from "./sender/format.ts"
-import { shown, useLoad } from "./sender/load.ts"
+import { count, when } from "../components/format.ts"
+import { shown, useLoad } from "../components/use-load.ts"
 import { StatsChart } from "./sender/StatsChart.tsx"
 import "./sender/sender.css"
 

@@ -7,7 +7,7 @@ import { accountSuppressions, type BlockedDomain, blockedDomains, platformSuppre
 import { useSignedIn } from "../session.tsx"
 import type { ViewProps } from "./index.ts"
 import { type Column, EntryList } from "./sender/EntryList.tsx"
-import { when } from "./sender/format.ts"
+import { when } from "../components/format.ts"
 import "./sender/sender.css"
 
 const SUPPRESSION_COLUMNS: ReadonlyArray<Column<Suppression>> = [

@@ -4,7 +4,10 @@ import { type Account, adminApi, usageApi } from "../../api/operator.ts"
 import { ErrorMessage } from "../../components/ErrorMessage.tsx"
 import { Field } from "../../components/Field.tsx"
 import { hrefOf, onLinkClick } from "../../router.ts"
-import { ActionButton, LoadState, useLoad, When } from "./kit.tsx"
+import { ActionButton } from "../../components/ActionButton.tsx"
+import { LoadStatus } from "../../components/LoadStatus.tsx"
+import { When } from "../../components/When.tsx"
+import { useLoad } from "../../components/use-load.ts"
 
 /** "" → null (the override cleared); anything else must be a whole number. */
 const limitOf = (text: string): number | null => (text.trim() === "" ? null : Number(text.trim()))
@@ -55,7 +58,7 @@ export const AccountPage = ({ id }: { id: string }) => {
   return (
     <div>
       <p><a href={hrefOf("admin")} onClick={onLinkClick("admin")}>All accounts</a></p>
-      <LoadState loaded={loaded} what="the account" />
+      <LoadStatus loaded={loaded} what="the account" />
       {account === undefined ? null : (
         <div>
           <h2 class="op-wrap">{account.name}</h2>

@@ -4,7 +4,10 @@ import { adminApi, usageApi } from "../../api/operator.ts"
 import { ErrorMessage } from "../../components/ErrorMessage.tsx"
 import { Field } from "../../components/Field.tsx"
 import { hrefOf, navigate, onLinkClick } from "../../router.ts"
-import { LoadState, Pager, TableRegion, useLoad } from "./kit.tsx"
+import { LoadStatus } from "../../components/LoadStatus.tsx"
+import { Pager } from "../../components/Pager.tsx"
+import { ScrollTable } from "../../components/ScrollTable.tsx"
+import { useLoad } from "../../components/use-load.ts"
 import { useSubmit } from "../../components/use-submit.ts"
 
 const PAGE = 20
@@ -47,10 +50,10 @@ export const Accounts = () => {
     <section class="op-section" aria-labelledby="accounts-heading">
       <h2 id="accounts-heading">Accounts</h2>
       <CreateAccount />
-      <LoadState loaded={accounts} what="the accounts" />
+      <LoadStatus loaded={accounts} what="the accounts" />
       {accounts.data === undefined ? null : (
         <div>
-          <TableRegion label="Accounts">
+          <ScrollTable label="Accounts"><table>
             <thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Status</th><th scope="col">Plan</th><th scope="col">Sending</th></tr></thead>
             <tbody>
               {accounts.data.items.map((account) => (
@@ -63,8 +66,8 @@ export const Accounts = () => {
                 </tr>
               ))}
             </tbody>
-          </TableRegion>
-          <Pager label="Accounts" total={accounts.data.total} limit={PAGE} offset={offset} onOffset={setOffset} />
+          </table></ScrollTable>
+          <Pager label="Accounts pages" total={accounts.data.total} limit={PAGE} offset={offset} onOffset={setOffset} />
         </div>
       )}
     </section>

@@ -4,7 +4,12 @@
  */
 import { useState } from "preact/hooks"
 import { adminApi } from "../../api/operator.ts"
-import { formatCount, LoadState, Pager, TableRegion, useLoad, When } from "./kit.tsx"
+import { LoadStatus } from "../../components/LoadStatus.tsx"
+import { Pager } from "../../components/Pager.tsx"
+import { ScrollTable } from "../../components/ScrollTable.tsx"
+import { When } from "../../components/When.tsx"
+import { count } from "../../components/format.ts"
+import { useLoad } from "../../components/use-load.ts"
 
 const PAGE = 20
 
@@ -18,10 +23,10 @@ export const Queue = () => {
         <button type="button" class="secondary" onClick={page.reload}>Refresh</button>
         {page.data?.generated_at === undefined ? null : <span>Snapshot of <When iso={page.data.generated_at} /></span>}
       </div>
-      <LoadState loaded={page} what="the queue" />
+      <LoadStatus loaded={page} what="the queue" />
       {page.data === undefined ? null : page.data.total === 0 ? <p id="queue-empty">Nothing is waiting.</p> : (
         <div>
-          <TableRegion label="Queue by destination site">
+          <ScrollTable label="Queue by destination site"><table>
             <thead>
               <tr><th scope="col">Site</th><th scope="col">Queued</th><th scope="col">Deferred</th><th scope="col">Oldest due</th><th scope="col">Deferrals (1 h)</th><th scope="col">Connections</th><th scope="col">Per minute</th></tr>
             </thead>
@@ -29,17 +34,17 @@ export const Queue = () => {
               {page.data.items.map((site) => (
                 <tr key={site.site}>
                   <td class="op-wrap">{site.site}</td>
-                  <td>{formatCount(site.queued)}</td>
-                  <td>{formatCount(site.deferred)}</td>
+                  <td>{count(site.queued)}</td>
+                  <td>{count(site.deferred)}</td>
                   <td><When iso={site.oldest_due_at} /></td>
-                  <td>{formatCount(site.deferrals_last_hour)}</td>
+                  <td>{count(site.deferrals_last_hour)}</td>
                   <td>{site.connections} of {site.max_connections}</td>
-                  <td>{site.max_per_minute === null ? "no cap" : formatCount(site.max_per_minute)}</td>
+                  <td>{site.max_per_minute === null ? "no cap" : count(site.max_per_minute)}</td>
                 </tr>
               ))}
             </tbody>
-          </TableRegion>
-          <Pager label="Queue" total={page.data.total} limit={PAGE} offset={offset} onOffset={setOffset} />
+          </table></ScrollTable>
+          <Pager label="Queue pages" total={page.data.total} limit={PAGE} offset={offset} onOffset={setOffset} />
         </div>
       )}
     </section>
@@ -52,10 +57,10 @@ export const RefusedInbound = () => {
   return (
     <section class="op-section" aria-labelledby="inbound-heading">
       <h2 id="inbound-heading">Refused inbound reports</h2>
-      <LoadState loaded={page} what="the refused reports" />
+      <LoadStatus loaded={page} what="the refused reports" />
       {page.data === undefined ? null : page.data.total === 0 ? <p>No report was refused.</p> : (
         <div>
-          <TableRegion label="Refused inbound reports">
+          <ScrollTable label="Refused inbound reports"><table>
             <thead><tr><th scope="col">Received</th><th scope="col">From</th><th scope="col">Address</th><th scope="col">Kind</th><th scope="col">Why refused</th></tr></thead>
             <tbody>
               {page.data.items.map((report) => (
@@ -68,8 +73,8 @@ export const RefusedInbound = () => {
                 </tr>
               ))}
             </tbody>
-          </TableRegion>
-          <Pager label="Refused inbound reports" total={page.data.total} limit={PAGE} offset={offset} onOffset={setOffset} />
+          </table></ScrollTable>
+          <Pager label="Refused inbound reports pages" total={page.data.total} limit={PAGE} offset={offset} onOffset={setOffset} />
         </div>
       )}
     </section>

@@ -2,7 +2,11 @@
 import { useState } from "preact/hooks"
 import { type DeliveryStatus, keysApi } from "../../api/operator.ts"
 import { hrefOf, onLinkClick } from "../../router.ts"
-import { LoadState, Pager, TableRegion, useLoad, When } from "./kit.tsx"
+import { LoadStatus } from "../../components/LoadStatus.tsx"
+import { Pager } from "../../components/Pager.tsx"
+import { ScrollTable } from "../../components/ScrollTable.tsx"
+import { When } from "../../components/When.tsx"
+import { useLoad } from "../../components/use-load.ts"
 
 const PAGE = 20
 
@@ -29,10 +33,10 @@ export const DeliveryList = ({ keyId, refresh }: { keyId: string; refresh: numbe
         </select>
         <button type="button" class="secondary" onClick={page.reload}>Refresh</button>
       </div>
-      <LoadState loaded={page} what="the deliveries" />
+      <LoadStatus loaded={page} what="the deliveries" />
       {page.data === undefined ? null : (
         <div>
-          <TableRegion label="Webhook deliveries">
+          <ScrollTable label="Webhook deliveries"><table>
             <thead>
               <tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">HTTP code</th><th scope="col">Attempts</th><th scope="col">Last error</th><th scope="col">Created</th></tr>
             </thead>
@@ -51,8 +55,8 @@ export const DeliveryList = ({ keyId, refresh }: { keyId: string; refresh: numbe
                 )
               })}
             </tbody>
-          </TableRegion>
-          <Pager label="Deliveries" total={page.data.total} limit={PAGE} offset={offset} onOffset={setOffset} />
+          </table></ScrollTable>
+          <Pager label="Deliveries pages" total={page.data.total} limit={PAGE} offset={offset} onOffset={setOffset} />
         </div>
       )}
     </section>

@@ -6,7 +6,11 @@
 import { useState } from "preact/hooks"
 import { type FireResult, keysApi } from "../../api/operator.ts"
 import { hrefOf, onLinkClick } from "../../router.ts"
-import { ActionButton, LoadState, TableRegion, useLoad, When } from "./kit.tsx"
+import { ActionButton } from "../../components/ActionButton.tsx"
+import { LoadStatus } from "../../components/LoadStatus.tsx"
+import { ScrollTable } from "../../components/ScrollTable.tsx"
+import { When } from "../../components/When.tsx"
+import { useLoad } from "../../components/use-load.ts"
 
 const describeFire = (fired: FireResult): string =>
   `Retried: ${fired.status}` + (fired.http_code === null ? "" : `, HTTP ${fired.http_code}`) +
@@ -20,7 +24,7 @@ export const DeliveryView = ({ keyId, deliveryId }: { keyId: string; deliveryId:
   return (
     <div>
       <p><a href={hrefOf(back)} onClick={onLinkClick(back)}>Back to the key</a></p>
-      <LoadState loaded={detail} what="the delivery" />
+      <LoadStatus loaded={detail} what="the delivery" />
       {d === undefined ? null : (
         <div>
           <h2>Delivery of {d.event}</h2>
@@ -42,7 +46,7 @@ export const DeliveryView = ({ keyId, deliveryId }: { keyId: string; deliveryId:
           <h3>Last response body</h3>
           <pre class="op-pre" tabIndex={0} aria-label="Last response body" id="response-body">{d.response_body ?? "(none)"}</pre>
           <h3>Attempts</h3>
-          <TableRegion label="Attempts">
+          <ScrollTable label="Attempts"><table>
             <thead><tr><th scope="col">At</th><th scope="col">HTTP code</th><th scope="col">Took</th><th scope="col">Error</th><th scope="col">Response body</th></tr></thead>
             <tbody>
               {d.attempt_history.map((attempt, index) => (
@@ -55,7 +59,7 @@ export const DeliveryView = ({ keyId, deliveryId }: { keyId: string; deliveryId:
                 </tr>
               ))}
             </tbody>
-          </TableRegion>
+          </table></ScrollTable>
         </div>
       )}
     </div>

@@ -8,7 +8,11 @@ import { useState } from "preact/hooks"
 import { ApiError } from "../../api/client.ts"
 import { type DmarcRecord, usageApi } from "../../api/operator.ts"
 import { hrefOf, onLinkClick } from "../../router.ts"
-import { formatCount, LoadState, Pager, TableRegion, useLoad } from "./kit.tsx"
+import { LoadStatus } from "../../components/LoadStatus.tsx"
+import { Pager } from "../../components/Pager.tsx"
+import { ScrollTable } from "../../components/ScrollTable.tsx"
+import { count } from "../../components/format.ts"
+import { useLoad } from "../../components/use-load.ts"
 
 const PER_PAGE = 20
 /** Bars drawn: the sources with the most messages (the table below lists every record). */
@@ -25,11 +29,11 @@ export const DmarcReports = () => {
       <h2 id="dmarc-heading">DMARC reports</h2>
       {notInPlan
         ? <p class="notice" id="dmarc-not-in-plan">{(reports.error as ApiError).message}. Plans with DMARC reports say so in the list above.</p>
-        : <LoadState loaded={reports} what="the DMARC reports" />}
+        : <LoadStatus loaded={reports} what="the DMARC reports" />}
       {reports.data?.total === 0 && !notInPlan ? <p>No DMARC report has arrived for the account's domains yet.</p> : null}
       {reports.data === undefined || reports.data.total === 0 || notInPlan ? null : (
         <div>
-          <TableRegion label="DMARC reports">
+          <ScrollTable label="DMARC reports"><table>
             <thead><tr><th scope="col">Domain</th><th scope="col">From</th><th scope="col">Period</th><th scope="col">Policy</th><th scope="col">Report</th></tr></thead>
             <tbody>
               {reports.data.items.map((report) => (
@@ -42,8 +46,8 @@ export const DmarcReports = () => {
                 </tr>
               ))}
             </tbody>
-          </TableRegion>
-          <Pager label="DMARC reports" total={reports.data.total} limit={PER_PAGE} offset={(page - 1) * PER_PAGE}
+          </table></ScrollTable>
+          <Pager label="DMARC reports pages" total={reports.data.total} limit={PER_PAGE} offset={(page - 1) * PER_PAGE}
             onOffset={(offset) => setPage(Math.floor(offset / PER_PAGE) + 1)} />
         </div>
       )}
@@ -113,19 +117,19 @@ export const DmarcReportView = ({ id }: { id: string }) => {
   return (
     <div>
       <p><a href={hrefOf("usage")} onClick={onLinkClick("usage")}>Back to usage and plan</a></p>
-      <LoadState loaded={report} what="the report" />
+      <LoadStatus loaded={report} what="the report" />
       {r === undefined ? null : (
         <div>
           <h2 class="op-wrap">Report {r.report_id} from {r.org_name}</h2>
-          <p>{r.domain}, {day(r.date_begin)} – {day(r.date_end)}, policy {r.policy_p}: {formatCount(r.messages)} messages.</p>
+          <p>{r.domain}, {day(r.date_begin)} – {day(r.date_end)}, policy {r.policy_p}: {count(r.messages)} messages.</p>
           <SourceChart records={r.records} />
-          <TableRegion label="DMARC records">
+          <ScrollTable label="DMARC records"><table>
             <thead><tr><th scope="col">Source</th><th scope="col">Messages</th><th scope="col">DKIM</th><th scope="col">SPF</th><th scope="col">Disposition</th><th scope="col">Header from</th></tr></thead>
             <tbody>
               {r.records.map((record, index) => (
                 <tr key={index}>
                   <td>{record.source_ip}</td>
-                  <td>{formatCount(record.count)}</td>
+                  <td>{count(record.count)}</td>
                   <td>{record.dkim ?? "—"}</td>
                   <td>{record.spf ?? "—"}</td>
                   <td>{record.disposition ?? "—"}</td>
@@ -133,7 +137,7 @@ export const DmarcReportView = ({ id }: { id: string }) => {
                 </tr>
               ))}
             </tbody>
-          </TableRegion>
+          </table></ScrollTable>
         </div>
       )}
     </div>

@@ -5,7 +5,12 @@ import { ErrorMessage } from "../../components/ErrorMessage.tsx"
 import { Field } from "../../components/Field.tsx"
 import { hrefOf, onLinkClick } from "../../router.ts"
 import { useSession, useSignedIn } from "../../session.tsx"
-import { ActionButton, CopyButton, LoadState, TableRegion, useLoad, When } from "./kit.tsx"
+import { ActionButton } from "../../components/ActionButton.tsx"
+import { CopyButton } from "../../components/CopyButton.tsx"
+import { LoadStatus } from "../../components/LoadStatus.tsx"
+import { ScrollTable } from "../../components/ScrollTable.tsx"
+import { When } from "../../components/When.tsx"
+import { useLoad } from "../../components/use-load.ts"
 import { useSubmit } from "../../components/use-submit.ts"
 
 /** The token of the key just created: this answer is the only place it is ever shown. */
@@ -14,7 +19,7 @@ const NewToken = ({ created, onDismiss }: { created: CreatedKey; onDismiss: () =
     <h2 id="new-token-heading">Key “{created.label}” created</h2>
     <p>Copy its token now: Herald keeps only a hash and will never show it again.</p>
     <p><code id="new-token">{created.token}</code></p>
-    <CopyButton text={created.token} label="Copy token" />
+    <CopyButton value={created.token} what="token" />
     <button type="button" class="secondary" onClick={onDismiss}>I have copied it</button>
   </section>
 )
@@ -53,9 +58,9 @@ export const KeyList = () => {
         changed()
       }} />
       <h2>Keys</h2>
-      <LoadState loaded={keys} what="the keys" />
+      <LoadStatus loaded={keys} what="the keys" />
       {keys.data === undefined ? null : (
-        <TableRegion label="Keys">
+        <ScrollTable label="Keys"><table>
           <thead>
             <tr><th scope="col">Label</th><th scope="col">Token ends</th><th scope="col">Webhook</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr>
           </thead>
@@ -78,7 +83,7 @@ export const KeyList = () => {
               </tr>
             ))}
           </tbody>
-        </TableRegion>
+        </table></ScrollTable>
       )}
     </div>
   )

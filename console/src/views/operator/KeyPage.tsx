@@ -6,14 +6,17 @@ import { Field } from "../../components/Field.tsx"
 import { hrefOf, onLinkClick } from "../../router.ts"
 import { useSession } from "../../session.tsx"
 import { DeliveryList } from "./DeliveryList.tsx"
-import { ActionButton, CopyButton, LoadState, useLoad } from "./kit.tsx"
+import { ActionButton } from "../../components/ActionButton.tsx"
+import { CopyButton } from "../../components/CopyButton.tsx"
+import { LoadStatus } from "../../components/LoadStatus.tsx"
+import { useLoad } from "../../components/use-load.ts"
 import { useSubmit } from "../../components/use-submit.ts"
 
 /** A webhook secret the API just made: shown once, like a token. */
 const NewSecret = ({ id, secret }: { id: string; secret: string }) => (
   <div class="op-secret" role="status">
     <p>The new signing secret, shown only now: <code id={id}>{secret}</code></p>
-    <CopyButton text={secret} label="Copy secret" />
+    <CopyButton value={secret} what="secret" />
   </div>
 )
 
@@ -43,7 +46,7 @@ const Webhook = ({ keyId, refresh }: { keyId: string; refresh: number }) => {
   return (
     <section aria-labelledby="webhook-heading">
       <h2 id="webhook-heading">Webhook</h2>
-      <LoadState loaded={config} what="the webhook" />
+      <LoadStatus loaded={config} what="the webhook" />
       {config.data === undefined ? null : (
         <div>
           <p>
@@ -76,7 +79,7 @@ export const KeyPage = ({ keyId }: { keyId: string }) => {
   return (
     <div>
       <p><a href={hrefOf("keys")} onClick={onLinkClick("keys")}>All keys</a></p>
-      <LoadState loaded={key} what="the key" />
+      <LoadStatus loaded={key} what="the key" />
       {key.data === undefined ? null : (
         <div>
           <h2 class="op-key-name">Key “{key.data.label}”</h2>

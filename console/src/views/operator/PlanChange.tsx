@@ -7,11 +7,13 @@ import { type PlanChange as Change, usageApi } from "../../api/operator.ts"
 import { ApiError } from "../../api/client.ts"
 import { ErrorMessage } from "../../components/ErrorMessage.tsx"
 import { Field } from "../../components/Field.tsx"
-import { formatCents, formatCount, LoadState, useLoad } from "./kit.tsx"
+import { LoadStatus } from "../../components/LoadStatus.tsx"
+import { cents, count } from "../../components/format.ts"
+import { useLoad } from "../../components/use-load.ts"
 
 const describe = (change: Change): string =>
   change.type === "upgrade"
-    ? `Upgraded now${change.proration === undefined ? "" : `: ${formatCents(change.proration.amount_usd_cents)} for the ${change.proration.days_charged} days left of the cycle`}.`
+    ? `Upgraded now${change.proration === undefined ? "" : `: ${cents(change.proration.amount_usd_cents)} for the ${change.proration.days_charged} days left of the cycle`}.`
     : `Downgrade scheduled for ${change.effective_at === undefined ? "the next reset" : new Date(change.effective_at).toLocaleString()}.`
 
 export const PlanChange = () => {
@@ -42,7 +44,7 @@ export const PlanChange = () => {
   return (
     <section class="op-section" aria-labelledby="plan-heading">
       <h2 id="plan-heading">Change plan</h2>
-      <LoadState loaded={plans} what="the plans" />
+      <LoadStatus loaded={plans} what="the plans" />
       <form class="op-inline-form" onSubmit={(event) => void submit(event)}>
         <div class="op-field">
           <label for="plan-choice">Plan</label>
@@ -51,7 +53,7 @@ export const PlanChange = () => {
             <option value="">Choose a plan</option>
             {selectable.map((item) => (
               <option key={item.id} value={item.id}>
-                {item.name}: {formatCents(item.price_usd_cents)}/month, {formatCount(item.monthly_quota)} emails{item.features.includes("dmarc") ? ", DMARC reports" : ""}
+                {item.name}: {cents(item.price_usd_cents)}/month, {count(item.monthly_quota)} emails{item.features.includes("dmarc") ? ", DMARC reports" : ""}
               </option>
             ))}
           </select>

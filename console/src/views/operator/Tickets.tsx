@@ -7,7 +7,10 @@ import { type TicketPriority, usageApi } from "../../api/operator.ts"
 import { ErrorMessage } from "../../components/ErrorMessage.tsx"
 import { Field } from "../../components/Field.tsx"
 import { hrefOf, navigate, onLinkClick } from "../../router.ts"
-import { LoadState, TableRegion, useLoad, When } from "./kit.tsx"
+import { LoadStatus } from "../../components/LoadStatus.tsx"
+import { ScrollTable } from "../../components/ScrollTable.tsx"
+import { When } from "../../components/When.tsx"
+import { useLoad } from "../../components/use-load.ts"
 import { useSubmit } from "../../components/use-submit.ts"
 
 const TextArea = ({ id, label, value, onValue }: { id: string; label: string; value: string; onValue: (value: string) => void }) => (
@@ -53,9 +56,9 @@ export const Tickets = () => {
     <section class="op-section" aria-labelledby="tickets-heading">
       <h2 id="tickets-heading">Support tickets</h2>
       <OpenTicket />
-      <LoadState loaded={tickets} what="the tickets" />
+      <LoadStatus loaded={tickets} what="the tickets" />
       {tickets.data === undefined ? null : tickets.data.items.length === 0 ? <p>No tickets yet.</p> : (
-        <TableRegion label="Support tickets">
+        <ScrollTable label="Support tickets"><table>
           <thead><tr><th scope="col">Subject</th><th scope="col">Status</th><th scope="col">Priority</th><th scope="col">Updated</th></tr></thead>
           <tbody>
             {tickets.data.items.map((ticket) => (
@@ -67,7 +70,7 @@ export const Tickets = () => {
               </tr>
             ))}
           </tbody>
-        </TableRegion>
+        </table></ScrollTable>
       )}
     </section>
   )
@@ -96,7 +99,7 @@ export const TicketView = ({ id }: { id: string }) => {
   return (
     <div>
       <p><a href={hrefOf("usage")} onClick={onLinkClick("usage")}>Back to usage and plan</a></p>
-      <LoadState loaded={ticket} what="the ticket" />
+      <LoadStatus loaded={ticket} what="the ticket" />
       {t === undefined ? null : (
         <div>
           <h2 class="op-wrap">{t.subject}</h2>

@@ -8,9 +8,9 @@ import { useState } from "preact/hooks"
 import type { EntryListApi } from "../../api/sender.ts"
 import { ErrorMessage, messageOf } from "../../components/ErrorMessage.tsx"
 import { Field } from "../../components/Field.tsx"
-import { shown, useLoad } from "./load.ts"
-import { PAGE_SIZE, Pager } from "./Pager.tsx"
-import { ScrollTable } from "./ScrollTable.tsx"
+import { shown, useLoad } from "../../components/use-load.ts"
+import { PAGE_SIZE, Pager } from "../../components/Pager.tsx"
+import { ScrollTable } from "../../components/ScrollTable.tsx"
 import { useSubmit } from "../../components/use-submit.ts"
 
 export interface Column<T> {

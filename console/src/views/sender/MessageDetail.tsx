@@ -10,8 +10,8 @@ import { useState } from "preact/hooks"
 import { type MessageContent, messagesApi, type MessageView, type TimelineEntry } from "../../api/sender.ts"
 import { ErrorMessage } from "../../components/ErrorMessage.tsx"
 import { hrefOf, onLinkClick } from "../../router.ts"
-import { bytes, when } from "./format.ts"
-import { useLoad } from "./load.ts"
+import { bytes, when } from "../../components/format.ts"
+import { useLoad } from "../../components/use-load.ts"
 
 /** Exactly what #28 allows the message frame: popups (links in a new tab) that leave the sandbox. */
 export const MESSAGE_FRAME_SANDBOX = "allow-popups allow-popups-to-escape-sandbox"

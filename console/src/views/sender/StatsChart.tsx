@@ -5,7 +5,7 @@
  * exact values; the SVG itself is one labelled image.
  */
 import { STAT_SERIES, type Stats, type StatSeries } from "../../api/sender.ts"
-import { count } from "./format.ts"
+import { count } from "../../components/format.ts"
 
 // A viewBox narrow enough that its 12-unit labels stay readable when the chart shrinks to a phone.
 const WIDTH = 520

@@ -1,10 +1,11 @@
 /**
- * Server-side paging for the sender's lists (#28: lists of 100,000 rows stay fast): the API is
- * asked for one page (limit and offset); this shows where the page is and moves by one page.
+ * Server-side paging for every list of the console (lists of 100,000 rows stay fast): the API is
+ * asked for one page (limit and offset); this shows where the page is and moves by one page. A
+ * list that fits one page shows its count only.
  */
 import { count } from "./format.ts"
 
-/** Rows per page of the sender's lists. */
+/** Rows per page of the console's lists. */
 export const PAGE_SIZE = 50
 
 export interface PagerProps {
@@ -14,10 +15,11 @@ export interface PagerProps {
   readonly offset: number
   readonly limit: number
   readonly onOffset: (offset: number) => void
-  readonly busy: boolean
+  readonly busy?: boolean
 }
 
-export const Pager = ({ busy, label, limit, offset, onOffset, total }: PagerProps) => {
+export const Pager = ({ busy = false, label, limit, offset, onOffset, total }: PagerProps) => {
+  if (total <= limit && offset === 0) return <p class="pager-count">{total === 1 ? "1 item" : `${count(total)} items`}</p>
   const first = total === 0 ? 0 : offset + 1
   const last = Math.min(offset + limit, total)
   return (

@@ -1,4 +1,4 @@
-/** Numbers and times as the sender's views show them (the browser's locale, the viewer's time zone). */
+/** Numbers, amounts and times as the console shows them (the browser's locale, the viewer's time zone). */
 
 const numbers = new Intl.NumberFormat()
 
@@ -15,3 +15,6 @@ export const when = (iso: string): string => {
 /** Bytes as B, KB or MB. */
 export const bytes = (n: number): string =>
   n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`
+
+/** Cents as dollars with two decimals (plans and usage are priced in cents). */
+export const cents = (amount: number): string => `$${(amount / 100).toFixed(2)}`

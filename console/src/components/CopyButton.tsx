@@ -1,7 +1,7 @@
 /**
- * Copies a value (a DNS record's name or value) to the clipboard and says so. Where the clipboard
- * API is refused (an insecure origin, a denied permission), it says that instead: the value is
- * still on screen to select by hand.
+ * Copies a value (a DNS record, a key's token, a webhook secret) to the clipboard and says so. Where
+ * the clipboard API is refused (an insecure origin, a denied permission), it says that instead: the
+ * value is still on screen to select by hand.
  */
 import { useState } from "preact/hooks"
 

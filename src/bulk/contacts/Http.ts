@@ -197,4 +197,8 @@ export const ContactsHttpLive = HttpApiBuilder.group(groupApi(ContactsGroup), "c
         Effect.flatMap(CurrentKey, (me) => contacts.engagement(me, path.email, urlParams.limit, urlParams.offset)).pipe(
           Effect.catchAll((e) => e._tag === "QueryTooExpensive" ? answerQueryTooExpensive(e) : answer(e))
         ))
+      .handle("messages", ({ path, urlParams }) =>
+        Effect.flatMap(CurrentKey, (me) => contacts.messages(me, path.email, urlParams.limit, urlParams.offset)).pipe(
+          Effect.catchAll((e) => e._tag === "QueryTooExpensive" ? answerQueryTooExpensive(e) : answer(e))
+        ))
   }))

@@ -1,0 +1,95 @@
+/**
+ * What the API gains for the marketers' console (issue 29), against a running appliance: a
+ * contact's messages, a template version's content, the import preview's invalid rows, enrolment by
+ * segment, and a list's confirmation mail previewed. For each: the key's own resources only
+ * (another key's, of the same account or another, is 404 not_found) and bad input 400
+ * validation_failed naming its param.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { sendCampaignTo } from "../support/campaigns.ts"
+import { eventually } from "../support/eventually.ts"
+import { newSender, type Sender, siblingKey, type SendingApp, startSendingApp } from "../support/sending.ts"
+
+let rig: SendingApp
+let sender: Sender
+/** Another key of the sender's account: bulk resources belong to a key. */
+let sibling: Sender
+/** Another account. */
+let stranger: Sender
+
+beforeAll(async () => {
+  rig = await startSendingApp()
+  sender = rig.sender
+  sibling = { ...sender, ...(await siblingKey(rig.app, sender)) }
+  stranger = await newSender(rig.app, rig.dns, { packageId: "growth" })
+})
+afterAll(() => rig.stop())
+
+const as = (who: Sender) => (method: string, route: string, body?: unknown) =>
+  rig.app.request(method, route, { token: who.token, ...(body === undefined ? {} : { body }) })
+const api = (method: string, route: string, body?: unknown) => as(sender)(method, route, body)
+
+const expectNotFound = (res: { status: number; json: any }) => {
+  expect(res.status).toBe(404)
+  expect(res.json.error.code).toBe("not_found")
+}
+const expectInvalid = (res: { status: number; json: any }, param: string) => {
+  expect(res.status).toBe(400)
+  expect(res.json.error).toMatchObject({ code: "validation_failed", param })
+}
+
+describe("GET /v1/bulk/contacts/{email}/messages", () => {
+  const address = `Reader.${Date.now()}@inbox.example`
+  const messagesOf = (who: Sender, email: string, query = "") => as(who)("GET", `/v1/bulk/contacts/${encodeURIComponent(email)}/messages${query}`)
+
+  it("lists the bulk messages this key sent to the contact, newest first, and not another key's to the same address", async () => {
+    await sendCampaignTo(rig.app, sender, [address])
+    // The sibling key has its own contact of the same address and mails it too.
+    await sendCampaignTo(rig.app, sibling, [address.toLowerCase()])
+    const one = await eventually(async () => {
+      const res = await messagesOf(sender, address)
+      return res.status === 200 && res.json.total === 1 ? res : undefined
+    }, "the campaign's message to the contact")
+    expect(one.json).toMatchObject({ total: 1, limit: 50, offset: 0 })
+    const [item] = one.json.items
+    expect(Object.keys(item).sort()).toEqual(["created_at", "id", "status", "subject"])
+    expect(item).toMatchObject({ subject: "Newsletter", status: expect.stringMatching(/^(queued|deferred|sent|bounced|failed)$/) })
+    // The id is the message view's: this key reads it there.
+    expect((await api("GET", `/v1/mail/messages/${item.id}`)).json.recipients[0].email.toLowerCase()).toBe(address.toLowerCase())
+    const theirs = await eventually(async () => {
+      const res = await messagesOf(sibling, address)
+      return res.status === 200 && res.json.total === 1 ? res : undefined
+    }, "the sibling's message")
+    expect(theirs.json.items[0].id).not.toBe(item.id)
+
+    // A second message to the contact comes first; paging walks the rest.
+    const second = await api("POST", "/v1/bulk/campaigns", {
+      name: "Later", from_email: sender.from, subject: "Later news", body_text: "x",
+      list_ids: (await api("GET", `/v1/bulk/contacts/${encodeURIComponent(address)}`)).json.lists.map((l: { list_id: string }) => l.list_id)
+    })
+    expect((await api("POST", `/v1/bulk/campaigns/${second.json.id}/send`)).status).toBe(200)
+    const two = await eventually(async () => {
+      const res = await messagesOf(sender, address)
+      return res.json.total === 2 ? res : undefined
+    }, "the second campaign's message")
+    expect(two.json.items.map((m: { subject: string }) => m.subject)).toEqual(["Later news", "Newsletter"])
+    const page = await messagesOf(sender, address, "?limit=1&offset=1")
+    expect(page.json).toMatchObject({ total: 2, limit: 1, offset: 1, items: [{ id: item.id }] })
+  })
+
+  it("is 404 for another key's contact, of the same account or another", async () => {
+    const own = `only-mine.${Date.now()}@inbox.example`
+    expect((await api("POST", "/v1/bulk/contacts", { email: own })).status).toBe(201)
+    expect((await messagesOf(sender, own)).json).toMatchObject({ total: 0, items: [] })
+    expectNotFound(await messagesOf(sibling, own))
+    expectNotFound(await messagesOf(stranger, own))
+  })
+
+  it("refuses a page out of bounds (400 naming the parameter)", async () => {
+    const own = `bounds.${Date.now()}@inbox.example`
+    expect((await api("POST", "/v1/bulk/contacts", { email: own })).status).toBe(201)
+    expectInvalid(await messagesOf(sender, own, "?limit=0"), "limit")
+    expectInvalid(await messagesOf(sender, own, "?limit=201"), "limit")
+    expectInvalid(await messagesOf(sender, own, "?offset=-1"), "offset")
+  })
+})

@@ -93,3 +93,40 @@ describe("GET /v1/bulk/contacts/{email}/messages", () => {
     expectInvalid(await messagesOf(sender, own, "?offset=-1"), "offset")
   })
 })
+
+describe("GET /v1/bulk/templates/{id}/versions/{version}", () => {
+  it("answers a version as the history lists it, with the content it stored", async () => {
+    const created = await api("POST", "/v1/bulk/templates", {
+      name: "Welcome", subject: "Hi {{ name }}", html: "<p>First {{ name }}</p>", body_text: "First", preheader: "Pre", vars: { name: "friend" }
+    })
+    expect(created.status).toBe(201)
+    const id = created.json.id
+    expect((await api("PATCH", `/v1/bulk/templates/${id}`, { html: "<p>Second</p>", mjml: null })).status).toBe(200)
+    const history = await api("GET", `/v1/bulk/templates/${id}/versions`)
+    const [newest, oldest] = history.json.items
+    const first = await api("GET", `/v1/bulk/templates/${id}/versions/${oldest.id}`)
+    expect(first.status).toBe(200)
+    expect(first.json).toEqual({
+      ...oldest,
+      html: "<p>First {{ name }}</p>", body_text: "First", mjml: null, preheader: "Pre", vars: { name: "friend" },
+      from_email: null, from_name: null, reply_to: null
+    })
+    const second = await api("GET", `/v1/bulk/templates/${id}/versions/${newest.id}`)
+    expect(second.json).toMatchObject({ ...newest, html: "<p>Second</p>" })
+  })
+
+  it("is 404 for another key's template, and for a version it does not have", async () => {
+    const created = await api("POST", "/v1/bulk/templates", { name: "Mine", html: "<p>x</p>" })
+    const route = `/v1/bulk/templates/${created.json.id}/versions/1`
+    expect((await api("GET", route)).status).toBe(200)
+    expectNotFound(await as(sibling)("GET", route))
+    expectNotFound(await as(stranger)("GET", route))
+    expectNotFound(await api("GET", `/v1/bulk/templates/${created.json.id}/versions/99`))
+  })
+
+  it("refuses a version that is not a number (400 naming it)", async () => {
+    const created = await api("POST", "/v1/bulk/templates", { name: "Mine", html: "<p>x</p>" })
+    expectInvalid(await api("GET", `/v1/bulk/templates/${created.json.id}/versions/first`), "vid")
+    expectInvalid(await api("GET", `/v1/bulk/templates/${created.json.id}/versions/-1`), "vid")
+  })
+})

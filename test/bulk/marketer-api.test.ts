@@ -130,3 +130,44 @@ describe("GET /v1/bulk/templates/{id}/versions/{version}", () => {
     expectInvalid(await api("GET", `/v1/bulk/templates/${created.json.id}/versions/-1`), "vid")
   })
 })
+
+describe("POST /v1/bulk/contacts/import-preview: invalid rows", () => {
+  it("lists the invalid rows by their 0-based position, with the import's reasons", async () => {
+    const res = await api("POST", "/v1/bulk/contacts/import-preview", { emails: ["ok@inbox.example", " not-an-address ", "", "OK@inbox.example", "grace@"] })
+    expect(res.status).toBe(200)
+    expect(res.json).toMatchObject({
+      total_received: 5,
+      invalid: [
+        { index: 1, email: "not-an-address", reason: "invalid email syntax" },
+        { index: 2, email: "", reason: "missing email" },
+        { index: 4, email: "grace@", reason: "invalid email syntax" }
+      ]
+    })
+    // The import reports the same rows the same way (its row counts from 1).
+    const imported = await api("POST", "/v1/bulk/contacts/import", { contacts: [{ email: "ok@inbox.example" }, { email: " not-an-address " }, { email: "" }] })
+    expect(imported.json.errors).toEqual([
+      { row: 2, email: "not-an-address", reason: "invalid email syntax" },
+      { row: 3, email: "", reason: "missing email" }
+    ])
+  })
+
+  it("lists the first 100 invalid rows; the counts still count them all", async () => {
+    const emails = Array.from({ length: 150 }, (_, i) => `broken-${i}`)
+    const res = await api("POST", "/v1/bulk/contacts/import-preview", emails)
+    expect(res.json.invalid_syntax).toBe(150)
+    expect(res.json.invalid).toHaveLength(100)
+    expect(res.json.invalid.at(-1)).toEqual({ index: 99, email: "broken-99", reason: "invalid email syntax" })
+  })
+
+  it("names only the key's own contacts as existing", async () => {
+    const address = `preview-theirs.${Date.now()}@inbox.example`
+    expect((await as(sibling)("POST", "/v1/bulk/contacts", { email: address })).status).toBe(201)
+    expect((await api("POST", "/v1/bulk/contacts/import-preview", [address])).json.existing).toEqual([])
+    expect((await as(sibling)("POST", "/v1/bulk/contacts/import-preview", [address])).json.existing).toEqual([address])
+  })
+
+  it("refuses a body that is not a list of addresses (400 naming it)", async () => {
+    expectInvalid(await api("POST", "/v1/bulk/contacts/import-preview", { emails: "ada@example.net" }), "emails")
+    expectInvalid(await api("POST", "/v1/bulk/contacts/import-preview", { emails: ["x".repeat(5000)] }), "emails[0]")
+  })
+})

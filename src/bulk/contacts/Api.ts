@@ -85,10 +85,26 @@ const PreviewResponse = Schema.Struct({
   existing: Schema.Array(Schema.String).annotations({ description: "Addresses already contacts of the key, as stored" }),
   total_unique: Schema.Int,
   total_received: Schema.Int,
-  invalid_syntax: Schema.Int,
+  invalid_syntax: Schema.Int.annotations({ description: "Unique addresses that are not valid (what the import's gate counts)" }),
+  invalid: Schema.Array(Schema.Struct({
+    index: Schema.Int.annotations({ description: "0-based position in the submitted rows" }),
+    email: Schema.String.annotations({ description: "As submitted, trimmed" }),
+    reason: Schema.String.annotations({ description: "As the import reports it: missing email, invalid email syntax" })
+  })).annotations({ description: "The first 100 invalid rows, in submitted order (every row, repeats too)" }),
   validation_min: Schema.Int,
   max_invalid_pct: Schema.Number
-}).annotations({ identifier: "ContactImportPreview" })
+}).annotations({
+  identifier: "ContactImportPreview",
+  examples: [{
+    existing: ["ada@example.net"],
+    total_unique: 3,
+    total_received: 4,
+    invalid_syntax: 1,
+    invalid: [{ index: 2, email: "grace@", reason: "invalid email syntax" }],
+    validation_min: 100,
+    max_invalid_pct: 10
+  }]
+})
 
 const Engagement = Schema.Struct({
   email: Schema.String,
@@ -159,7 +175,8 @@ export class ContactsGroup extends HttpApiGroup.make("contacts")
   )
   .add(
     HttpApiEndpoint.post("importPreview", "/v1/bulk/contacts/import-preview").setPayload(PreviewRequest).addSuccess(PreviewResponse)
-      .annotate(OpenApi.Summary, "What an import of these addresses would meet; touches nothing")
+      .addError(Unprocessable)
+      .annotate(OpenApi.Summary, "What an import of these addresses would meet (existing contacts, the gate's counts, the invalid rows); touches nothing")
   )
   .add(HttpApiEndpoint.get("read", "/v1/bulk/contacts/:id").setPath(Ref).addSuccess(Contact))
   .add(HttpApiEndpoint.patch("update", "/v1/bulk/contacts/:id").setPath(Ref).setPayload(ContactPatch).addSuccess(Contact).addError(Conflict))

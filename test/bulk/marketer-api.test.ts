@@ -18,7 +18,8 @@ let sibling: Sender
 let stranger: Sender
 
 beforeAll(async () => {
-  rig = await startSendingApp()
+  // A small enrolment cap, so that enrolling a segment shows it stops where a list's enrolment does.
+  rig = await startSendingApp({ HERALD_ENROLL_CAP: "2" })
   sender = rig.sender
   sibling = { ...sender, ...(await siblingKey(rig.app, sender)) }
   stranger = await newSender(rig.app, rig.dns, { packageId: "growth" })
@@ -169,5 +170,55 @@ describe("POST /v1/bulk/contacts/import-preview: invalid rows", () => {
   it("refuses a body that is not a list of addresses (400 naming it)", async () => {
     expectInvalid(await api("POST", "/v1/bulk/contacts/import-preview", { emails: "ada@example.net" }), "emails")
     expectInvalid(await api("POST", "/v1/bulk/contacts/import-preview", { emails: ["x".repeat(5000)] }), "emails[0]")
+  })
+})
+
+describe("POST /v1/bulk/sequences/{id}/enroll with segment_id", () => {
+  const stamp = Date.now()
+  const newSequence = async () => {
+    const created = await api("POST", "/v1/bulk/sequences", { name: "Welcome", from_email: sender.from })
+    expect(created.status).toBe(201)
+    expect((await api("POST", `/v1/bulk/sequences/${created.json.id}/steps`, { subject: "A", html: "<p>a</p>", offset_seconds: 86_400 })).status).toBe(201)
+    return created.json.id as string
+  }
+  const vipSegment = async (who: Sender) => {
+    const created = await as(who)("POST", "/v1/bulk/segments", { name: "VIP", rules: { match: "all", rules: [{ field: "tag", op: "has", value: `vip-${stamp}` }] } })
+    expect(created.status).toBe(201)
+    return created.json.id as string
+  }
+
+  it("enrols the segment's sendable contacts with the list enrolment's counts and cap", async () => {
+    for (const name of ["v1", "v2", "v3", "sup", "plain"]) {
+      const tags = name === "plain" ? [] : [`vip-${stamp}`]
+      expect((await api("POST", "/v1/bulk/contacts", { email: `${name}.${stamp}@inbox.example`, tags })).status).toBe(201)
+    }
+    expect((await api("POST", "/v1/client/suppressions", { email: `sup.${stamp}@inbox.example` })).status).toBe(201)
+    const id = await newSequence()
+    const segment = await vipSegment(sender)
+    const enrol = () => api("POST", `/v1/bulk/sequences/${id}/enroll`, { segment_id: segment })
+    const first = await enrol()
+    expect(first.status).toBe(200)
+    expect(first.json).toEqual({ enrolled: 2, already_in: 0, skipped_terminal: 0, suppressed: 1, total: 4, truncated: true })
+    expect((await enrol()).json).toEqual({ enrolled: 1, already_in: 2, skipped_terminal: 0, suppressed: 1, total: 4, truncated: false })
+    const subscribed = await api("GET", `/v1/bulk/sequences/${id}/subscriptions`)
+    expect(subscribed.json.items.map((s: { email: string }) => s.email).sort())
+      .toEqual(["v1", "v2", "v3"].map((n) => `${n}.${stamp}@inbox.example`))
+  })
+
+  it("is 404 for another key's segment", async () => {
+    const id = await newSequence()
+    expectNotFound(await api("POST", `/v1/bulk/sequences/${id}/enroll`, { segment_id: await vipSegment(sibling) }))
+    expectNotFound(await api("POST", `/v1/bulk/sequences/${id}/enroll`, { segment_id: await vipSegment(stranger) }))
+    expectNotFound(await api("POST", `/v1/bulk/sequences/${id}/enroll`, { segment_id: "sg_nope" }))
+  })
+
+  it("wants exactly one of list_id and segment_id (400 naming it), and enrols no one then", async () => {
+    const id = await newSequence()
+    const segment = await vipSegment(sender)
+    const list = await api("POST", "/v1/bulk/lists", { name: "Both" })
+    expectInvalid(await api("POST", `/v1/bulk/sequences/${id}/enroll`, { list_id: list.json.id, segment_id: segment }), "segment_id")
+    expectInvalid(await api("POST", `/v1/bulk/sequences/${id}/enroll`, {}), "list_id")
+    expectInvalid(await api("POST", `/v1/bulk/sequences/${id}/enroll`, { segment_id: 5 }), "segment_id")
+    expect((await api("GET", `/v1/bulk/sequences/${id}/subscriptions`)).json.total).toBe(0)
   })
 })

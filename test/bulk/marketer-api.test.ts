@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sendCampaignTo } from "../support/campaigns.ts"
+import { query } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
 import { newSender, type Sender, siblingKey, type SendingApp, startSendingApp } from "../support/sending.ts"
 
@@ -29,6 +30,9 @@ afterAll(() => rig.stop())
 const as = (who: Sender) => (method: string, route: string, body?: unknown) =>
   rig.app.request(method, route, { token: who.token, ...(body === undefined ? {} : { body }) })
 const api = (method: string, route: string, body?: unknown) => as(sender)(method, route, body)
+
+const rigQuery = <T extends Record<string, unknown> = Record<string, any>>(text: string, params: ReadonlyArray<unknown> = []) =>
+  query<T>(rig.app.databaseUrl, text, params)
 
 const expectNotFound = (res: { status: number; json: any }) => {
   expect(res.status).toBe(404)
@@ -220,5 +224,71 @@ describe("POST /v1/bulk/sequences/{id}/enroll with segment_id", () => {
     expectInvalid(await api("POST", `/v1/bulk/sequences/${id}/enroll`, {}), "list_id")
     expectInvalid(await api("POST", `/v1/bulk/sequences/${id}/enroll`, { segment_id: 5 }), "segment_id")
     expect((await api("GET", `/v1/bulk/sequences/${id}/subscriptions`)).json.total).toBe(0)
+  })
+})
+
+describe("POST /v1/bulk/lists/{id}/confirmation/preview", () => {
+  const newList = async (name: string) => {
+    const list = await api("POST", "/v1/bulk/lists", { name })
+    expect(list.status).toBe(201)
+    return list.json.id as string
+  }
+  const preview = (id: string, body?: unknown, who = sender) => as(who)("POST", `/v1/bulk/lists/${id}/confirmation/preview`, body)
+
+  it("renders the list's subject and intro in the real mail's frame, with a placeholder link, and queues nothing", async () => {
+    const id = await newList("Garden news")
+    const configured = await api("PUT", `/v1/bulk/lists/${id}/confirmation`, {
+      require_confirmation: true,
+      confirm_from_email: sender.from,
+      confirm_subject: "Confirm {{ list_name }}",
+      confirm_intro: "Hello {{ email }}, <b>welcome</b> to {{ list_name }}."
+    })
+    expect(configured.status).toBe(200)
+    const res = await preview(id, {})
+    expect(res.status).toBe(200)
+    expect(Object.keys(res.json).sort()).toEqual(["html", "subject", "text"])
+    expect(res.json.subject).toBe("Confirm Garden news")
+    expect(res.json.text).toMatch(/^Hello new\.member@example\.com, <b>welcome<\/b> to Garden news\.\n\nConfirm your subscription: http\S+\/confirm\/preview\n/)
+    expect(res.json.text).toContain("for the list \"Garden news\"")
+    // The intro is text: escaped in the html, as in the real mail.
+    expect(res.json.html).toContain("&lt;b&gt;welcome&lt;/b&gt;")
+    expect(res.json.html).toMatch(/href="http\S+\/confirm\/preview"/)
+    // No body at all works too, and nothing was queued by either.
+    expect((await preview(id)).json).toEqual(res.json)
+    const queued = await rigQuery(`SELECT count(*)::int AS n FROM messages WHERE key_id = $1 AND origin = 'confirmation'`, [sender.keyId])
+    expect(queued[0]!.n).toBe(0)
+  })
+
+  it("is the real confirmation mail's content, but for its link and recipient", async () => {
+    const id = await newList("Same frame")
+    await api("PUT", `/v1/bulk/lists/${id}/confirmation`, { require_confirmation: true, confirm_from_email: sender.from })
+    const shown = await preview(id)
+    const address = `new.member@example.com`
+    expect((await api("POST", `/v1/bulk/lists/${id}/contacts`, { contacts: [address] })).json.confirmations_queued).toBe(1)
+    const [sent] = await rigQuery(`SELECT id FROM messages WHERE key_id = $1 AND origin = 'confirmation' ORDER BY created_at DESC LIMIT 1`, [sender.keyId])
+    const content = await api("GET", `/v1/mail/messages/${sent!.id}/content`)
+    expect(content.status).toBe(200)
+    const subject = content.json.headers.find((h: { name: string }) => h.name === "Subject").value
+    expect(subject).toBe(shown.json.subject)
+    // The same text but the token (the message view redacts a real one) and the request's minute.
+    const normal = (text: string) => text.replace(/\/confirm\/[^\s"]+/g, "/confirm/TOKEN").replace(/\d{4}-\d\d-\d\d \d\d:\d\d UTC/g, "DATE")
+    expect(normal(content.json.text)).toBe(normal(shown.json.text))
+  })
+
+  it("is 404 for another key's list", async () => {
+    const id = await newList("Private")
+    expectNotFound(await preview(id, {}, sibling))
+    expectNotFound(await preview(id, {}, stranger))
+    expectNotFound(await preview("ls_nope", {}))
+  })
+
+  it("refuses a bad id or a subject that does not compile (400 naming it)", async () => {
+    expectInvalid(await preview("x".repeat(300), {}), "id")
+    const id = await newList("Broken")
+    // Stored before the engine checked settings: made broken in the table, as an old row could be.
+    await rigQuery(`UPDATE lists SET confirm_subject = '{{ x | nope }}' WHERE id = $1`, [id])
+    const res = await preview(id, {})
+    expect(res.status).toBe(400)
+    expect(res.json.error).toMatchObject({ code: "render_failed", param: "confirm_subject" })
   })
 })

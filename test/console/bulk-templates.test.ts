@@ -8,7 +8,7 @@
  */
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import type { Browser, Dialog, Page } from "playwright-core"
+import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectAccessible, newPage, openBrowser, scrollsSideways } from "../support/browser.ts"
 import { type ConsoleAppliance, startConsoleAppliance } from "../support/console.ts"
@@ -85,7 +85,7 @@ const requestsOfPreview = async (srcdoc: string): Promise<number> => {
 
 /** Waits for the next dialog `act` opens, answers it, and returns its kind and text. */
 const answerDialog = async (page: Page, act: () => Promise<unknown>, accept: boolean) => {
-  const dialog = new Promise<Dialog>((resolve) => page.once("dialog", resolve))
+  const dialog = page.waitForEvent("dialog", { timeout: 5_000 })
   const acting = act()
   const opened = await dialog
   const seen = { type: opened.type(), message: opened.message() }
@@ -102,6 +102,7 @@ describe("the Templates view", () => {
     // which decides once the console lets a preview's images through.
     await page.goto(`${base()}/console/templates`)
     await page.getByText("This key has no templates yet.").waitFor()
+    await expectAccessible(page, "Templates at 1280 px")
     await page.getByRole("link", { name: "New template" }).click()
     await page.getByLabel("Name").fill("Welcome")
     await page.getByLabel("Subject").fill("Hello {{ first_name }}")
@@ -120,12 +121,12 @@ describe("the Templates view", () => {
     // The remote image: not fetched by the preview until asked, then fetched.
     const frame = page.locator("iframe.template-preview")
     const unasked = (await frame.getAttribute("srcdoc"))!
+    expect(await requestsOfPreview(unasked)).toBe(0)
     expect(unasked).toMatch(/^<!doctype html><meta http-equiv="Content-Security-Policy" content="default-src 'none'; [^"]*img-src data:">/)
     await page.getByLabel(/^Load remote images/).check()
     await expect.poll(() => frame.getAttribute("srcdoc")).toContain("img-src data: https: http:")
     const asked = (await frame.getAttribute("srcdoc"))!
     await page.getByLabel(/^Load remote images/).uncheck()
-    expect(await requestsOfPreview(unasked)).toBe(0)
     expect(await requestsOfPreview(asked)).toBe(1)
 
     // An unknown filter on line 2: the engine's message in the HTML panel, at its line.
@@ -138,6 +139,11 @@ describe("the Templates view", () => {
     expect(await page.locator("#source-html").getAttribute("aria-invalid")).toBe("true")
     await page.getByRole("button", { name: "Show line 2" }).click()
     expect(await page.evaluate("document.activeElement.id")).toBe("source-html")
+    // Side by side at this width: no tabs, every source in view.
+    expect(await page.getByRole("tab", { name: "MJML" }).isVisible()).toBe(false)
+    expect(await page.locator("#source-mjml").isVisible()).toBe(true)
+    await expectAccessible(page, "a template with an engine error at 1280 px")
+    expect(await scrollsSideways(page)).toBe(false)
 
     // Saved twice: two versions; the first compared with the editor, then restored.
     await page.locator("#source-html").fill(FIRST_HTML())
@@ -169,10 +175,6 @@ describe("the Templates view", () => {
     const queued = page.getByText(`Test queued for ${SIMULATOR}`)
     await queued.waitFor()
     const messageId = (await queued.getByRole("link").textContent())!.replace("see message ", "")
-    await expect.poll(async () => {
-      const message = await served.app.request("GET", `/v1/mail/messages/${messageId}`, { token: person.token })
-      return message.json?.recipients?.[0]?.state
-    }, { timeout: 20_000 }).toMatch(/sent|delivered/)
 
     // Unsaved edits: leaving through the navigation asks; staying keeps them; the tab's close asks too.
     await page.locator("#source-body_text").fill("Hi {{ first_name }}, unsaved")
@@ -184,35 +186,37 @@ describe("the Templates view", () => {
     expect(page.isClosed()).toBe(false)
     await answerDialog(page, () => messagesLink.click(), true)
     await page.getByRole("heading", { level: 1, name: "Messages" }).waitFor()
+
+    // Meanwhile the simulator took the test-send: it was sent.
+    await expect.poll(async () => {
+      const message = await served.app.request("GET", `/v1/mail/messages/${messageId}`, { token: person.token })
+      return message.json?.recipients?.[0]?.state
+    }, { timeout: 20_000 }).toMatch(/sent|delivered/)
     expect(errors).toEqual([])
     await context.close()
   })
 
-  it.each([1280, 390])("keeps the list and the editor accessible and without sideways scroll at %i px", async (width) => {
-    const { context, errors, page } = await signedIn(width)
+  it("keeps the list and the editor accessible, without sideways scroll and with tabs at 390 px", async () => {
+    const { context, errors, page } = await signedIn(390)
     await page.goto(`${base()}/console/templates`)
     await page.locator("table[aria-busy=false]").waitFor()
-    await expectAccessible(page, `Templates at ${width} px`)
-    expect(await scrollsSideways(page), `Templates at ${width} px`).toBe(false)
+    await expectAccessible(page, "Templates at 390 px")
+    expect(await scrollsSideways(page), "Templates at 390 px").toBe(false)
 
     await page.getByRole("link", { name: "Welcome" }).click()
     await preview(page).locator("#greeting").waitFor()
     await page.getByRole("region", { name: "Version history" }).waitFor()
-    // An engine error on view, as a person fixing one would see it.
+    // An engine error on view, as a person fixing one would see it; one source at a time.
     await page.locator("#source-html").fill("<p>\n{% if first_name %}")
     await page.locator("#source-html-error").waitFor()
-    if (width === 390) {
-      // Tabs at a phone's width: one source at a time.
-      expect(await page.locator("#source-mjml").isVisible()).toBe(false)
-      await page.getByRole("tab", { name: "MJML" }).click()
-      expect(await page.locator("#source-mjml").isVisible()).toBe(true)
-      expect(await page.locator("#source-html").isVisible()).toBe(false)
-    } else {
-      expect(await page.getByRole("tab", { name: "MJML" }).isVisible()).toBe(false)
-      expect(await page.locator("#source-mjml").isVisible()).toBe(true)
-    }
-    await expectAccessible(page, `a template at ${width} px`)
-    expect(await scrollsSideways(page), `a template at ${width} px`).toBe(false)
+    expect(await page.locator("#source-mjml").isVisible()).toBe(false)
+    await page.getByRole("tab", { name: "MJML" }).click()
+    expect(await page.locator("#source-mjml").isVisible()).toBe(true)
+    expect(await page.locator("#source-html").isVisible()).toBe(false)
+    await page.getByRole("tab", { name: "MJML" }).press("ArrowRight")
+    expect(await page.locator("#source-body_text").isVisible()).toBe(true)
+    await expectAccessible(page, "a template at 390 px")
+    expect(await scrollsSideways(page), "a template at 390 px").toBe(false)
     expect(errors).toEqual([])
     await context.close()
   })

@@ -42,9 +42,9 @@ await buildConsole(consoleDir)
 await mkdir(outDir, { recursive: true })
 const port = await freePort()
 const baseUrl = `http://127.0.0.1:${port}`
-// The browser opens the appliance's base URL (http://localhost:<port> by default): a sign-in from
-// another origin is refused.
-const consoleUrl = `http://localhost:${port}`
+// The browser opens the appliance's base URL (HERALD_BASE_URL below): a sign-in from another
+// origin is refused.
+const consoleUrl = baseUrl
 const appliance = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
   cwd: repoRoot,
   stdio: ["ignore", "inherit", "inherit"],
@@ -137,6 +137,8 @@ try {
     await nav.getByRole("link", { name: "Templates", exact: true }).click()
     await page.getByRole("link", { name: "Welcome" }).click()
     await page.frameLocator("iframe.template-preview").locator("h1").waitFor({ timeout: SETTLE_MS }).catch(() => undefined)
+    // An out-of-process frame below the fold is not painted until it has been in view.
+    await page.locator("iframe.template-preview").scrollIntoViewIfNeeded()
     await screenshot(page, path.join(outDir, `template-${width}.png`))
     written.push(path.join(outDir, `template-${width}.png`))
     const message = await openFirstMessage(page)

@@ -39,9 +39,14 @@ export const usePreview = (content: TemplateContent, vars: SampleVars, keyId: st
   }, [question, keyId])
 }
 
-/** The preview's refusal as an error about one field, when the API names one. */
+/** The fields the editor shows an error beside; any other refusal is shown where it happened. */
+const EDITED_FIELDS = new Set(["subject", "html", "mjml", "body_text"])
+
+/** A refusal as an error about one of the editor's fields, when the API names one. */
 export const fieldErrorOf = (error: unknown) =>
-  error instanceof ApiError && error.param !== undefined ? { param: error.param, message: error.message } : undefined
+  error instanceof ApiError && error.param !== undefined && EDITED_FIELDS.has(error.param)
+    ? { param: error.param, message: error.message }
+    : undefined
 
 const FrameOptions = ({ images, onImages, onWidth, width }: {
   width: FrameWidth

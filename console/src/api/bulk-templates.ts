@@ -44,7 +44,7 @@ export interface TemplateVersionEntry {
 }
 
 /** GET …/versions/{version}: the history's line plus its content. */
-export type TemplateVersion = TemplateVersionEntry & Partial<TemplateContent> & { readonly text?: string }
+export type TemplateVersion = TemplateVersionEntry & TemplateContent
 
 export interface TemplatePreview {
   readonly subject: string
@@ -77,6 +77,3 @@ export const templatesApi = {
   testSend: (id: string, body: { to_email: string; sample_vars: SampleVars; from_email?: string }) =>
     request<{ ok: boolean; message_id: string; to: string }>("POST", `${path(id)}/test-send`, { body })
 }
-
-/** A version's text part, whichever name the answer gives it. */
-export const versionText = (version: TemplateVersion): string => version.body_text ?? version.text ?? ""

@@ -5,7 +5,7 @@
  */
 import { type Change, diffLines } from "diff"
 import { useState } from "preact/hooks"
-import { type Template, type TemplateContent, type TemplateVersion, templatesApi, versionText } from "../../../api/bulk-templates.ts"
+import { type Template, type TemplateContent, type TemplateVersion, templatesApi } from "../../../api/bulk-templates.ts"
 import { ActionButton } from "../../../components/ActionButton.tsx"
 import { bytes } from "../../../components/format.ts"
 import { LoadStatus } from "../../../components/LoadStatus.tsx"
@@ -13,11 +13,11 @@ import { ScrollTable } from "../../../components/ScrollTable.tsx"
 import { When } from "../../../components/When.tsx"
 import { useLoad } from "../../../components/use-load.ts"
 
-const FIELDS: ReadonlyArray<{ title: string; of: (content: Partial<TemplateContent>) => string }> = [
-  { title: "Subject", of: (c) => c.subject ?? "" },
-  { title: "HTML", of: (c) => c.html ?? "" },
+const FIELDS: ReadonlyArray<{ title: string; of: (content: TemplateContent) => string }> = [
+  { title: "Subject", of: (c) => c.subject },
+  { title: "HTML", of: (c) => c.html },
   { title: "MJML", of: (c) => c.mjml ?? "" },
-  { title: "Text", of: (c) => c.body_text ?? "" }
+  { title: "Text", of: (c) => c.body_text }
 ]
 
 const markOf = (change: Change) => (change.added ? "+ " : change.removed ? "- " : "  ")
@@ -38,8 +38,7 @@ const FieldDiff = ({ changes, title }: { changes: ReadonlyArray<Change>; title: 
 )
 
 const VersionDiff = ({ current, version }: { version: TemplateVersion; current: TemplateContent }) => {
-  const content: Partial<TemplateContent> = { ...version, body_text: versionText(version), mjml: version.mjml ?? "" }
-  const fields = FIELDS.map((field) => ({ title: field.title, changes: diffLines(field.of(content), field.of({ ...current, mjml: current.mjml ?? "" })) }))
+  const fields = FIELDS.map((field) => ({ title: field.title, changes: diffLines(field.of(version), field.of(current)) }))
   const changed = fields.filter((field) => field.changes.some((change) => change.added === true || change.removed === true))
   return (
     <section class="version-diff" aria-labelledby="version-diff-heading">

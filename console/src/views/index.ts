@@ -9,6 +9,7 @@ import { KeysView } from "./Keys.tsx"
 import { MessagesView } from "./Messages.tsx"
 import { OverviewView } from "./Overview.tsx"
 import { SuppressionsView } from "./Suppressions.tsx"
+import { TemplatesView } from "./bulk/templates/Templates.tsx"
 import { UsageView } from "./Usage.tsx"
 
 export interface ViewProps {
@@ -30,6 +31,7 @@ export const VIEWS: ReadonlyArray<ViewEntry> = [
   { segment: "messages", title: "Messages", adminOnly: false, component: MessagesView },
   { segment: "domains", title: "Domains", adminOnly: false, component: DomainsView },
   { segment: "suppressions", title: "Suppressions", adminOnly: false, component: SuppressionsView },
+  { segment: "templates", title: "Templates", adminOnly: false, component: TemplatesView },
   { segment: "keys", title: "Keys and webhooks", adminOnly: false, component: KeysView },
   { segment: "usage", title: "Usage and plan", adminOnly: false, component: UsageView },
   { segment: "admin", title: "Admin", adminOnly: true, component: AdminView }

@@ -58,7 +58,7 @@ const appliance = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     HERALD_SMTP_PORT: String(await freePort()),
     HERALD_HOSTNAME: HOSTNAME,
     // The sign-in and every console write must come from the base URL's origin (the CSRF rule).
-    HERALD_BASE_URL: baseUrl,
+    HERALD_BASE_URL: consoleUrl,
     HERALD_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
     HERALD_BOOTSTRAP_PASSWORD: PASSWORD,
     HERALD_CONSOLE_DIR: consoleDir,
@@ -90,6 +90,8 @@ const seedSamples = async () => {
     })
   }
   await api("POST", "/v1/tickets", { subject: "Where do bounces show?", body: "Trying the simulator's bounce@ address." })
+  await api("POST", "/v1/bulk/lists", { name: "Monthly newsletter" })
+  await api("POST", "/v1/bulk/segments", { name: "Active VIPs", rules: { match: "all", rules: [{ field: "tag", op: "has", value: "vip" }, { field: "status", op: "is", value: "active" }] } })
 }
 
 /** Waits (at most SETTLE_MS) until the view no longer says it is loading something. */

@@ -85,7 +85,8 @@ export const ConfirmationSettings = ({ list, onSaved }: { list: MailingList; onS
   const dirty = !sameForm(form, formOf(list))
   useLeaveGuard(dirty)
   const { busy, error, onSubmit } = useSubmit(async () => {
-    await listsApi.configure(list.id, settingsOf(form))
+    // The form starts again from what the API kept (a blank setting comes back as its default).
+    setForm(formOf(await listsApi.configure(list.id, settingsOf(form))))
     onSaved()
   })
   const fieldError = (param: string) => aboutParam(error, param)

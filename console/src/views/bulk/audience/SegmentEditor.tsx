@@ -51,7 +51,7 @@ const LivePreview = ({ preview, updating }: { preview: Loaded<SegmentPreview>; u
             <thead><tr><th scope="col">Address</th><th scope="col">Name</th><th scope="col">Status</th></tr></thead>
             <tbody>
               {shown.sample.map((contact) => (
-                <tr key={contact.email}><td class="wrap">{contact.email}</td><td class="wrap">{contact.name ?? ""}</td><td>{contact.status}</td></tr>
+                <tr key={contact.email}><td>{contact.email}</td><td class="wrap">{contact.name ?? ""}</td><td>{contact.status}</td></tr>
               ))}
             </tbody>
           </table>

@@ -24,9 +24,10 @@ const summaryOf = (segment: Segment): string => {
   const { match, rules } = segment.rules
   if (rules.length === 0) return match === "all" ? "every contact" : "no contact"
   const words = rules.map((rule) => {
-    const field = FIELDS.find(([f]) => f === rule.field)?.[1] ?? rule.field
+    const field = rule.field === "custom" ? rule.field_name : FIELDS.find(([f]) => f === rule.field)?.[1] ?? rule.field
     const op = OPS[rule.field].find(([o]) => o === rule.op)?.[1] ?? rule.op
-    return `${field} ${op}`
+    const value = rule.field === "engagement" ? `in ${rule.days} days` : rule.value ?? ""
+    return `${field} ${op} ${value}`.trim()
   })
   return `${match === "all" ? "all" : "any"} of: ${words.join("; ")}`
 }

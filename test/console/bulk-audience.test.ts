@@ -163,20 +163,57 @@ describe("lists and segments", () => {
       await expect.poll(async () => (await count.getAttribute("aria-busy")) === "false" && (await count.textContent())?.startsWith(text)).toBe(true)
     }
 
-    const rule1 = page.getByRole("group", { name: "Rule 1" })
-    await rule1.getByLabel("Tag", { exact: true }).fill("vip")
-    await settled("2 contacts match")
-    expect(await sample()).toEqual([expect.stringContaining("@customers.test"), expect.stringContaining("@customers.test")])
-    await checkLayout(page, "a new segment")
+    await settled("3 contacts match") // no rules, match all: every contact of the key
 
-    // A second rule the API refuses (a day missing): its message under that rule.
+    // Every preview the page asks, and the first one for "vip" held back until a newer one answered.
+    const asked: Array<string> = []
+    page.on("request", (request) => { if (request.url().endsWith("/v1/bulk/segments/preview")) asked.push(request.postData() ?? "") })
+    let release: () => void = () => undefined
+    const gate = new Promise<void>((resolve) => { release = resolve })
+    let stale: Promise<void> | undefined
+    await page.route("**/v1/bulk/segments/preview", (route) => {
+      const first = stale === undefined && (route.request().postData() ?? "").includes('"vip"')
+      const answer = route.fetch().then(async (response) => {
+        if (first) await gate
+        await route.fulfill({ response })
+      })
+      if (first) stale = answer
+      return answer
+    })
+
+    // Typed key by key: one preview once typing pauses, none for "v" or "vi" (debounced); an
+    // incomplete rule (no tag yet) is not asked about at all.
+    await page.getByRole("button", { name: "Add rule" }).click()
+    const rule1 = page.getByRole("group", { name: "Rule 1" })
+    await rule1.getByLabel("Tag", { exact: true }).pressSequentially("vip")
+    await expect.poll(() => stale !== undefined).toBe(true)
+    expect(asked.filter((body) => body.includes('"field":"tag"')).map((body) => JSON.parse(body).rules.rules[0].value)).toEqual(["vip"])
+
+    // A second rule while the first answer is held: the newer answer shows, the older one arriving
+    // afterwards is dropped (useLoad).
     await page.getByRole("button", { name: "Add rule" }).click()
     const rule2 = page.getByRole("group", { name: "Rule 2" })
-    await rule2.getByLabel("Field", { exact: true }).selectOption("created")
-    await expect.poll(() => rule2.locator(".rule-error").textContent()).toContain("ISO 8601")
     await rule2.getByLabel("Field", { exact: true }).selectOption("custom")
     await rule2.getByLabel("Field name").fill("plan")
     await rule2.getByLabel("Value", { exact: true }).fill("pro")
+    await settled("1 contact matches")
+    const staleFinished = page.waitForEvent("requestfinished", (request) => request.url().endsWith("/preview") && !(request.postData() ?? "").includes("plan"))
+    release()
+    await stale
+    await staleFinished
+    await page.evaluate("new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve)))")
+    expect(await count.textContent()).toMatch(/^1 contact matches/)
+    expect(await sample()).toEqual([expect.stringContaining("ada@customers.test")])
+    await page.unroute("**/v1/bulk/segments/preview")
+    await checkLayout(page, "a new segment")
+
+    // A third rule the API refuses (0 days): its message under that rule; removed, the count is back.
+    await page.getByRole("button", { name: "Add rule" }).click()
+    const rule3 = page.getByRole("group", { name: "Rule 3" })
+    await rule3.getByLabel("Field", { exact: true }).selectOption("engagement")
+    await rule3.getByLabel("Within the last (days)").fill("0")
+    await expect.poll(() => rule3.locator("p.error").textContent()).toContain("1 to 90")
+    await rule3.getByRole("button", { name: "Remove rule 3" }).click()
     await settled("1 contact matches")
     expect(await sample()).toEqual([expect.stringContaining("ada@customers.test")])
 

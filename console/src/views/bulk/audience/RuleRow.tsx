@@ -49,6 +49,23 @@ export const newDraft = (field: RuleField = "tag", firstListId = ""): RuleDraft 
 /** Custom-field conditions that compare with a value (exists / not_exists take none). */
 const COMPARES = ["is", "is_not", "contains"]
 
+/**
+ * Whether every value the rule needs is filled in: the live preview counts complete rules only (a
+ * half-typed rule is not an error yet); saving sends every rule, and the API names what is missing.
+ */
+export const isComplete = (draft: RuleDraft): boolean => {
+  switch (draft.field) {
+    case "status":
+      return true
+    case "engagement":
+      return draft.days.trim() !== ""
+    case "custom":
+      return draft.fieldName.trim() !== "" && (!COMPARES.includes(draft.op) || draft.value !== "")
+    default:
+      return draft.value.trim() !== ""
+  }
+}
+
 /** The draft as the API's rule; a wrong value is the API's to refuse, with its message under the rule. */
 export const ruleOf = (draft: RuleDraft): Rule => {
   const op = draft.op as never
@@ -150,6 +167,7 @@ export const RuleRow = ({ draft, error, index, lists, onChange, onRemove }: {
         )
         : null}
       <button type="button" class="secondary" onClick={onRemove}>Remove rule {index + 1}</button>
+      {isComplete(draft) ? null : <p class="hint rule-error">Not counted until it is complete.</p>}
       {error === undefined ? null : <p class="error rule-error" id={`${id}-error`}>{error}</p>}
     </fieldset>
   )

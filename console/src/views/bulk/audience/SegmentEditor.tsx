@@ -20,7 +20,7 @@ import { type Loaded, useLoad } from "../../../components/use-load.ts"
 import { useSubmit } from "../../../components/use-submit.ts"
 import { navigate } from "../../../router.ts"
 import { useSignedIn } from "../../../session.tsx"
-import { draftOf, newDraft, type RuleDraft, ruleOf, RuleRow } from "./RuleRow.tsx"
+import { draftOf, isComplete, newDraft, type RuleDraft, ruleOf, RuleRow } from "./RuleRow.tsx"
 
 /** The rule an API error names (`rules.rules[2].op` → 2), else undefined. */
 const ruleIndexOf = (error: unknown): number | undefined => {
@@ -69,18 +69,28 @@ export const SegmentEditor = ({ segment, onSaved }: { segment: Segment | undefin
   const session = useSignedIn()
   const [name, setName] = useState(segment?.name ?? "")
   const [match, setMatch] = useState<SegmentRules["match"]>(segment?.rules.match ?? "all")
-  const [drafts, setDrafts] = useState<ReadonlyArray<RuleDraft>>(() => segment?.rules.rules.map(draftOf) ?? [newDraft()])
+  const [drafts, setDrafts] = useState<ReadonlyArray<RuleDraft>>(() => segment?.rules.rules.map(draftOf) ?? [])
   const lists = useLoad(() => listsApi.page(MAX_LIST_PAGE, 0), [session.active_key_id])
   const listItems = lists.data?.items ?? []
   const rules = rulesOf(match, drafts)
   const savedKey = segment === undefined ? undefined : JSON.stringify({ name: segment.name, rules: rulesOf(segment.rules.match, segment.rules.rules.map(draftOf)) })
-  const dirty = JSON.stringify({ name, rules }) !== (savedKey ?? JSON.stringify({ name: "", rules: rulesOf("all", [newDraft()]) }))
+  const dirty = JSON.stringify({ name, rules }) !== (savedKey ?? JSON.stringify({ name: "", rules: rulesOf("all", []) }))
   useLeaveGuard(dirty)
 
-  const rulesText = JSON.stringify(rules)
-  const asked = useDebounced(rulesText)
-  const preview = useLoad(() => segmentsApi.preview(JSON.parse(asked) as SegmentRules), [asked, session.active_key_id])
-  const updating = preview.loading || asked !== rulesText
+  // The preview counts the complete rules; `indices` maps its answer's rules.rules[k] back to the form's rule.
+  const indices = drafts.flatMap((draft, i) => (isComplete(draft) ? [i] : []))
+  const previewText = JSON.stringify({ rules: rulesOf(match, indices.map((i) => drafts[i]!)), indices })
+  const asked = useDebounced(previewText)
+  const preview = useLoad(() => {
+    const { rules: counted } = JSON.parse(asked) as { rules: SegmentRules }
+    return segmentsApi.preview(counted)
+  }, [asked, session.active_key_id])
+  const updating = preview.loading || asked !== previewText
+  const previewRule = (i: number): string | undefined => {
+    const k = ruleIndexOf(preview.error)
+    const askedIndices = (JSON.parse(asked) as { indices: Array<number> }).indices
+    return k !== undefined && askedIndices[k] === i && preview.error instanceof ApiError ? preview.error.message : undefined
+  }
 
   const save = useSubmit(async () => {
     if (segment === undefined) {
@@ -107,7 +117,7 @@ export const SegmentEditor = ({ segment, onSaved }: { segment: Segment | undefin
         <ErrorMessage error={lists.error} />
         {drafts.map((draft, i) => (
           <RuleRow key={i} index={i} draft={draft} lists={listItems}
-            error={aboutRule(save.error, i) ?? aboutRule(preview.error, i)}
+            error={aboutRule(save.error, i) ?? previewRule(i)}
             onChange={(next) => setDraft(i, next)} onRemove={() => setDrafts(drafts.filter((_, j) => j !== i))} />
         ))}
         {drafts.length === 0 ? <p>No rules: {match === "all" ? "every contact of the key matches" : "no contact matches"}.</p> : null}

@@ -17,7 +17,7 @@ import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
 let served: ConsoleAppliance
 let dns: DnsServer
 let browser: Browser
-let person: { email: string; password: string; token: string }
+let person: { accountId: string; email: string; password: string; token: string }
 
 const DOMAIN = "news.example"
 const ONE = "delivered+one@simulator.herald.invalid"
@@ -47,7 +47,7 @@ const newPerson = async () => {
     { email: "bob@customers.test", name: "Bob", tags: ["vip"], metadata: { plan: "free" } },
     { email: "cy@customers.test", name: "Cy", tags: [], metadata: { plan: "pro" } }
   ]) await call("POST", "/v1/bulk/contacts", contact, key.token)
-  return { email, password, token: key.token as string }
+  return { accountId: account.id as string, email, password, token: key.token as string }
 }
 
 beforeAll(async () => {
@@ -246,6 +246,7 @@ describe("lists and segments", () => {
 
   it("keeps lists and segments accessible and without sideways scroll at 390 px (1280: along the paths above)", async () => {
     const width = 390
+    await call("POST", `/v1/admin/accounts/${person.accountId}/keys`, { label: "second" })
     const { context, errors, page } = await signedIn(width)
     const list = await call("POST", "/v1/bulk/lists", { name: `At ${width} px` }, person.token)
     await call("POST", `/v1/bulk/lists/${list.id}/contacts`, { contacts: ["ada@customers.test"] }, person.token)
@@ -264,6 +265,13 @@ describe("lists and segments", () => {
       await page.locator(ready).first().waitFor()
       await checkLayout(page, what, width)
     }
+
+    // Lists belong to the key: switched to another key of the account, the view reloads as that key.
+    await page.goto(`${base()}/console/lists`)
+    await page.locator("table[aria-busy=false]").waitFor()
+    await page.getByLabel("Acting as key").selectOption({ label: "second" })
+    await page.getByText("This key has no lists yet.").waitFor()
+    expect(await page.locator(".acting").textContent()).toBe("Acting as key second")
     expect(errors).toEqual([])
     await context.close()
   })

@@ -109,6 +109,10 @@ describe("lists and segments", () => {
     page.once("dialog", (dialog) => void dialog.dismiss())
     await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Segments", exact: true }).click()
     expect(page.url()).toContain(`/console/lists/${listId}`)
+    page.once("dialog", (dialog) => void dialog.dismiss())
+    await page.goBack() // …and so does the browser's back button
+    await expect.poll(() => page.url()).toContain(`/console/lists/${listId}`)
+    expect(await page.getByLabel(/^Subject/).inputValue()).toBe("Confirm {{ list_name }}")
 
     await page.getByRole("button", { name: "Save double opt-in" }).click()
     await page.getByText("Unsaved changes").waitFor({ state: "detached" })
@@ -266,9 +270,14 @@ describe("lists and segments", () => {
       await checkLayout(page, what, width)
     }
 
-    // Lists belong to the key: switched to another key of the account, the view reloads as that key.
+    // Deleting several lists: the one a segment uses stays, and the report says why.
     await page.goto(`${base()}/console/lists`)
-    await page.locator("table[aria-busy=false]").waitFor()
+    await page.getByLabel(`Select At ${width} px`).check()
+    await page.getByRole("button", { name: "Delete selected" }).click()
+    await page.getByRole("button", { name: "Yes, Delete selected" }).click()
+    await expect.poll(() => page.locator(".delete-report").textContent()).toContain(`In use, not deleted: At ${width} px.`)
+
+    // Lists belong to the key: switched to another key of the account, the view reloads as that key.
     await page.getByLabel("Acting as key").selectOption({ label: "second" })
     await page.getByText("This key has no lists yet.").waitFor()
     expect(await page.locator(".acting").textContent()).toBe("Acting as key second")

@@ -3,8 +3,9 @@
  * change a live count and a sample of matching contacts. The preview is asked once typing pauses
  * (useDebounced, 400 ms), only the newest answer is shown (useLoad drops older ones), and its cost
  * is the API's to bound: a sample of PREVIEW_SAMPLE contacts, and a count that runs past the
- * appliance's query deadline answers 422 query_too_expensive, shown beside the count. A refusal
- * naming a rule (`rules.rules[2].value`) shows under that rule. Unsaved rules warn before leaving.
+ * appliance's query deadline answers 422 query_too_expensive, shown beside the count. Only complete
+ * rules are previewed (a half-typed one is no error yet); a refusal naming a rule
+ * (`rules.rules[2].days`) shows under that rule. Unsaved rules warn before leaving.
  */
 import { useState } from "preact/hooks"
 import { ApiError } from "../../../api/client.ts"

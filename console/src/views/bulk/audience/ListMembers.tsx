@@ -108,17 +108,21 @@ export const ListMembers = ({ list, onChanged }: { list: MailingList; onChanged:
               <tbody>
                 {page.items.map((member) => (
                   <tr key={member.id}>
-                    <td class="wrap">{member.email}</td>
+                    <td>{member.email}</td>
                     <td class="wrap">{member.name ?? ""}</td>
                     <td><span class={`status-badge ${STATUS_CLASS[member.membership_status]}`}>{member.membership_status}</span></td>
                     <td>{member.status}</td>
                     <td class="row-actions">
                       {member.membership_status === "pending" && list.require_confirmation === 1
-                        ? <ActionButton run={() => listsApi.resendConfirmation(list.id, member.id)}>Resend confirmation to {member.email}</ActionButton>
+                        ? (
+                          <ActionButton run={() => listsApi.resendConfirmation(list.id, member.id)}>
+                            Resend<span class="sr-only"> the confirmation to {member.email}</span>
+                          </ActionButton>
+                        )
                         : null}
                       <ActionButton danger confirm={`Remove ${member.email} from this list?`}
                         run={() => listsApi.removeMember(list.id, member.id)} onDone={changed}>
-                        Remove {member.email}
+                        Remove<span class="sr-only"> {member.email}</span>
                       </ActionButton>
                     </td>
                   </tr>

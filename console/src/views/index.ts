@@ -11,6 +11,7 @@ import { KeysView } from "./Keys.tsx"
 import { MessagesView } from "./Messages.tsx"
 import { OverviewView } from "./Overview.tsx"
 import { SuppressionsView } from "./Suppressions.tsx"
+import { TemplatesView } from "./bulk/templates/Templates.tsx"
 import { UsageView } from "./Usage.tsx"
 
 export interface ViewProps {
@@ -34,6 +35,7 @@ export const VIEWS: ReadonlyArray<ViewEntry> = [
   { segment: "suppressions", title: "Suppressions", adminOnly: false, component: SuppressionsView },
   { segment: "lists", title: "Lists", adminOnly: false, component: ListsView },
   { segment: "segments", title: "Segments", adminOnly: false, component: SegmentsView },
+  { segment: "templates", title: "Templates", adminOnly: false, component: TemplatesView },
   { segment: "keys", title: "Keys and webhooks", adminOnly: false, component: KeysView },
   { segment: "usage", title: "Usage and plan", adminOnly: false, component: UsageView },
   { segment: "admin", title: "Admin", adminOnly: true, component: AdminView }

@@ -10,6 +10,8 @@ import { MessagesView } from "./Messages.tsx"
 import { OverviewView } from "./Overview.tsx"
 import { SuppressionsView } from "./Suppressions.tsx"
 import { UsageView } from "./Usage.tsx"
+import { CampaignsView } from "./bulk/campaigns/Campaigns.tsx"
+import { SequencesView } from "./bulk/campaigns/Sequences.tsx"
 
 export interface ViewProps {
   /** The path segments after the view's own. */
@@ -30,6 +32,8 @@ export const VIEWS: ReadonlyArray<ViewEntry> = [
   { segment: "messages", title: "Messages", adminOnly: false, component: MessagesView },
   { segment: "domains", title: "Domains", adminOnly: false, component: DomainsView },
   { segment: "suppressions", title: "Suppressions", adminOnly: false, component: SuppressionsView },
+  { segment: "campaigns", title: "Campaigns", adminOnly: false, component: CampaignsView },
+  { segment: "sequences", title: "Sequences", adminOnly: false, component: SequencesView },
   { segment: "keys", title: "Keys and webhooks", adminOnly: false, component: KeysView },
   { segment: "usage", title: "Usage and plan", adminOnly: false, component: UsageView },
   { segment: "admin", title: "Admin", adminOnly: true, component: AdminView }

@@ -1,0 +1,226 @@
+/**
+ * Campaigns and sequences in a real Chromium against a real appliance (#29 "Views" 5 and 6):
+ * a campaign made through the guided flow to a list of simulator addresses (created through the
+ * API as the console's active key), test-sent, sent and watched to completion with its counts;
+ * pause, resume and cancel offered only where the state table allows them, and a 409 from a stale
+ * page shown beside its button; analytics with the timeline chart and a CSV that downloads; a
+ * two-step sequence built on the page, enrolled from the list, its reorder refused with the
+ * explanation while subscriptions run, and its subscriptions completing. axe and no sideways
+ * scroll at 1280 and 390 px on the flow, the campaign page and a sequence.
+ */
+import { readFile } from "node:fs/promises"
+import type { Browser, Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { expectAccessible, newPage, openBrowser, scrollsSideways } from "../support/browser.ts"
+import { type ConsoleAppliance, startConsoleAppliance } from "../support/console.ts"
+import { signInThroughForm } from "../support/console-person.ts"
+import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
+
+let served: ConsoleAppliance
+let dns: DnsServer
+let browser: Browser
+let person: { email: string; password: string; token: string; domain: string; listName: string; listId: string }
+
+const RECIPIENTS = [1, 2, 3].map((n) => `delivered+${n}@simulator.herald.invalid`)
+const base = () => `http://localhost:${new URL(served.app.baseUrl).port}`
+
+const api = async (method: string, route: string, body?: unknown, status = 200) => {
+  const res = await served.app.request(method, route, { token: person.token, ...(body === undefined ? {} : { body }) })
+  expect(res.status, res.text).toBe(status)
+  return res.json
+}
+
+/** An account with a password and one key ("marketing"), a domain verified on the loopback DNS, and a list of simulator addresses. */
+const setUp = async () => {
+  const tag = Date.now().toString(36)
+  const email = `marketer-${tag}@customers.test`
+  const password = "correct horse battery staple"
+  const account = await served.app.request("POST", "/v1/admin/accounts", { body: { name: `Marketer ${tag}`, email, password } })
+  expect(account.status, account.text).toBe(201)
+  const key = await served.app.request("POST", `/v1/admin/accounts/${account.json.id}/keys`, { body: { label: "marketing" } })
+  expect(key.status, key.text).toBe(201)
+  person = { email, password, token: key.json.token, domain: `news-${tag}.example`, listName: `Newsletter ${tag}`, listId: "" }
+  const domain = await api("POST", "/v1/client/domains", { domain: person.domain }, 201)
+  dns.set(person.domain, { TXT: [domain.records.find((r: { purpose: string }) => r.purpose === "verification").value] })
+  await api("POST", `/v1/client/domains/${person.domain}/verify`)
+  const list = await api("POST", "/v1/bulk/lists", { name: person.listName }, 201)
+  person.listId = list.id
+  await api("POST", `/v1/bulk/lists/${list.id}/contacts`, { contacts: RECIPIENTS })
+}
+
+beforeAll(async () => {
+  dns = await startDnsServer()
+  served = await startConsoleAppliance({ env: { HERALD_DNS_SERVERS: dns.address, HERALD_MTA_ENABLED: "true", HERALD_HOSTNAME: "campaigns.herald.test" } })
+  await setUp()
+  browser = (await openBrowser()).browser
+})
+afterAll(async () => {
+  await browser?.close()
+  await served?.stop()
+  await dns?.close()
+})
+
+const signedIn = async (width = 1280) => {
+  const opened = await newPage(browser, { width })
+  const errors: Array<string> = []
+  opened.page.on("pageerror", (error) => errors.push(error.message))
+  await signInThroughForm(opened.page, base(), person.email, person.password)
+  return { ...opened, errors }
+}
+
+const open = async (page: Page, title: string) => {
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: title, exact: true }).click()
+  await page.getByRole("heading", { level: 1, name: title }).waitFor()
+}
+
+const checkLayout = async (page: Page, what: string) => {
+  await expectAccessible(page, what)
+  expect(await scrollsSideways(page), `${what} scrolls sideways`).toBe(false)
+}
+
+const continueTo = async (page: Page, step: string) => {
+  await page.getByRole("button", { name: "Save and continue" }).click()
+  await page.getByRole("heading", { level: 2, name: step }).waitFor()
+}
+
+/** The flow from "New campaign" to the campaign page: audience, content, sender, test-send, send now. */
+const campaignThroughFlow = async (page: Page, name: string) => {
+  await open(page, "Campaigns")
+  await page.getByRole("link", { name: "New campaign" }).click()
+  await page.getByLabel("Campaign name").fill(name)
+  await page.getByRole("radio", { name: person.listName }).check()
+  await expect.poll(() => page.getByTestId("sendable-count").textContent()).toBe("3")
+  await checkLayout(page, "the campaign flow")
+  await continueTo(page, "Content")
+  expect(page.url()).toMatch(/\/console\/campaigns\/cp_/)
+
+  await page.getByLabel("Subject").fill("Spring news for {{ email }}")
+  await page.getByLabel("Text").fill("Hello {{ email }}, read https://example.org/spring")
+  await page.getByLabel("HTML").fill(`<p>Hello {{ email }}, read <a href="https://example.org/spring">the news</a>. <a href="{{ unsubscribe_url }}">Unsubscribe</a></p>`)
+  // Unsaved edits: an in-console link asks first; staying keeps the flow and its text.
+  const question = page.waitForEvent("dialog")
+  const leaving = page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Sequences", exact: true }).click()
+  const dialog = await question
+  expect(dialog.message()).toContain("unsaved changes")
+  await dialog.dismiss()
+  await leaving
+  expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Campaigns")
+  expect(await page.getByLabel("Subject").inputValue()).toBe("Spring news for {{ email }}")
+  await continueTo(page, "Sender")
+
+  await page.getByLabel("Sender address, before the @").fill("news")
+  await page.getByLabel("Verified domain").selectOption(person.domain)
+  await continueTo(page, "Test and send")
+  await page.getByLabel("Send a test to").fill("delivered@simulator.herald.invalid")
+  await page.getByRole("button", { name: "Send test" }).click()
+  await page.getByText("A test was queued to delivered@simulator.herald.invalid").waitFor()
+  await page.getByRole("button", { name: "Send now" }).click()
+  await page.getByRole("heading", { level: 2, name: "Progress" }).waitFor()
+}
+
+describe("campaigns and sequences in the console", () => {
+  it("makes a campaign through the flow, test-sends it, sends it and watches it complete, with its analytics and CSV", async () => {
+    const { context, errors, page } = await signedIn()
+    await campaignThroughFlow(page, "Spring news")
+
+    // Live progress until completed: 3 sent, none failed; then no pause, resume or cancel.
+    await page.locator("[data-status=completed]").waitFor({ timeout: 30_000 })
+    await expect.poll(() => page.locator("[data-figure=sent]").textContent()).toBe("3")
+    expect(await page.locator("[data-figure=failed]").textContent()).toBe("0")
+    const actions = page.getByRole("group", { name: "Campaign actions" })
+    expect(await actions.getByRole("button").allTextContents()).toEqual(["Delete"])
+
+    // Analytics: the timeline chart (the deliveries are its first activity) and the CSV download.
+    await page.getByRole("img", { name: /Opens and clicks over time/ }).waitFor()
+    expect(await page.locator("[data-figure=delivered]").textContent()).toBe("3")
+    const download = page.waitForEvent("download")
+    await page.getByRole("link", { name: "Download the per-recipient CSV" }).click()
+    const csv = await readFile((await (await download).path())!, "utf8")
+    expect(csv.split(/\r?\n/)[0]).toBe("email,status,sent_at,first_opened_at,first_clicked_at")
+    for (const to of RECIPIENTS) expect(csv).toContain(`${to},delivered,`)
+    await checkLayout(page, "the campaign page")
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
+  it("offers pause, resume and cancel only as the state allows, and shows the API's 409 beside a stale button", async () => {
+    const at = new Date(Date.now() + 3_600_000).toISOString()
+    const campaign = await api("POST", "/v1/bulk/campaigns", {
+      name: "Later", from_email: `news@${person.domain}`, subject: "Later", body_text: "Later", list_ids: [person.listId]
+    }, 201)
+    await api("POST", `/v1/bulk/campaigns/${campaign.id}/send`, { scheduled_at: at })
+    const { context, errors, page } = await signedIn()
+    await page.goto(`${base()}/console/campaigns/${campaign.id}`)
+    const actions = page.getByRole("group", { name: "Campaign actions" })
+    await page.locator("[data-status=scheduled]").waitFor()
+    expect(await actions.getByRole("button").allTextContents()).toEqual(["Pause", "Cancel campaign"])
+
+    // Paused behind the page's back: the page's Pause is now refused with the API's message.
+    await api("POST", `/v1/bulk/campaigns/${campaign.id}/pause`)
+    await actions.getByRole("button", { name: "Pause" }).click()
+    await expect.poll(() => actions.getByRole("alert").textContent()).toMatch(/paused/i)
+    await page.reload()
+    await page.locator("[data-status=paused]").waitFor()
+    expect(await actions.getByRole("button").allTextContents()).toEqual(["Resume", "Cancel campaign"])
+
+    await actions.getByRole("button", { name: "Cancel campaign" }).click()
+    await actions.getByRole("button", { name: "Yes, Cancel campaign" }).click()
+    await page.locator("[data-status=cancelled]").waitFor()
+    expect(await actions.getByRole("button").allTextContents()).toEqual(["Delete"])
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
+  it("builds a two-step sequence, enrols the list, explains the refused reorder and shows the subscriptions completing", async () => {
+    const { context, errors, page } = await signedIn()
+    await open(page, "Sequences")
+    await page.getByLabel("Name").fill("Welcome")
+    await page.getByLabel("Verified domain").selectOption(person.domain)
+    await page.getByRole("button", { name: "Create sequence" }).click()
+    await page.getByRole("heading", { level: 2, name: "Steps" }).waitFor()
+
+    const newStep = page.getByRole("form", { name: "New step" })
+    const timeline = page.getByRole("list", { name: "Steps by time" })
+    for (const [index, [wait, subject]] of ([["0", "Welcome aboard"], ["3", "Two tips"]] as const).entries()) {
+      await newStep.getByLabel("Wait").fill(wait)
+      await newStep.getByLabel("Subject").fill(subject)
+      await newStep.getByLabel("Text").fill(`${subject}, {{ email }}`)
+      await newStep.getByRole("button", { name: "Add step" }).click()
+      await expect.poll(() => timeline.getByRole("listitem").count()).toBe(index + 1)
+    }
+    expect(await timeline.textContent()).toContain("3 s after step 1")
+    await checkLayout(page, "a sequence")
+
+    await page.getByRole("radio", { name: person.listName }).check()
+    await page.getByRole("button", { name: "Enrol", exact: true }).click()
+    await expect.poll(() => page.locator("[data-count=enrolled]").textContent()).toBe("3")
+    // Contacts are on their way through the steps: the new order is refused, and said why.
+    await page.getByRole("button", { name: "Move step 2 earlier" }).click()
+    await expect.poll(() => page.locator("#reorder-error").textContent()).toContain("cannot be reordered while contacts are going through")
+
+    const rows = page.getByRole("region", { name: "Subscriptions" }).getByRole("row")
+    await expect.poll(async () => {
+      await page.getByRole("button", { name: "Refresh" }).click()
+      return rows.filter({ hasText: "completed" }).count()
+    }, { timeout: 30_000 }).toBe(3)
+    expect(await page.getByTestId("subscription-counts").textContent()).toContain("3 completed")
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
+  it("lays the flow, a campaign and a sequence out at 390 px, accessible", async () => {
+    const { context, page } = await signedIn(390)
+    await open(page, "Campaigns")
+    await page.getByRole("link", { name: "Spring news" }).click()
+    await page.getByRole("img", { name: /Opens and clicks over time/ }).waitFor()
+    await checkLayout(page, "the campaign page at 390 px")
+    await page.goto(`${base()}/console/campaigns/new`)
+    await page.getByRole("radio", { name: person.listName }).waitFor()
+    await checkLayout(page, "the campaign flow at 390 px")
+    await open(page, "Sequences")
+    await page.getByRole("link", { name: "Welcome" }).click()
+    await page.getByRole("list", { name: "Steps by time" }).waitFor()
+    await checkLayout(page, "a sequence at 390 px")
+    await context.close()
+  })
+})

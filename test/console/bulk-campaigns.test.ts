@@ -2,6 +2,7 @@
  * Campaigns and sequences in a real Chromium against a real appliance (#29 "Views" 5 and 6):
  * a campaign made through the guided flow to a list of simulator addresses (created through the
  * API as the console's active key), test-sent, sent and watched to completion with its counts;
+ * a draft scheduled at the viewer's local time (another zone than UTC) and sent to the API as UTC;
  * pause, resume and cancel offered only where the state table allows them, and a 409 from a stale
  * page shown beside its button; analytics with the timeline chart and a CSV that downloads; a
  * two-step sequence built on the page, enrolled from the list, a subscription paused and resumed,
@@ -12,7 +13,7 @@
 import { readFile } from "node:fs/promises"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { expectAccessible, newPage, openBrowser, scrollsSideways } from "../support/browser.ts"
+import { expectAccessible, openBrowser, scrollsSideways } from "../support/browser.ts"
 import { type ConsoleAppliance, startConsoleAppliance } from "../support/console.ts"
 import { signInThroughForm } from "../support/console-person.ts"
 import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
@@ -65,12 +66,17 @@ afterAll(async () => {
   await dns?.close()
 })
 
+/** The viewer's zone: not UTC, so a scheduled time shows it is converted (+05:30, no daylight saving). */
+const VIEWER_ZONE = "Asia/Kolkata"
+const VIEWER_OFFSET_MS = 330 * 60_000
+
 const signedIn = async () => {
-  const opened = await newPage(browser)
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: VIEWER_ZONE })
+  const page = await context.newPage()
   const errors: Array<string> = []
-  opened.page.on("pageerror", (error) => errors.push(error.message))
-  await signInThroughForm(opened.page, base(), person.email, person.password)
-  return { page: opened.page, errors, close: () => opened.context.close() }
+  page.on("pageerror", (error) => errors.push(error.message))
+  await signInThroughForm(page, base(), person.email, person.password)
+  return { page, errors, close: () => context.close() }
 }
 
 const open = async (page: Page, title: string) => {
@@ -152,19 +158,25 @@ describe("campaigns and sequences in the console", () => {
     expect(errors).toEqual([])
   })
 
-  it("offers pause, resume and cancel only as the state allows, and shows the API's 409 beside a stale button", async () => {
-    const at = new Date(Date.now() + 3_600_000).toISOString()
+  it("schedules a draft at the viewer's local time (sent as UTC), then offers pause, resume and cancel only as the state allows", async () => {
     const campaign = await api("POST", "/v1/bulk/campaigns", {
       name: "Later", from_email: `news@${person.domain}`, subject: "Later", body_text: "Later", list_ids: [person.listId]
     }, 201)
-    await api("POST", `/v1/bulk/campaigns/${campaign.id}/send`, { scheduled_at: at })
     const { errors, page } = session
     await page.goto(`${base()}/console/campaigns/${campaign.id}`)
+    await page.getByRole("button", { name: "4. Test and send" }).click()
+    await page.getByRole("radio", { name: "At a time" }).check()
+    // Two hours ahead, to the minute, typed as the viewer's wall clock in Asia/Kolkata.
+    const at = new Date(Math.floor((Date.now() + 2 * 3_600_000) / 60_000) * 60_000)
+    const sendAt = page.getByLabel(`Send at (your time, ${VIEWER_ZONE})`)
+    await sendAt.fill(new Date(at.getTime() + VIEWER_OFFSET_MS).toISOString().slice(0, 16))
+    await page.getByRole("button", { name: "Schedule" }).click()
     const actions = page.getByRole("group", { name: "Campaign actions" })
     await page.locator("[data-status=scheduled]").waitFor()
+    expect(Date.parse((await api("GET", `/v1/bulk/campaigns/${campaign.id}`)).scheduled_at)).toBe(at.getTime())
     expect(await actions.getByRole("button").allTextContents()).toEqual(["Pause", "Cancel campaign"])
 
-    // Paused behind the page's back: the page's Pause is now refused with the API's message.
+    // Paused behind the page's back: the page's Pause is now refused with the API's 409 message.
     await api("POST", `/v1/bulk/campaigns/${campaign.id}/pause`)
     await actions.getByRole("button", { name: "Pause" }).click()
     await expect.poll(() => actions.getByRole("alert").textContent()).toMatch(/paused/i)

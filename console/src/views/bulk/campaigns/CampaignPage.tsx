@@ -17,8 +17,9 @@ import { useSignedIn } from "../../../session.tsx"
 import { CampaignAnalytics } from "./CampaignAnalytics.tsx"
 import { StatusBadge } from "./StatusBadge.tsx"
 
-/** How often a sending campaign's figures are asked again. */
-const POLL_MS = 3000
+/** How often a sending campaign's figures are asked again; a scheduled one only needs to notice its start. */
+const POLL_SENDING_MS = 3000
+const POLL_SCHEDULED_MS = 30_000
 
 const Meter = ({ id, label, value, total }: { id: string; label: string; value: number; total: number }) => (
   <div class="cp-meter">
@@ -36,7 +37,7 @@ const Progress = ({ analytics, campaign }: { campaign: Campaign; analytics: Anal
       <h2 id="progress-heading">Progress</h2>
       <p>{campaign.total_contacts === null ? "The recipients are counted when sending starts." : `${count(total)} recipients`}</p>
       <div class="cp-meters" aria-live="polite">
-        <Meter id="queued" label="Queued" value={queued} total={total} />
+        <Meter id="queued" label={campaign.status === "cancelled" ? "Not sent" : "Queued"} value={queued} total={total} />
         <Meter id="sent" label="Sent" value={campaign.sent_count} total={total} />
         <Meter id="failed" label="Failed" value={campaign.failed_count} total={total} />
         <Meter id="opened" label="Opened" value={analytics?.opens_unique ?? 0} total={total} />
@@ -79,7 +80,7 @@ export const CampaignPage = ({ campaign, reload }: { campaign: Campaign; reload:
   const session = useSignedIn()
   const analytics = useLoad(() => campaignsApi.analytics(campaign.id), [campaign.id, campaign.status, session.active_key_id])
   const live = campaign.status === "sending" || campaign.status === "scheduled"
-  useVisiblePoll(live, POLL_MS, () => {
+  useVisiblePoll(live, campaign.status === "sending" ? POLL_SENDING_MS : POLL_SCHEDULED_MS, () => {
     reload()
     analytics.reload()
   })

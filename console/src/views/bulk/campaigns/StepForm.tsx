@@ -7,7 +7,7 @@ import { useState } from "preact/hooks"
 import type { Step, StepWrite } from "../../../api/bulk-campaigns.ts"
 import { ErrorMessage } from "../../../components/ErrorMessage.tsx"
 import { Field } from "../../../components/Field.tsx"
-import { useLeaveWarning } from "../../../components/use-leave-warning.ts"
+import { LEAVE_QUESTION, useLeaveWarning } from "../../../components/use-leave-warning.ts"
 import { useSubmit } from "../../../components/use-submit.ts"
 
 const UNITS = [["seconds", 1], ["minutes", 60], ["hours", 3600], ["days", 86_400]] as const
@@ -83,7 +83,11 @@ export const StepForm = ({ id, onCancel, onSave, step }: {
       </div>
       <div class="op-actions">
         <button type="submit" disabled={busy}>{step === undefined ? "Add step" : "Save step"}</button>
-        {onCancel === undefined ? null : <button type="button" class="secondary" onClick={onCancel}>Close</button>}
+        {onCancel === undefined ? null : (
+          <button type="button" class="secondary" onClick={() => {
+            if (!dirty || window.confirm(LEAVE_QUESTION)) onCancel()
+          }}>Close</button>
+        )}
       </div>
       <ErrorMessage error={error} id={`${id}-error`} />
     </form>

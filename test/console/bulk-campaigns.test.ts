@@ -168,7 +168,9 @@ describe("campaigns and sequences in the console", () => {
     await page.getByRole("radio", { name: "At a time" }).check()
     // Two hours ahead, to the minute, typed as the viewer's wall clock in Asia/Kolkata.
     const at = new Date(Math.floor((Date.now() + 2 * 3_600_000) / 60_000) * 60_000)
-    const sendAt = page.getByLabel(`Send at (your time, ${VIEWER_ZONE})`)
+    const sendAt = page.getByLabel(/^Send at \(your time, /)
+    // The zone named beside the field (Chromium's ICU may still call it by its older name).
+    expect(await page.locator("label[for=send-at]").textContent()).toMatch(/Asia\/(Kolkata|Calcutta)/)
     await sendAt.fill(new Date(at.getTime() + VIEWER_OFFSET_MS).toISOString().slice(0, 16))
     await page.getByRole("button", { name: "Schedule" }).click()
     const actions = page.getByRole("group", { name: "Campaign actions" })

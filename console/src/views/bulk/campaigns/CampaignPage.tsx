@@ -5,7 +5,7 @@
  * refuse; a 409 that still comes, from a change elsewhere, shows its message beside the button),
  * and its analytics.
  */
-import { ALLOWED_FROM, type Campaign, type CampaignAnalytics as Analytics, campaignsApi } from "../../../api/bulk-campaigns.ts"
+import { ALLOWED_FROM, audienceApi, type Campaign, type CampaignAnalytics as Analytics, campaignsApi } from "../../../api/bulk-campaigns.ts"
 import { ActionButton } from "../../../components/ActionButton.tsx"
 import { count } from "../../../components/format.ts"
 import { LoadStatus } from "../../../components/LoadStatus.tsx"
@@ -47,13 +47,26 @@ const Progress = ({ analytics, campaign }: { campaign: Campaign; analytics: Anal
   )
 }
 
+/** The lists' and the segment's names (the campaign holds their ids); the id when one is gone. */
+const AudienceNames = ({ campaign }: { campaign: Campaign }) => {
+  const names = useLoad(async () => {
+    const named = async (what: string, id: string, read: (id: string) => Promise<{ name: string }>) =>
+      read(id).then((item) => `${what} ${item.name}`, () => `${what} ${id}`)
+    return Promise.all([
+      ...campaign.list_ids.map((id) => named("list", id, audienceApi.list)),
+      ...(campaign.segment_id === null ? [] : [named("segment", campaign.segment_id, audienceApi.segment)])
+    ])
+  }, [campaign.id])
+  return <>{(names.data ?? [...campaign.list_ids, campaign.segment_id ?? ""].filter((id) => id !== "")).join(", ")}</>
+}
+
 const Facts = ({ campaign }: { campaign: Campaign }) => (
   <dl class="op-facts">
     <dt>Status</dt>
     <dd><StatusBadge status={campaign.status} />{campaign.pause_reason === null ? null : ` (${campaign.pause_reason.replaceAll("_", " ")})`}</dd>
     <dt>Subject</dt><dd class="op-wrap">{campaign.subject ?? (campaign.template_id === null ? "—" : `From template ${campaign.template_id}`)}</dd>
     <dt>From</dt><dd class="op-wrap">{campaign.from_email ?? "—"}</dd>
-    <dt>Audience</dt><dd class="op-wrap">{[...campaign.list_ids.map((id) => `list ${id}`), ...(campaign.segment_id === null ? [] : [`segment ${campaign.segment_id}`])].join(", ")}</dd>
+    <dt>Audience</dt><dd class="op-wrap"><AudienceNames campaign={campaign} /></dd>
     {campaign.scheduled_at === null ? null : <><dt>Scheduled for</dt><dd><When iso={campaign.scheduled_at} /></dd></>}
     <dt>Started</dt><dd><When iso={campaign.started_at} /></dd>
     <dt>Completed</dt><dd><When iso={campaign.completed_at} /></dd>

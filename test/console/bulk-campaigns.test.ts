@@ -26,6 +26,8 @@ let session: { page: Page; errors: Array<string>; close: () => Promise<void> }
 let person: { email: string; password: string; token: string; domain: string; listName: string; listId: string }
 
 const RECIPIENTS = [1, 2, 3].map((n) => `delivered+${n}@simulator.herald.invalid`)
+/** expect.poll's own 1 s is too short for a page on a loaded CI machine. */
+const SOON = { timeout: 10_000 }
 const base = () => `http://localhost:${new URL(served.app.baseUrl).port}`
 
 const api = async (method: string, route: string, body?: unknown, status = 200) => {
@@ -105,7 +107,7 @@ const campaignThroughFlow = async (page: Page, name: string) => {
   await page.getByRole("link", { name: "New campaign" }).click()
   await page.getByLabel("Campaign name").fill(name)
   await page.getByRole("radio", { name: person.listName }).check()
-  await expect.poll(() => page.getByTestId("sendable-count").textContent()).toBe("3")
+  await expect.poll(() => page.getByTestId("sendable-count").textContent(), SOON).toBe("3")
   await checkLayout(page, "the campaign flow")
   await continueTo(page, "Content")
   expect(page.url()).toMatch(/\/console\/campaigns\/cp_/)
@@ -141,7 +143,7 @@ describe("campaigns and sequences in the console", () => {
 
     // Live progress until completed: 3 sent, none failed; then no pause, resume or cancel.
     await page.locator("[data-status=completed]").waitFor({ timeout: 30_000 })
-    await expect.poll(() => page.locator("[data-figure=sent]").textContent()).toBe("3")
+    await expect.poll(() => page.locator("[data-figure=sent]").textContent(), SOON).toBe("3")
     expect(await page.locator("[data-figure=failed]").textContent()).toBe("0")
     const actions = page.getByRole("group", { name: "Campaign actions" })
     expect(await actions.getByRole("button").allTextContents()).toEqual(["Delete"])
@@ -181,7 +183,7 @@ describe("campaigns and sequences in the console", () => {
     // Paused behind the page's back: the page's Pause is now refused with the API's 409 message.
     await api("POST", `/v1/bulk/campaigns/${campaign.id}/pause`)
     await actions.getByRole("button", { name: "Pause" }).click()
-    await expect.poll(() => actions.getByRole("alert").textContent()).toMatch(/paused/i)
+    await expect.poll(() => actions.getByRole("alert").textContent(), SOON).toMatch(/paused/i)
     await page.reload()
     await page.locator("[data-status=paused]").waitFor()
     expect(await actions.getByRole("button").allTextContents()).toEqual(["Resume", "Cancel campaign"])
@@ -208,23 +210,23 @@ describe("campaigns and sequences in the console", () => {
       await newStep.getByLabel("Subject").fill(subject)
       await newStep.getByLabel("Text").fill(`${subject}, {{ email }}`)
       await newStep.getByRole("button", { name: "Add step" }).click()
-      await expect.poll(() => timeline.getByRole("listitem").count()).toBe(index + 1)
+      await expect.poll(() => timeline.getByRole("listitem").count(), SOON).toBe(index + 1)
     }
     expect(await timeline.textContent()).toContain("3 s after step 1")
 
     await page.getByRole("radio", { name: person.listName }).check()
     await page.getByRole("button", { name: "Enrol", exact: true }).click()
-    await expect.poll(() => page.locator("[data-count=enrolled]").textContent()).toBe("3")
+    await expect.poll(() => page.locator("[data-count=enrolled]").textContent(), SOON).toBe("3")
     // One subscription paused (only Resume and Cancel offered then): the new order is refused while
     // contacts are on their way through the steps, and the page says why.
     const rows = page.getByRole("region", { name: "Subscriptions" }).getByRole("row")
     const first = page.getByRole("group", { name: `Actions for ${RECIPIENTS[0]}` })
     await first.getByRole("button", { name: "Pause" }).click()
-    await expect.poll(() => first.getByRole("button").allTextContents()).toEqual(["Resume", "Cancel"])
+    await expect.poll(() => first.getByRole("button").allTextContents(), SOON).toEqual(["Resume", "Cancel"])
     await page.getByRole("button", { name: "Move step 2 earlier" }).click()
-    await expect.poll(() => page.locator("#reorder-error").textContent()).toContain("cannot be reordered while contacts are going through")
+    await expect.poll(() => page.locator("#reorder-error").textContent(), SOON).toContain("cannot be reordered while contacts are going through")
     await first.getByRole("button", { name: "Resume" }).click()
-    await expect.poll(() => first.getByRole("button").allTextContents()).toEqual(["Pause", "Cancel"])
+    await expect.poll(() => first.getByRole("button").allTextContents(), SOON).toEqual(["Pause", "Cancel"])
 
     await expect.poll(async () => {
       await page.getByRole("button", { name: "Refresh" }).click()

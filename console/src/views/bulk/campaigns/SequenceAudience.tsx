@@ -20,10 +20,10 @@ const EnrollCounts = ({ result }: { result: EnrollResult }) => (
   <div role="status">
     <ul class="sq-counts" aria-label="Enrolment">
       <li><strong data-count="enrolled">{count(result.enrolled)}</strong> enrolled</li>
-      <li>{count(result.already_in)} already in</li>
-      <li>{count(result.skipped_terminal)} finished earlier (not enrolled again)</li>
-      <li>{count(result.suppressed)} suppressed</li>
-      <li>{count(result.total)} active contacts in all</li>
+      <li><strong data-count="already_in">{count(result.already_in)}</strong> already in</li>
+      <li><strong data-count="skipped_terminal">{count(result.skipped_terminal)}</strong> finished earlier (not enrolled again)</li>
+      <li><strong data-count="suppressed">{count(result.suppressed)}</strong> suppressed</li>
+      <li><strong data-count="total">{count(result.total)}</strong> active contacts in all</li>
     </ul>
     {result.truncated ? <p class="notice">More contacts remain: enrol again to continue.</p> : null}
   </div>

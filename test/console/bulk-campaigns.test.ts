@@ -23,7 +23,7 @@ let dns: DnsServer
 let browser: Browser
 /** One signed-in page for the file: each sign-in costs seconds of the suite's budget. */
 let session: { page: Page; errors: Array<string>; close: () => Promise<void> }
-let person: { email: string; password: string; token: string; domain: string; listName: string; listId: string }
+let person: { email: string; password: string; token: string; domain: string; listName: string; listId: string; segmentName: string }
 
 const RECIPIENTS = [1, 2, 3].map((n) => `delivered+${n}@simulator.herald.invalid`)
 /** expect.poll's own 1 s is too short for a page on a loaded CI machine. */
@@ -45,13 +45,14 @@ const setUp = async () => {
   expect(account.status, account.text).toBe(201)
   const key = await served.app.request("POST", `/v1/admin/accounts/${account.json.id}/keys`, { body: { label: "marketing" } })
   expect(key.status, key.text).toBe(201)
-  person = { email, password, token: key.json.token, domain: `news-${tag}.example`, listName: `Newsletter ${tag}`, listId: "" }
+  person = { email, password, token: key.json.token, domain: `news-${tag}.example`, listName: `Newsletter ${tag}`, listId: "", segmentName: `Active ${tag}` }
   const domain = await api("POST", "/v1/client/domains", { domain: person.domain }, 201)
   dns.set(person.domain, { TXT: [domain.records.find((r: { purpose: string }) => r.purpose === "verification").value] })
   await api("POST", `/v1/client/domains/${person.domain}/verify`)
   const list = await api("POST", "/v1/bulk/lists", { name: person.listName }, 201)
   person.listId = list.id
   await api("POST", `/v1/bulk/lists/${list.id}/contacts`, { contacts: RECIPIENTS })
+  await api("POST", "/v1/bulk/segments", { name: person.segmentName, rules: { match: "all", rules: [{ field: "status", op: "is", value: "active" }] } }, 201)
 }
 
 beforeAll(async () => {
@@ -123,6 +124,14 @@ const campaignThroughFlow = async (page: Page, name: string) => {
   await dialog.dismiss()
   await leaving
   expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Campaigns")
+  expect(await page.getByLabel("Subject").inputValue()).toBe("Spring news for {{ email }}")
+  // The browser's back button asks too, and staying keeps the draft's address.
+  const here = await page.evaluate("location.href")
+  const askedAgain = page.waitForEvent("dialog")
+  const back = page.goBack()
+  await (await askedAgain).dismiss()
+  await back
+  expect(await page.evaluate("location.href")).toBe(here)
   expect(await page.getByLabel("Subject").inputValue()).toBe("Spring news for {{ email }}")
   await continueTo(page, "Sender")
 

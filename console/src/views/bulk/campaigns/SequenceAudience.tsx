@@ -52,9 +52,10 @@ export const Enroll = ({ onEnrolled, sequenceId }: { sequenceId: string; onEnrol
         <label><input type="radio" name="enroll-kind" checked={kind === "segment"} onChange={() => choose("segment")} />A segment</label>
       </fieldset>
       {kind === "list"
-        ? <PagedPicker legend="Lists to enrol" name="enroll-list" load={audienceApi.lists} selected={chosen} onSelect={(item) => setChosen(item.id)}
+        // Keyed: one picker instance per kind, so switching kind loads the other list.
+        ? <PagedPicker key="list" legend="Lists to enrol" name="enroll-list" load={audienceApi.lists} selected={chosen} onSelect={(item) => setChosen(item.id)}
           detail={(list) => `${count(list.sendable_count)} sendable`} empty="This key has no list yet." />
-        : <PagedPicker legend="Segments to enrol" name="enroll-segment" load={audienceApi.segments} selected={chosen} onSelect={(item) => setChosen(item.id)}
+        : <PagedPicker key="segment" legend="Segments to enrol" name="enroll-segment" load={audienceApi.segments} selected={chosen} onSelect={(item) => setChosen(item.id)}
           empty="This key has no segment yet." />}
       <button type="submit" disabled={busy}>Enrol</button>
       <ErrorMessage error={error} id="enroll-error" />

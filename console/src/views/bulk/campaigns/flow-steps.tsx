@@ -70,13 +70,13 @@ export const AudienceStep = ({ form, set }: StepProps) => (
       options={[["list", "A list"], ["segment", "A segment"]]} />
     {form.audience === "list"
       ? (
-        <PagedPicker<ListSummary> legend="Lists" name="audience-list" load={audienceApi.lists} selected={form.listId}
+        <PagedPicker<ListSummary> key="list" legend="Lists" name="audience-list" load={audienceApi.lists} selected={form.listId}
           onSelect={(list) => set({ listId: list.id })}
           detail={(list) => `${count(list.sendable_count)} sendable of ${count(list.contact_count)}`}
           empty={<>This key has no list yet: make one in <a href={hrefOf("lists")} onClick={onLinkClick("lists")}>Lists</a>.</>} />
       )
       : (
-        <PagedPicker legend="Segments" name="audience-segment" load={audienceApi.segments} selected={form.segmentId}
+        <PagedPicker key="segment" legend="Segments" name="audience-segment" load={audienceApi.segments} selected={form.segmentId}
           onSelect={(segment) => set({ segmentId: segment.id })}
           empty={<>This key has no segment yet: build one in <a href={hrefOf("segments")} onClick={onLinkClick("segments")}>Segments</a>.</>} />
       )}

@@ -107,6 +107,11 @@ const campaignThroughFlow = async (page: Page, name: string) => {
   await open(page, "Campaigns")
   await page.getByRole("link", { name: "New campaign" }).click()
   await page.getByLabel("Campaign name").fill(name)
+  // A segment's count comes from the segment preview, a list's from the list: both say 3 here.
+  await page.getByRole("radio", { name: "A segment" }).check()
+  await page.getByRole("radio", { name: person.segmentName }).check()
+  await expect.poll(() => page.getByTestId("sendable-count").textContent(), SOON).toBe("3")
+  await page.getByRole("radio", { name: "A list" }).check()
   await page.getByRole("radio", { name: person.listName }).check()
   await expect.poll(() => page.getByTestId("sendable-count").textContent(), SOON).toBe("3")
   await checkLayout(page, "the campaign flow")

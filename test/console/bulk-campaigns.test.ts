@@ -6,8 +6,8 @@
  * pause, resume and cancel offered only where the state table allows them, and a 409 from a stale
  * page shown beside its button; analytics with the timeline chart and a CSV that downloads; a
  * two-step sequence built on the page, enrolled from the list, a subscription paused and resumed,
- * its reorder refused with the explanation while subscriptions run, and its subscriptions
- * completing. axe and no sideways
+ * its reorder refused with the explanation while subscriptions run, its subscriptions
+ * completing, and a segment enrolled after them with the counts the API answers. axe and no sideways
  * scroll at 1280 and 390 px on the flow, the campaign page and a sequence.
  */
 import { readFile } from "node:fs/promises"
@@ -247,6 +247,12 @@ describe("campaigns and sequences in the console", () => {
       return rows.filter({ hasText: "completed" }).count()
     }, { timeout: 30_000 }).toBe(3)
     expect(await page.getByTestId("subscription-counts").textContent()).toContain("3 completed")
+    // A segment enrolled too (every active contact): the same three, finished already, not enrolled again.
+    await page.getByRole("radio", { name: "A segment" }).check()
+    await page.getByRole("radio", { name: person.segmentName }).check()
+    await page.getByRole("button", { name: "Enrol", exact: true }).click()
+    await expect.poll(() => page.locator("[data-count=skipped_terminal]").textContent(), SOON).toBe("3")
+    expect(await page.locator("[data-count=enrolled]").textContent()).toBe("0")
     await checkLayout(page, "a sequence")
     expect(errors).toEqual([])
   })

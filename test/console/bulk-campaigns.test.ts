@@ -4,7 +4,9 @@
  * API as the console's active key), test-sent, sent and watched to completion with its counts;
  * a draft scheduled at the viewer's local time (another zone than UTC) and sent to the API as UTC;
  * pause, resume and cancel offered only where the state table allows them, and a 409 from a stale
- * page shown beside its button; analytics with the timeline chart and a CSV that downloads; a
+ * page shown beside its button; a recipient's open and click (the delivered message's own pixel
+ * and tracked link) counted in the analytics, with the timeline chart, the top link and a CSV that
+ * downloads; a
  * two-step sequence built on the page, enrolled from the list, a subscription paused and resumed,
  * its reorder refused with the explanation while subscriptions run, its subscriptions
  * completing, and a segment enrolled after them with the counts the API answers. axe and no sideways
@@ -150,6 +152,24 @@ const campaignThroughFlow = async (page: Page, name: string) => {
   await page.getByRole("heading", { level: 2, name: "Progress" }).waitFor()
 }
 
+/** A desktop mail client's User-Agent: the tracking counts its opens as a person's. */
+const PERSON_AGENT = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36"
+
+/** Fetches the pixel and the tracked link of the campaign message `to` got, as its mail client would. */
+const openAndClick = async (to: string) => {
+  const audit = await api("GET", `/v1/mail/audit?search=${encodeURIComponent(to)}&event=sent`)
+  const sent = (audit.items as Array<{ message_id: string; subject: string }>).find((item) => item.subject.startsWith("Spring news"))
+  expect(sent, JSON.stringify(audit.items)).toBeDefined()
+  const html = await served.app.request("GET", `/v1/mail/messages/${sent!.message_id}/content/html`, { token: person.token })
+  expect(html.status, html.text).toBe(200)
+  const tracked = [...html.text.matchAll(/(?:src|href)="([^"]+\/[oc]\/[^"]+)"/g)].map((m) => m[1]!)
+  expect(tracked.length, html.text).toBe(2)
+  for (const url of tracked) {
+    const hit = await fetch(url, { headers: { "user-agent": PERSON_AGENT }, redirect: "manual" })
+    expect([200, 302]).toContain(hit.status)
+  }
+}
+
 describe("campaigns and sequences in the console", () => {
   it("makes a campaign through the flow, test-sends it, sends it and watches it complete, with its analytics and CSV", async () => {
     const { errors, page } = session
@@ -162,8 +182,19 @@ describe("campaigns and sequences in the console", () => {
     const actions = page.getByRole("group", { name: "Campaign actions" })
     expect(await actions.getByRole("button").allTextContents()).toEqual(["Delete"])
 
-    // Analytics: the timeline chart (the deliveries are its first activity) and the CSV download.
-    await page.getByRole("img", { name: /Opens and clicks over time/ }).waitFor()
+    // One recipient opens the message as delivered (its pixel) and clicks its link, as a mail
+    // client would (a person's User-Agent: a headless one counts as a machine open): the page,
+    // reloaded once the hits are counted, shows the open, the click and the top link.
+    await openAndClick(RECIPIENTS[0]!)
+    const campaignId = new URL(page.url()).pathname.split("/").pop()!
+    await expect.poll(async () => (await api("GET", `/v1/bulk/campaigns/${campaignId}/analytics`)).clicks_unique, SOON).toBe(1)
+    await page.reload()
+    expect(await page.getByRole("region", { name: "Top links" }).textContent()).toContain("https://example.org/spring")
+    expect(await page.locator("[data-figure=opened]").textContent()).toBe("1")
+    expect(await page.locator("[data-figure=clicked]").textContent()).toBe("1")
+
+    // Analytics: the timeline chart of the deliveries, the open and the click, and the CSV download.
+    await page.getByRole("img", { name: /Opens and clicks over time: 1 opens, 1 clicks/ }).waitFor()
     expect(await page.locator("[data-figure=delivered]").textContent()).toBe("3")
     const download = page.waitForEvent("download")
     await page.getByRole("link", { name: "Download the per-recipient CSV" }).click()

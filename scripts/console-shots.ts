@@ -42,8 +42,8 @@ await buildConsole(consoleDir)
 await mkdir(outDir, { recursive: true })
 const port = await freePort()
 const baseUrl = `http://127.0.0.1:${port}`
-// The browser opens the appliance's base URL (HERALD_BASE_URL below): a sign-in from another
-// origin is refused.
+// The browser opens the appliance's base URL (HERALD_BASE_URL below): a sign-in from another origin
+// is refused, and http://localhost was refused against a base URL of http://127.0.0.1.
 const consoleUrl = baseUrl
 const appliance = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
   cwd: repoRoot,
@@ -95,6 +95,46 @@ const seedSamples = async () => {
   await api("POST", "/v1/bulk/templates", { name: "Welcome", subject: "Welcome, {{ first_name }}", html: "<h1 style=\"color:#0b57d0\">Hi {{ first_name }}</h1>\n<p>Thanks for joining.</p>", body_text: "Hi {{ first_name }}", vars: { first_name: "Ada" } })
 }
 
+/** One API call as the bootstrap key, answering its JSON (the bulk seeds read ids back). */
+const apiJson = async (method: string, route: string, body?: unknown): Promise<{ id: string; items: Array<{ id: string }> }> => {
+  const response = await fetch(`${baseUrl}${route}`, {
+    method,
+    headers: { authorization: `Bearer ${BOOTSTRAP_KEY}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  if (!response.ok) throw new Error(`${method} ${route} answered ${response.status}: ${await response.text()}`)
+  return response.json() as Promise<{ id: string; items: Array<{ id: string }> }>
+}
+
+/** Campaigns and Sequences (#29): the sample domain trusted by the operator, a list of simulator addresses, a campaign sent to it, a sequence enrolled. */
+const seedCampaigns = async () => {
+  const admin = (await apiJson("GET", "/v1/admin/accounts?limit=1")).items[0]!
+  await apiJson("POST", `/v1/admin/accounts/${admin.id}/domains/acme.example/trust`)
+  const list = await apiJson("POST", "/v1/bulk/lists", { name: "Spring customers" })
+  await apiJson("POST", `/v1/bulk/lists/${list.id}/contacts`, { contacts: [1, 2, 3, 4].map((n) => `delivered+${n}@simulator.herald.invalid`) })
+  const campaign = await apiJson("POST", "/v1/bulk/campaigns", {
+    name: "Spring news", from_email: "news@acme.example", subject: "Spring news", list_ids: [list.id],
+    html: `<p>Hello {{ email }}, read <a href="https://example.org/spring">the news</a>.</p>`
+  })
+  await apiJson("POST", `/v1/bulk/campaigns/${campaign.id}/send`, {})
+  const sequence = await apiJson("POST", "/v1/bulk/sequences", { name: "Welcome", from_email: "hello@acme.example" })
+  await apiJson("POST", `/v1/bulk/sequences/${sequence.id}/steps`, { offset_seconds: 0, subject: "Welcome aboard", body_text: "Welcome, {{ email }}" })
+  await apiJson("POST", `/v1/bulk/sequences/${sequence.id}/steps`, { offset_seconds: 86_400, subject: "Two tips", body_text: "Two tips, {{ email }}" })
+  await apiJson("POST", `/v1/bulk/sequences/${sequence.id}/enroll`, { list_id: list.id })
+}
+
+/** After the walk: the first campaign's page and the first sequence's page (campaign-WIDTH.png, sequence-WIDTH.png). */
+const shootFirstOf = async (page: Page, title: string, file: string): Promise<string | undefined> => {
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: title, exact: true }).click()
+  await settle(page)
+  const first = page.locator("main table a").first()
+  if ((await first.count()) === 0) return undefined
+  await first.click()
+  await settle(page)
+  await screenshot(page, file)
+  return file
+}
+
 /** Waits (at most SETTLE_MS) until the view no longer says it is loading something. */
 const settle = async (page: Page) => {
   await page.waitForLoadState("networkidle")
@@ -117,6 +157,7 @@ const written: Array<string> = []
 try {
   await waitForStatus(`${baseUrl}/health`)
   await seedSamples()
+  await seedCampaigns()
   for (const width of WIDTHS) {
     const { context, page } = await newPage(browser, { width })
     await page.goto(`${consoleUrl}/console/`)
@@ -143,6 +184,10 @@ try {
     await page.locator("iframe.template-preview").scrollIntoViewIfNeeded()
     await screenshot(page, path.join(outDir, `template-${width}.png`))
     written.push(path.join(outDir, `template-${width}.png`))
+    for (const [title, name] of [["Campaigns", "campaign"], ["Sequences", "sequence"]] as const) {
+      const shot = await shootFirstOf(page, title, path.join(outDir, `${name}-${width}.png`))
+      if (shot !== undefined) written.push(shot)
+    }
     const message = await openFirstMessage(page)
     if (message) {
       const file = path.join(outDir, `message-${width}.png`)

@@ -13,6 +13,8 @@ import { OverviewView } from "./Overview.tsx"
 import { SuppressionsView } from "./Suppressions.tsx"
 import { TemplatesView } from "./bulk/templates/Templates.tsx"
 import { UsageView } from "./Usage.tsx"
+import { CampaignsView } from "./bulk/campaigns/Campaigns.tsx"
+import { SequencesView } from "./bulk/campaigns/Sequences.tsx"
 
 export interface ViewProps {
   /** The path segments after the view's own. */
@@ -36,6 +38,8 @@ export const VIEWS: ReadonlyArray<ViewEntry> = [
   { segment: "lists", title: "Lists", adminOnly: false, component: ListsView },
   { segment: "segments", title: "Segments", adminOnly: false, component: SegmentsView },
   { segment: "templates", title: "Templates", adminOnly: false, component: TemplatesView },
+  { segment: "campaigns", title: "Campaigns", adminOnly: false, component: CampaignsView },
+  { segment: "sequences", title: "Sequences", adminOnly: false, component: SequencesView },
   { segment: "keys", title: "Keys and webhooks", adminOnly: false, component: KeysView },
   { segment: "usage", title: "Usage and plan", adminOnly: false, component: UsageView },
   { segment: "admin", title: "Admin", adminOnly: true, component: AdminView }

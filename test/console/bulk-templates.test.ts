@@ -179,7 +179,7 @@ describe("the Templates view", () => {
     // Unsaved edits: leaving through the navigation asks; staying keeps them; the tab's close asks too.
     await page.locator("#source-body_text").fill("Hi {{ first_name }}, unsaved")
     const messagesLink = page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Messages" })
-    expect((await answerDialog(page, () => messagesLink.click(), false)).message).toContain("unsaved edits")
+    expect((await answerDialog(page, () => messagesLink.click(), false)).message).toContain("unsaved changes")
     expect(page.url()).toMatch(/\/console\/templates\/[^/]+$/)
     expect(await page.locator("#source-body_text").inputValue()).toBe("Hi {{ first_name }}, unsaved")
     expect((await answerDialog(page, () => page.close({ runBeforeUnload: true }), false)).type).toBe("beforeunload")

@@ -6,7 +6,7 @@
 import { useState } from "preact/hooks"
 import { type Campaign, campaignsApi } from "../../../api/bulk-campaigns.ts"
 import { ErrorMessage } from "../../../components/ErrorMessage.tsx"
-import { useLeaveWarning } from "../../../components/use-leave-warning.ts"
+import { useLeaveGuard } from "../../../components/use-leave-guard.ts"
 import { navigate } from "../../../router.ts"
 import { draftOf, EMPTY_FORM, type FlowForm, formOf, missingAt } from "./draft.ts"
 import { AudienceStep, ContentStep, SenderStep } from "./flow-steps.tsx"
@@ -23,7 +23,7 @@ export const CampaignFlow = ({ campaign, onChanged }: { campaign: Campaign | und
   const [dirty, setDirty] = useState(false)
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<unknown>(undefined)
-  useLeaveWarning(dirty)
+  useLeaveGuard(dirty)
 
   const set = (patch: Partial<FlowForm>) => {
     setForm((before) => ({ ...before, ...patch }))

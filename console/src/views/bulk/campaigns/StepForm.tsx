@@ -7,7 +7,7 @@ import { useState } from "preact/hooks"
 import type { Step, StepWrite } from "../../../api/bulk-campaigns.ts"
 import { ErrorMessage } from "../../../components/ErrorMessage.tsx"
 import { Field } from "../../../components/Field.tsx"
-import { LEAVE_QUESTION, useLeaveWarning } from "../../../components/use-leave-warning.ts"
+import { LEAVE_QUESTION, useLeaveGuard } from "../../../components/use-leave-guard.ts"
 import { useSubmit } from "../../../components/use-submit.ts"
 
 const UNITS = [["seconds", 1], ["minutes", 60], ["hours", 3600], ["days", 86_400]] as const
@@ -44,7 +44,7 @@ export const StepForm = ({ id, onCancel, onSave, step }: {
   const [text, setText] = useState(step?.body_text ?? "")
   const [html, setHtml] = useState(step?.html ?? "")
   const [dirty, setDirty] = useState(false)
-  useLeaveWarning(dirty)
+  useLeaveGuard(dirty)
   const edit = <T,>(setter: (value: T) => void) => (value: T) => {
     setter(value)
     setDirty(true)

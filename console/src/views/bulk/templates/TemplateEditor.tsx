@@ -2,7 +2,7 @@
  * One template's editor: name and subject, the three sources (SourceEditors), the variables as
  * JSON (the template's defaults, used by the preview and the test-send), the live preview, then —
  * once saved — its versions and the test-send. Edits not yet saved ask before the page or the view
- * is left (useUnsavedEdits).
+ * is left (useLeaveGuard).
  */
 import { useMemo, useRef, useState } from "preact/hooks"
 import { type SampleVars, type Template, templatesApi } from "../../../api/bulk-templates.ts"
@@ -11,7 +11,7 @@ import { ErrorMessage } from "../../../components/ErrorMessage.tsx"
 import { Field } from "../../../components/Field.tsx"
 import { useLoad } from "../../../components/use-load.ts"
 import { useSubmit } from "../../../components/use-submit.ts"
-import { useUnsavedEdits } from "../../../components/use-unsaved-edits.ts"
+import { useLeaveGuard } from "../../../components/use-leave-guard.ts"
 import { hrefOf, onLinkClick } from "../../../router.ts"
 import { useSignedIn } from "../../../session.tsx"
 import { contentOf, type Draft, draftOf, EMPTY_DRAFT, parseVars, sameDraft, toSave } from "./draft.ts"
@@ -41,7 +41,7 @@ const Editor = ({ onSaved, template }: { template: Template | undefined; onSaved
   const [baseline, setBaseline] = useState<Draft>(() => (template === undefined ? EMPTY_DRAFT : draftOf(template)))
   const [draft, setDraft] = useState<Draft>(baseline)
   const unsaved = !sameDraft(draft, baseline)
-  useUnsavedEdits(unsaved)
+  useLeaveGuard(unsaved)
 
   const parsed = parseVars(draft.vars)
   // While the JSON is being typed and does not parse, the preview keeps the last variables that did.

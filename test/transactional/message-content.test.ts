@@ -285,7 +285,7 @@ describe("GET …/content/html", () => {
     expect(shown.startsWith(html)).toBe(true)
     expect(res.text).toBe(`<!DOCTYPE html><base target="_blank">${shown.slice("<!DOCTYPE html>".length)}`)
     const images = await api("GET", `/v1/mail/messages/${id}/content/html?images=1`)
-    expect(images.headers.get("content-security-policy")).toBe(`${CSP} https:`)
+    expect(images.headers.get("content-security-policy")).toBe(`${CSP} https: http:`)
     expect((await api("GET", `/v1/mail/messages/${id}/content/html?images=0`)).headers.get("content-security-policy")).toBe(CSP)
     const bad = await api("GET", `/v1/mail/messages/${id}/content/html?images=yes`)
     expect(bad.status).toBe(400)

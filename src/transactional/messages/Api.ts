@@ -107,7 +107,7 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
       .annotate(
         OpenApi.Description,
         "The html of …/content, served with `Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'; img-src data: "
-          + "cid:` (`https:` added to img-src with `images=1`) and `X-Content-Type-Options: nosniff`, with `<base target=\"_blank\">` "
+          + "cid:` (`https: http:` added to img-src with `images=1`) and `X-Content-Type-Options: nosniff`, with `<base target=\"_blank\">` "
           + "first in the document so its links open in a new tab. Meant for `<iframe sandbox=\"allow-popups "
           + "allow-popups-to-escape-sandbox\">`. 404 `not_found` also when the message has no html part."
       )

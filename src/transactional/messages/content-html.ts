@@ -13,9 +13,13 @@
  *   navigation inside the frame stays in its sandbox.
  */
 
-/** The policy of the html answer (`images`: https: images allowed too). */
+/**
+ * The policy of the html answer (`images`: remote images allowed too, as a mail client loads them
+ * when asked: https:, and http: for what mail still carries; a console served over https has the
+ * browser upgrade or refuse those itself).
+ */
 export const contentSecurityPolicy = (images: boolean) =>
-  `default-src 'none'; style-src 'unsafe-inline'; img-src data: cid:${images ? " https:" : ""}`
+  `default-src 'none'; style-src 'unsafe-inline'; img-src data: cid:${images ? " https: http:" : ""}`
 
 const BASE = "<base target=\"_blank\">"
 

@@ -88,7 +88,7 @@ export const CampaignAnalytics = ({ analytics, csvUrl }: { analytics: Analytics;
         <div><dt>Opened (people)</dt><dd>{count(analytics.opens_unique)}</dd></div>
         <div><dt>Clicked (people)</dt><dd>{count(analytics.clicks_unique)}</dd></div>
         <div><dt>Bounces</dt><dd>{count(analytics.bounces)}</dd></div>
-        <div><dt>Unsubscribes</dt><dd>{count(analytics.unsubs)}</dd></div>
+        <div><dt>Unsubscribes</dt><dd data-figure="unsubscribes">{count(analytics.unsubs)}</dd></div>
         {rates.map(([name, value]) => <div key={name}><dt>{name}</dt><dd>{percent(value)}</dd></div>)}
       </dl>
       <h3>Opens and clicks over time</h3>

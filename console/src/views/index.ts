@@ -4,6 +4,7 @@
  */
 import type { FunctionComponent } from "preact"
 import { AdminView } from "./Admin.tsx"
+import { ContactsView } from "./bulk/contacts/ContactsView.tsx"
 import { DomainsView } from "./Domains.tsx"
 import { KeysView } from "./Keys.tsx"
 import { MessagesView } from "./Messages.tsx"
@@ -30,6 +31,7 @@ export const VIEWS: ReadonlyArray<ViewEntry> = [
   { segment: "messages", title: "Messages", adminOnly: false, component: MessagesView },
   { segment: "domains", title: "Domains", adminOnly: false, component: DomainsView },
   { segment: "suppressions", title: "Suppressions", adminOnly: false, component: SuppressionsView },
+  { segment: "contacts", title: "Contacts", adminOnly: false, component: ContactsView },
   { segment: "keys", title: "Keys and webhooks", adminOnly: false, component: KeysView },
   { segment: "usage", title: "Usage and plan", adminOnly: false, component: UsageView },
   { segment: "admin", title: "Admin", adminOnly: true, component: AdminView }

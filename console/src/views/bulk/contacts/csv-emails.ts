@@ -141,21 +141,34 @@ export interface Duplicate {
   readonly firstRow: number
 }
 
-/** Rows whose address (any case, spaces around ignored) an earlier row already has: the first `max`, and how many. */
-export const duplicatesOf = (emails: ReadonlyArray<string>, max: number): { count: number; first: Array<Duplicate> } => {
+export interface Folded {
+  /** Each address once (its first row's cell), as the import and its preview count them. */
+  readonly unique: Array<string>
+  /** The data row (from 1) of each entry of `unique`. */
+  readonly uniqueRows: Array<number>
+  readonly duplicateCount: number
+  /** The first `max` rows whose address an earlier row already has. */
+  readonly duplicates: Array<Duplicate>
+}
+
+/** Folds repeated addresses (any case, spaces around ignored: the API's rule) into their first row. */
+export const foldAddresses = (emails: ReadonlyArray<string>, max: number): Folded => {
   const seen = new Map<string, number>()
-  const first: Array<Duplicate> = []
-  let count = 0
+  const unique: Array<string> = []
+  const uniqueRows: Array<number> = []
+  const duplicates: Array<Duplicate> = []
+  let duplicateCount = 0
   emails.forEach((email, index) => {
     const address = email.trim().toLowerCase()
-    if (address === "") return
     const earlier = seen.get(address)
     if (earlier === undefined) {
       seen.set(address, index + 1)
+      unique.push(email)
+      uniqueRows.push(index + 1)
       return
     }
-    count++
-    if (first.length < max) first.push({ row: index + 1, email, firstRow: earlier })
+    duplicateCount++
+    if (duplicates.length < max) duplicates.push({ row: index + 1, email, firstRow: earlier })
   })
-  return { count, first }
+  return { unique, uniqueRows, duplicateCount, duplicates }
 }

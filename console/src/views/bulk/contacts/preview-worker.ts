@@ -12,7 +12,7 @@
  */
 import { apiErrorOf, type ImportPreview } from "../../../api/bulk-contacts.ts"
 import { type ApiError } from "../../../api/client.ts"
-import { CsvEmailScanner, type Duplicate, duplicatesOf, type SampleRow } from "./csv-emails.ts"
+import { CsvEmailScanner, type Duplicate, foldAddresses, type SampleRow } from "./csv-emails.ts"
 
 /** Rows of each kind (invalid, duplicate, existing) the preview lists; the rest are counted. */
 export const PREVIEW_LIST_MAX = 100
@@ -55,24 +55,34 @@ const readEmails = async (csv: Blob): Promise<CsvEmailScanner> => {
   return scanner
 }
 
-const summaryOf = (scanner: CsvEmailScanner, preview: ImportPreview): PreviewSummary => {
-  const duplicates = duplicatesOf(scanner.emails, PREVIEW_LIST_MAX)
-  return {
-    rows: scanner.emails.length,
-    sample: scanner.sample,
-    uniqueAddresses: preview.total_unique,
-    invalidCount: preview.invalid_syntax,
-    invalid: (preview.invalid ?? []).map((entry) => ({ row: entry.index + 1, email: scanner.emails[entry.index] ?? entry.email, reason: entry.reason })),
-    duplicateCount: duplicates.count,
-    duplicates: duplicates.first,
-    existingCount: preview.existing.length,
-    existing: preview.existing.slice(0, PREVIEW_LIST_MAX),
-    validationMin: preview.validation_min,
-    maxInvalidPct: preview.max_invalid_pct
-  }
+/**
+ * Unique addresses per preview request. The API parses at most 200,000 JSON values in one body
+ * (src/http/bounded-json.ts MAX_JSON_NODES), fewer than a MAX_JSON_MB CSV's 223,000 rows: the
+ * worker folds repeated addresses itself and asks in batches well under that bound.
+ */
+const PREVIEW_BATCH = 50_000
+
+/** …and at most one value per 16 bytes of body beyond 4,096: a batch of very short entries is padded with spaces (still the same JSON). */
+const previewBody = (emails: ReadonlyArray<string>): string => {
+  const text = JSON.stringify({ emails })
+  const needed = 16 * Math.max(0, emails.length + 2 - 4_096)
+  return text.length >= needed ? text : text + " ".repeat(needed - text.length)
 }
 
-/** In the worker: read, ask the API, answer. */
+type Asked = { readonly ok: true; readonly preview: ImportPreview } | { readonly ok: false; readonly status: number; readonly text: string }
+
+const ask = async (emails: ReadonlyArray<string>, csrf: string): Promise<Asked> => {
+  const response = await fetch("/v1/bulk/contacts/import-preview", {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "content-type": "application/json", accept: "application/json", "x-herald-csrf": csrf },
+    body: previewBody(emails.map((email) => email.slice(0, MAX_PREVIEW_ENTRY)))
+  })
+  const text = await response.text()
+  return response.ok ? { ok: true, preview: JSON.parse(text) as ImportPreview } : { ok: false, status: response.status, text }
+}
+
+/** In the worker: read, ask the API (batch by batch), answer with the sums. */
 const previewInWorker = async ({ csrf, csv }: Request): Promise<Answer> => {
   let scanner: CsvEmailScanner
   try {
@@ -80,15 +90,29 @@ const previewInWorker = async ({ csrf, csv }: Request): Promise<Answer> => {
   } catch (error) {
     return { kind: "unreadable", message: error instanceof Error ? error.message : "The file could not be read." }
   }
-  const response = await fetch("/v1/bulk/contacts/import-preview", {
-    method: "POST",
-    credentials: "same-origin",
-    headers: { "content-type": "application/json", accept: "application/json", "x-herald-csrf": csrf },
-    body: JSON.stringify({ emails: scanner.emails.map((email) => email.slice(0, MAX_PREVIEW_ENTRY)) })
-  })
-  const text = await response.text()
-  if (!response.ok) return { kind: "refused", status: response.status, text }
-  return { kind: "preview", summary: summaryOf(scanner, JSON.parse(text) as ImportPreview) }
+  const folded = foldAddresses(scanner.emails, PREVIEW_LIST_MAX)
+  const summary = {
+    rows: scanner.emails.length, sample: scanner.sample, uniqueAddresses: 0, invalidCount: 0,
+    invalid: [] as Array<PreviewSummary["invalid"][number]>, duplicateCount: folded.duplicateCount, duplicates: folded.duplicates,
+    existingCount: 0, existing: [] as Array<string>, validationMin: 0, maxInvalidPct: 0
+  }
+  for (let start = 0; start < folded.unique.length || start === 0; start += PREVIEW_BATCH) {
+    const asked = await ask(folded.unique.slice(start, start + PREVIEW_BATCH), csrf)
+    if (!asked.ok) return { kind: "refused", status: asked.status, text: asked.text }
+    const { preview } = asked
+    summary.uniqueAddresses += preview.total_unique
+    summary.invalidCount += preview.invalid_syntax
+    for (const entry of preview.invalid ?? []) {
+      if (summary.invalid.length < PREVIEW_LIST_MAX) {
+        summary.invalid.push({ row: folded.uniqueRows[start + entry.index] ?? 0, email: folded.unique[start + entry.index] ?? entry.email, reason: entry.reason })
+      }
+    }
+    summary.existingCount += preview.existing.length
+    summary.existing.push(...preview.existing.slice(0, PREVIEW_LIST_MAX - summary.existing.length))
+    summary.validationMin = preview.validation_min
+    summary.maxInvalidPct = preview.max_invalid_pct
+  }
+  return { kind: "preview", summary }
 }
 
 interface WorkerScope {

@@ -106,9 +106,11 @@ try {
   console.log(`\nconsole import: ${rows.toLocaleString()} contacts, CSV ${(bytes / 1024 / 1024).toFixed(1)} MB (MAX_JSON_MB=${IMPORT_MB})\n`)
 
   const baselineBefore = await importByFetch(base, before.token, csv)
+  console.log(`baseline before: ${baselineBefore.seconds.toFixed(1)} s; now the console`)
 
   const { context, page } = await newPage(browser, { width: 1280 })
   page.setDefaultTimeout(IMPORT_TIMEOUT_MS)
+  page.on("pageerror", (error) => console.log(`page error: ${error.message}`))
   await signInThroughForm(page, base, email, PASSWORD)
   await page.goto(`${base}/console/contacts/import`)
   await page.getByLabel("CSV file").waitFor()
@@ -129,8 +131,12 @@ try {
   const started = performance.now()
   await page.getByLabel("CSV file").setInputFiles(csvFile)
   await page.getByRole("button", { name: "Preview the import" }).click()
-  await page.getByRole("region", { name: "Import preview counts" }).waitFor()
+  await page.getByRole("region", { name: "Import preview counts" }).waitFor({ timeout: Number(process.env["BENCH_PREVIEW_TIMEOUT_MS"] ?? IMPORT_TIMEOUT_MS) })
+    .catch(async (error: unknown) => {
+      throw new Error(`no preview: ${String(error)}\n${await page.locator("main").innerText()}`)
+    })
   const previewed = performance.now()
+  console.log(`previewed in ${((previewed - started) / 1000).toFixed(1)} s; now the upload`)
   await page.getByRole("button", { name: /^Import .* valid addresses$/ }).click()
   const counts = page.getByRole("region", { name: "Import counts" })
   await counts.waitFor()

@@ -58,7 +58,7 @@ const appliance = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     HERALD_SMTP_PORT: String(await freePort()),
     HERALD_HOSTNAME: HOSTNAME,
     // The sign-in and every console write must come from the base URL's origin (the CSRF rule).
-    HERALD_BASE_URL: baseUrl,
+    HERALD_BASE_URL: consoleUrl,
     HERALD_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
     HERALD_BOOTSTRAP_PASSWORD: PASSWORD,
     HERALD_CONSOLE_DIR: consoleDir,

@@ -41,7 +41,7 @@ const Counts = ({ summary }: { summary: PreviewSummary }) => {
 }
 
 const More = ({ shown, total }: { shown: number; total: number }) =>
-  total > shown ? <p>The first {count(shown)} of {count(total)} are listed.</p> : null
+  total > shown && shown > 0 ? <p>The first {count(shown)} of {count(total)} are listed.</p> : null
 
 export const ImportPreviewTable = ({ summary }: { summary: PreviewSummary }) => (
   <>
@@ -64,7 +64,7 @@ export const ImportPreviewTable = ({ summary }: { summary: PreviewSummary }) => 
     {summary.invalidCount === 0 ? null : (
       <>
         <h3 id="import-invalid">Invalid rows</h3>
-        {summary.invalid.length === 0 ? <p>{count(summary.invalidCount)} addresses are invalid.</p> : (
+        {summary.invalid.length === 0 ? <p>{summary.invalidCount === 1 ? "1 address is invalid." : `${count(summary.invalidCount)} addresses are invalid.`}</p> : (
           <ScrollTable label="Invalid rows">
             <table>
               <thead><tr><th scope="col" class="num">Row</th><th scope="col">Email</th><th scope="col">Reason</th></tr></thead>

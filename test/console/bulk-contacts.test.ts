@@ -124,6 +124,11 @@ describe("Contacts and Import", () => {
     await checkLayout(page, "a contact's page at 1280 px")
 
     await page.getByLabel("Name", { exact: true }).fill("Augusta Ada King")
+    // An unsaved edit asks before an in-console link leaves it; declined, the edit stays.
+    const asked = page.waitForEvent("dialog").then(async (dialog) => { const text = dialog.message(); await dialog.dismiss(); return text })
+    await page.getByRole("link", { name: "← All contacts" }).click()
+    expect(await asked).toContain("not saved")
+    expect(await page.getByLabel("Name", { exact: true }).inputValue()).toBe("Augusta Ada King")
     await page.getByRole("button", { name: "Save changes" }).click()
     await page.getByRole("status").filter({ hasText: "Saved." }).waitFor()
     await expect.poll(() => fields.textContent()).toContain("Augusta Ada King")

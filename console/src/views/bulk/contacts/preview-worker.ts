@@ -1,8 +1,8 @@
 /**
  * The import preview, read off the page's main thread: a Web Worker reads the CSV (a chosen file
- * or pasted rows), takes its email column (csv-emails.ts), asks `POST
- * /v1/bulk/contacts/import-preview` and hands back only what the preview shows (counts, the first
- * rows of each kind). A MAX_JSON_MB file (223,000 rows) is read, sent and answered without the
+ * or pasted rows), takes its email column (csv-emails.ts), folds repeated addresses, asks `POST
+ * /v1/bulk/contacts/import-preview` batch by batch and hands back only what the preview shows
+ * (counts, the first rows of each kind). A MAX_JSON_MB file (223,000 rows) is read, sent and answered without the
  * page's main thread touching it: the page stays responsive (bench/console-import.ts measures it).
  *
  * The worker is the console's own script started again as a module worker (`import.meta.url`):

@@ -144,7 +144,7 @@ describe("Contacts and Import", () => {
     await context.close()
   })
 
-  it("is accessible at 390 px: the list, a contact's page and the import", async () => {
+  it("is accessible at 390 px: the list, a contact's page and the import (its preview explaining the 422 gate)", async () => {
     const { context, page } = await signedIn(390)
     await openContacts(page)
     await expect.poll(() => contactRows(page).count()).toBeGreaterThan(0)
@@ -155,9 +155,13 @@ describe("Contacts and Import", () => {
     await checkLayout(page, "a contact's page at 390 px")
     await page.getByRole("link", { name: "← All contacts" }).click()
     await page.getByRole("link", { name: "Import contacts" }).click()
-    await page.getByLabel("Or paste rows").fill("email,name\nlin@example.com,Lin\nnobody,No one\n")
+    // 100 addresses (HERALD_IMPORT_VALIDATION_MIN), 20 of them invalid (over the 10 %): the 422 gate, explained before it trips.
+    const rows = Array.from({ length: 100 }, (_, i) => (i < 20 ? `broken-${i}` : `reader-${i}@example.com`))
+    await page.getByLabel("Or paste rows").fill(["email", ...rows].join("\n"))
     await page.getByRole("button", { name: "Preview the import" }).click()
     await page.getByRole("region", { name: "Import preview counts" }).waitFor()
+    expect(await page.locator("#import-gate").textContent()).toContain("20 of 100 unique addresses are invalid, more than the 10 %")
+    expect(await page.getByRole("button", { name: "Import 80 valid addresses" }).isDisabled()).toBe(true)
     await checkLayout(page, "the import preview at 390 px")
     await context.close()
   })

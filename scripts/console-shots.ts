@@ -42,9 +42,9 @@ await buildConsole(consoleDir)
 await mkdir(outDir, { recursive: true })
 const port = await freePort()
 const baseUrl = `http://127.0.0.1:${port}`
-// The browser opens the appliance's base URL (http://localhost:<port> by default): a sign-in from
-// another origin is refused.
-const consoleUrl = `http://localhost:${port}`
+// The browser opens the appliance's base URL (HERALD_BASE_URL below): a sign-in from another
+// origin is refused.
+const consoleUrl = baseUrl
 const appliance = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
   cwd: repoRoot,
   stdio: ["ignore", "inherit", "inherit"],
@@ -58,7 +58,7 @@ const appliance = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     HERALD_SMTP_PORT: String(await freePort()),
     HERALD_HOSTNAME: HOSTNAME,
     // The sign-in and every console write must come from the base URL's origin (the CSRF rule).
-    HERALD_BASE_URL: consoleUrl,
+    HERALD_BASE_URL: baseUrl,
     HERALD_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
     HERALD_BOOTSTRAP_PASSWORD: PASSWORD,
     HERALD_CONSOLE_DIR: consoleDir,
@@ -91,6 +91,7 @@ const seedSamples = async () => {
   }
   await api("POST", "/v1/tickets", { subject: "Where do bounces show?", body: "Trying the simulator's bounce@ address." })
   await api("POST", "/v1/bulk/contacts/import", { contacts: ["ada", "grace", "alan"].map((name) => ({ email: `${name}@example.com`, name, tags: ["newsletter"], metadata: { city: "Lyon" } })) })
+  await api("POST", "/v1/bulk/templates", { name: "Welcome", subject: "Welcome, {{ first_name }}", html: "<h1 style=\"color:#0b57d0\">Hi {{ first_name }}</h1>\n<p>Thanks for joining.</p>", body_text: "Hi {{ first_name }}", vars: { first_name: "Ada" } })
 }
 
 /** Waits (at most SETTLE_MS) until the view no longer says it is loading something. */
@@ -148,6 +149,14 @@ try {
       await screenshot(page, file)
       written.push(file)
     }
+    // The Templates view's editor, on the template seedSamples made.
+    await nav.getByRole("link", { name: "Templates", exact: true }).click()
+    await page.getByRole("link", { name: "Welcome" }).click()
+    await page.frameLocator("iframe.template-preview").locator("h1").waitFor({ timeout: SETTLE_MS }).catch(() => undefined)
+    // An out-of-process frame below the fold is not painted until it has been in view.
+    await page.locator("iframe.template-preview").scrollIntoViewIfNeeded()
+    await screenshot(page, path.join(outDir, `template-${width}.png`))
+    written.push(path.join(outDir, `template-${width}.png`))
     const message = await openFirstMessage(page)
     if (message) {
       const file = path.join(outDir, `message-${width}.png`)

@@ -47,7 +47,9 @@ export const migrationFiles = [
   "0031_tracking_token_windows.sql",
   "0032_campaign_render_failed.sql",
   "0033_console_sessions.sql",
-  "0034_console_insight.sql"
+  "0034_console_insight.sql",
+  "0035_bulk_messages_by_recipient.sql",
+  "0036_plan_change_withdrawn.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

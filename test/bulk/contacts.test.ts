@@ -200,6 +200,7 @@ describe("import", () => {
       total_unique: 4,
       total_received: 6,
       invalid_syntax: 1,
+      invalid: [{ index: 3, email: "nope", reason: "invalid email syntax" }, { index: 4, email: "NOPE", reason: "invalid email syntax" }],
       validation_min: 10,
       max_invalid_pct: 20
     })

@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest"
 import { type CommandResult, runMain } from "../support/appliance.ts"
-import { freshDatabase, query } from "../support/database.ts"
+import { emptyDatabase, query } from "../support/database.ts"
 
 /** A command start-up under a loaded machine can take tens of seconds. */
 const COMMAND_TIMEOUT_MS = 240_000
@@ -15,7 +15,7 @@ const ESCAPE = "\u001b["
 
 let databaseUrl: string
 beforeAll(async () => {
-  databaseUrl = await freshDatabase()
+  databaseUrl = await emptyDatabase()
 })
 
 const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>

@@ -127,7 +127,7 @@ describe("Contacts and Import", () => {
     // An unsaved edit asks before an in-console link leaves it; declined, the edit stays.
     const asked = page.waitForEvent("dialog").then(async (dialog) => { const text = dialog.message(); await dialog.dismiss(); return text })
     await page.getByRole("link", { name: "← All contacts" }).click()
-    expect(await asked).toContain("not saved")
+    expect(await asked).toContain("unsaved edits")
     expect(await page.getByLabel("Name", { exact: true }).inputValue()).toBe("Augusta Ada King")
     await page.getByRole("button", { name: "Save changes" }).click()
     await page.getByRole("status").filter({ hasText: "Saved." }).waitFor()

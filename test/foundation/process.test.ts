@@ -9,7 +9,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { heraldUnderNode, newToken, repoRoot, runMain } from "../support/appliance.ts"
-import { freshDatabase, query } from "../support/database.ts"
+import { emptyDatabase, query } from "../support/database.ts"
 import { freePort, sleep, waitForStatus } from "../support/net.ts"
 
 /** A child appliance's start-up (tsx compiling the tree) can take a minute on a loaded machine. */
@@ -94,7 +94,7 @@ const applianceEnv = async () => {
     httpPort,
     smtpPort,
     env: {
-      DATABASE_URL: await freshDatabase(),
+      DATABASE_URL: await emptyDatabase(),
       HERALD_HTTP_HOST: "127.0.0.1",
       HERALD_HTTP_PORT: String(httpPort),
       HERALD_SMTP_HOST: "127.0.0.1",

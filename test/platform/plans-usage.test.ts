@@ -1,6 +1,7 @@
 /**
  * The platform area for an account: plans, the usage record, plan changes (upgrade with
- * proration, pending downgrade applied by the monthly reset), and every change on record.
+ * proration, pending downgrade applied by the monthly reset, shown in usage, replaced or
+ * cancelled), and every change on record.
  */
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -127,6 +128,7 @@ describe("POST /v1/client/subscriptions/change-plan", () => {
     const usage = await app.request("GET", "/v1/client/usage", { token: sender.token })
     expect(res.json.effective_at).toBe(usage.json.next_reset)
     expect(usage.json.subscriptions[0].package_id).toBe("growth")
+    expect(usage.json.pending_change).toEqual({ package_id: "free", effective_at: res.json.effective_at })
     // The reset job's step at a moment past the period end, as the actor would run it then.
     const after = new Date(Date.parse(res.json.effective_at) + 60_000)
     await withServices(app, Effect.flatMap(Subscriptions, (s) => s.resetPeriods(after)))
@@ -137,5 +139,48 @@ describe("POST /v1/client/subscriptions/change-plan", () => {
     expect(rows[0]!.period_start.toISOString()).toBe(res.json.effective_at)
     const changes = await query<{ applied_at: Date | null }>(app.databaseUrl, "SELECT applied_at FROM plan_changes WHERE account_id = $1", [sender.accountId])
     expect(changes[0]!.applied_at).not.toBeNull()
+  })
+
+  it("shows a pending downgrade, lets a later one replace it, and withdraws it on cancel-pending-change", async () => {
+    const sender = await newSender(app, dns, { packageId: "growth" })
+    const cancel = (pw = password) =>
+      app.request("POST", "/v1/client/subscriptions/cancel-pending-change", { token: sender.token, body: { password: pw } })
+    const usage = async () => (await app.request("GET", "/v1/client/usage", { token: sender.token })).json
+    expect((await usage()).pending_change).toBeNull()
+    const nothing = await cancel()
+    expect(nothing.status).toBe(404)
+    expect(nothing.json.error.code).toBe("not_found")
+
+    expect((await changePlan(sender.token, "starter")).json.type).toBe("downgrade")
+    const second = await changePlan(sender.token, "free")
+    expect((await usage()).pending_change).toEqual({ package_id: "free", effective_at: second.json.effective_at })
+    // Choosing the current package again says how to keep it.
+    const same = await changePlan(sender.token, "growth")
+    expect(same.json.error.code).toBe("same_package")
+    expect(same.json.error.message).toContain("cancel-pending-change")
+
+    const refused = await cancel("wrong")
+    expect(refused.status).toBe(403)
+    expect(refused.json.error.code).toBe("incorrect_password")
+    expect((await usage()).pending_change).toEqual({ package_id: "free", effective_at: second.json.effective_at })
+
+    const cancelled = await cancel()
+    expect(cancelled.status).toBe(200)
+    expect(cancelled.json).toMatchObject({ pending_change: null, subscriptions: [{ package_id: "growth" }] })
+    expect((await cancel()).status).toBe(404)
+
+    // The reset keeps the package, and marks neither withdrawn downgrade as applied.
+    const after = new Date(Date.parse(second.json.effective_at) + 60_000)
+    await withServices(app, Effect.flatMap(Subscriptions, (s) => s.resetPeriods(after)))
+    const [sub] = await query<{ package_id: string }>(app.databaseUrl,
+      "SELECT package_id FROM subscriptions WHERE account_id = $1 AND status = 'active'", [sender.accountId])
+    expect(sub!.package_id).toBe("growth")
+    const changes = await query<{ to_package_id: string; applied: boolean; withdrawn: boolean }>(app.databaseUrl,
+      `SELECT to_package_id, applied_at IS NOT NULL AS applied, withdrawn_at IS NOT NULL AS withdrawn
+       FROM plan_changes WHERE account_id = $1 AND type = 'downgrade' ORDER BY created_at, id`, [sender.accountId])
+    expect(changes).toEqual([
+      { to_package_id: "starter", applied: false, withdrawn: true },
+      { to_package_id: "free", applied: false, withdrawn: true }
+    ])
   })
 })

@@ -8,7 +8,7 @@ import * as path from "node:path"
 import { Cause, ConfigProvider, Effect, Exit, Fiber, Layer } from "effect"
 import { ApplianceLive, BaseLive, ServicesLive } from "../../src/appliance.ts"
 import { freshDatabase } from "./database.ts"
-import { freePort, waitForStatus } from "./net.ts"
+import { freePort, knockRepeatedly, waitForStatus } from "./net.ts"
 
 export const repoRoot = path.resolve(import.meta.dirname, "../..")
 
@@ -132,6 +132,8 @@ export interface SpawnOptions extends StartOptions {
   /** Run the child as this user (tests of the embedded cluster as an ordinary user). */
   readonly uid?: number
   readonly gid?: number
+  /** Connect to the HTTP port over and over while the appliance starts (a health-check loop's probes). */
+  readonly knockWhileStarting?: boolean
 }
 
 export const spawnAppliance = async (options: SpawnOptions = {}): Promise<ApplianceProcess> => {
@@ -151,10 +153,11 @@ export const spawnAppliance = async (options: SpawnOptions = {}): Promise<Applia
   child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()))
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
   const baseUrl = `http://127.0.0.1:${port}`
+  const stopKnocking = options.knockWhileStarting === true ? knockRepeatedly(port) : () => undefined
   await Promise.race([
     waitForStatus(`${baseUrl}/health`, options.waitMs ?? 60_000),
     exited.then((code) => Promise.reject(new Error(`appliance exited (${code}) before it was healthy:\n${output}`)))
-  ])
+  ]).finally(stopKnocking)
   return {
     baseUrl,
     databaseUrl,

@@ -2,27 +2,30 @@
 import { randomBytes } from "node:crypto"
 import pg from "pg"
 import { inject } from "vitest"
+import { TEMPLATE_DATABASE, withDatabase } from "./database-url.ts"
 
 export const adminUrl = (): string => inject("databaseAdminUrl")
 
-const withUrl = (url: string, database: string) => {
-  const u = new URL(url)
-  u.pathname = `/${database}`
-  return u.toString()
-}
-
-/** Creates an empty database and returns its URL (migrations run when an appliance starts on it). */
-export const freshDatabase = async (): Promise<string> => {
+const createDatabase = async (template: string | undefined): Promise<string> => {
   const name = `t_${randomBytes(6).toString("hex")}`
   const client = new pg.Client({ connectionString: adminUrl() })
   await client.connect()
   try {
-    await client.query(`CREATE DATABASE ${name}`)
+    await client.query(template === undefined ? `CREATE DATABASE ${name}` : `CREATE DATABASE ${name} TEMPLATE ${template}`)
   } finally {
     await client.end()
   }
-  return withUrl(adminUrl(), name)
+  return withDatabase(adminUrl(), name)
 }
+
+/**
+ * A database of its own, already migrated (a copy of the run's template): an appliance starting on
+ * it finds every migration applied, as it would after an upgrade with nothing new.
+ */
+export const freshDatabase = (): Promise<string> => createDatabase(TEMPLATE_DATABASE)
+
+/** An empty database, for tests of the migrations themselves (nothing applied yet). */
+export const emptyDatabase = (): Promise<string> => createDatabase(undefined)
 
 /** Runs one query on a database (for checking rows the API promised). */
 export const query = async <T extends Record<string, unknown>>(

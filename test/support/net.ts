@@ -51,3 +51,27 @@ export const waitForStatus = async (url: string, timeoutMs = 60_000, status = 20
   }
   throw new Error(`${url} did not answer ${status} within ${timeoutMs} ms (last: ${last})`)
 }
+
+/**
+ * Connects to `port` over and over (a connection every millisecond, each left open until the
+ * far side closes it), as load balancers' probes and health-check loops do while a server starts:
+ * often enough to land inside the start-up port check, which holds the address for a moment only.
+ * Call the returned function to stop; it closes what is still open.
+ */
+const KNOCKS_PER_TICK = 1
+
+export const knockRepeatedly = (port: number): () => void => {
+  const open = new Set<net.Socket>()
+  const timer = setInterval(() => {
+    for (let i = 0; i < KNOCKS_PER_TICK; i++) {
+      const socket = net.connect({ host: "127.0.0.1", port })
+      open.add(socket)
+      socket.on("error", () => undefined)
+      socket.on("close", () => open.delete(socket))
+    }
+  }, 1)
+  return () => {
+    clearInterval(timer)
+    for (const socket of open) socket.destroy()
+  }
+}

@@ -60,7 +60,7 @@ export interface ContactMessage {
   readonly created_at: string
 }
 
-/** `POST /v1/bulk/contacts/import-preview`. `invalid`: the first 100 invalid entries, index 0-based. */
+/** `POST /v1/bulk/contacts/import-preview`. `invalid`: the first 100 invalid entries, index 0-based in the request. */
 export interface ImportPreview {
   readonly existing: ReadonlyArray<string>
   readonly total_unique: number
@@ -68,7 +68,7 @@ export interface ImportPreview {
   readonly invalid_syntax: number
   readonly validation_min: number
   readonly max_invalid_pct: number
-  readonly invalid?: ReadonlyArray<{ readonly index: number; readonly email: string; readonly reason: string }>
+  readonly invalid: ReadonlyArray<{ readonly index: number; readonly email: string; readonly reason: string }>
 }
 
 export interface ImportResult {

@@ -108,6 +108,8 @@ export interface UsageRecord {
     readonly quota_remaining: number
   }>
   readonly next_reset: string
+  /** A downgrade waiting for the next reset, or null. */
+  readonly pending_change: { readonly package_id: string; readonly effective_at: string } | null
   readonly overage: { readonly emails: number; readonly amount_usd_cents: number }
 }
 
@@ -180,6 +182,8 @@ export const usageApi = {
   plans: () => request<{ items: ReadonlyArray<Plan> }>("GET", "/v1/client/plans"),
   changePlan: (packageId: string, password: string) =>
     request<PlanChange>("POST", "/v1/client/subscriptions/change-plan", { body: { package_id: packageId, password } }),
+  cancelPendingChange: (password: string) =>
+    request<UsageRecord>("POST", "/v1/client/subscriptions/cancel-pending-change", { body: { password } }),
   dmarcReports: (page: number, perPage: number) =>
     request<{ page: number; per_page: number; total: number; items: ReadonlyArray<DmarcReport> }>(
       "GET", "/v1/client/dmarc/reports", { query: { page, per_page: perPage } }),

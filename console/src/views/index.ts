@@ -10,6 +10,7 @@ import { KeysView } from "./Keys.tsx"
 import { MessagesView } from "./Messages.tsx"
 import { OverviewView } from "./Overview.tsx"
 import { SuppressionsView } from "./Suppressions.tsx"
+import { TemplatesView } from "./bulk/templates/Templates.tsx"
 import { UsageView } from "./Usage.tsx"
 
 export interface ViewProps {
@@ -32,6 +33,7 @@ export const VIEWS: ReadonlyArray<ViewEntry> = [
   { segment: "domains", title: "Domains", adminOnly: false, component: DomainsView },
   { segment: "suppressions", title: "Suppressions", adminOnly: false, component: SuppressionsView },
   { segment: "contacts", title: "Contacts", adminOnly: false, component: ContactsView },
+  { segment: "templates", title: "Templates", adminOnly: false, component: TemplatesView },
   { segment: "keys", title: "Keys and webhooks", adminOnly: false, component: KeysView },
   { segment: "usage", title: "Usage and plan", adminOnly: false, component: UsageView },
   { segment: "admin", title: "Admin", adminOnly: true, component: AdminView }

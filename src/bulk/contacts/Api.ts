@@ -9,6 +9,7 @@ import { Authentication } from "../../http/auth.ts"
 import { BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge, RateLimited, Unprocessable } from "../../http/errors.ts"
 import { EmailAddress } from "../../lib/email.ts"
 import { boundedArray, boundedText, IdText, MAX_EMAIL_LENGTH, MAX_LINE_LENGTH, MAX_ID_LENGTH, MAX_METADATA_BYTES, MAX_METADATA_DEPTH, QueryText, queryInt, rawBodyBoundedBy } from "../../http/bounds.ts"
+import { RecipientState } from "../../transactional/messages/Api.ts"
 import { ImportRequest, MAX_IMPORT_CONTACTS, MAX_LIST_IDS, MAX_TAG_LENGTH, MAX_TAGS, Metadata, Name, Tag, Tags } from "./import-schema.ts"
 
 // Moved to import-schema.ts (the import worker decodes with them); served from here as before.
@@ -84,10 +85,26 @@ const PreviewResponse = Schema.Struct({
   existing: Schema.Array(Schema.String).annotations({ description: "Addresses already contacts of the key, as stored" }),
   total_unique: Schema.Int,
   total_received: Schema.Int,
-  invalid_syntax: Schema.Int,
+  invalid_syntax: Schema.Int.annotations({ description: "Unique addresses that are not valid (what the import's gate counts)" }),
+  invalid: Schema.Array(Schema.Struct({
+    index: Schema.Int.annotations({ description: "0-based position in the submitted rows" }),
+    email: Schema.String.annotations({ description: "As submitted, trimmed" }),
+    reason: Schema.String.annotations({ description: "As the import reports it: missing email, invalid email syntax" })
+  })).annotations({ description: "The first 100 invalid rows, in submitted order (every row, repeats too)" }),
   validation_min: Schema.Int,
   max_invalid_pct: Schema.Number
-}).annotations({ identifier: "ContactImportPreview" })
+}).annotations({
+  identifier: "ContactImportPreview",
+  examples: [{
+    existing: ["ada@example.net"],
+    total_unique: 3,
+    total_received: 4,
+    invalid_syntax: 1,
+    invalid: [{ index: 2, email: "grace@", reason: "invalid email syntax" }],
+    validation_min: 100,
+    max_invalid_pct: 10
+  }]
+})
 
 const Engagement = Schema.Struct({
   email: Schema.String,
@@ -103,6 +120,29 @@ const Engagement = Schema.Struct({
     detail: Schema.optional(Schema.String)
   }))
 }).annotations({ identifier: "ContactEngagement" })
+
+const ContactMessages = Schema.Struct({
+  total: Schema.Int,
+  limit: Schema.Int,
+  offset: Schema.Int,
+  items: Schema.Array(Schema.Struct({
+    id: Schema.String.annotations({ description: "The message id: GET /v1/mail/messages/{id} shows its timeline, /content what was sent" }),
+    subject: Schema.String,
+    status: RecipientState.annotations({ description: "Its delivery's state (suppressed: stopped because the address was suppressed meanwhile)" }),
+    created_at: Schema.String
+  }))
+}).annotations({
+  identifier: "ContactMessages",
+  examples: [{
+    total: 2,
+    limit: 50,
+    offset: 0,
+    items: [
+      { id: "msg_7Hq2Lm4Np8Rs1Tv5Wx9Z", subject: "November news", status: "sent", created_at: "2026-11-03T09:00:12.000Z" },
+      { id: "msg_3Fj7Kq2Mv9Xs1Tz5Wd8N", subject: "Please confirm your subscription to News", status: "sent", created_at: "2026-10-28T15:41:02.000Z" }
+    ]
+  }]
+})
 
 const Ref = Schema.Struct({ id: boundedText(MAX_EMAIL_LENGTH).annotations({ description: "A contact id (ct_…) or its percent-encoded email" }) })
 const ByEmail = Schema.Struct({ email: boundedText(MAX_EMAIL_LENGTH) })
@@ -135,7 +175,8 @@ export class ContactsGroup extends HttpApiGroup.make("contacts")
   )
   .add(
     HttpApiEndpoint.post("importPreview", "/v1/bulk/contacts/import-preview").setPayload(PreviewRequest).addSuccess(PreviewResponse)
-      .annotate(OpenApi.Summary, "What an import of these addresses would meet; touches nothing")
+      .addError(Unprocessable)
+      .annotate(OpenApi.Summary, "What an import of these addresses would meet (existing contacts, the gate's counts, the invalid rows); touches nothing")
   )
   .add(HttpApiEndpoint.get("read", "/v1/bulk/contacts/:id").setPath(Ref).addSuccess(Contact))
   .add(HttpApiEndpoint.patch("update", "/v1/bulk/contacts/:id").setPath(Ref).setPayload(ContactPatch).addSuccess(Contact).addError(Conflict))
@@ -147,6 +188,13 @@ export class ContactsGroup extends HttpApiGroup.make("contacts")
     HttpApiEndpoint.get("engagement", "/v1/bulk/contacts/:email/engagement").setPath(ByEmail)
       .setUrlParams(Schema.Struct({ limit: Limit, offset: Offset })).addSuccess(Engagement)
       .annotate(OpenApi.Summary, "The address's history, newest first: bounces, complaints and unsubscribes from any channel; opens and clicks of campaigns")
+  )
+  .add(
+    HttpApiEndpoint.get("messages", "/v1/bulk/contacts/:email/messages").setPath(ByEmail)
+      .setUrlParams(Schema.Struct({ limit: Limit, offset: Offset })).addSuccess(ContactMessages).addError(Unprocessable)
+      .annotate(OpenApi.Summary, "The bulk messages this key sent to the address (campaigns, sequence steps, confirmations, test-sends), newest first")
+      .annotate(OpenApi.Description, "404 when the key has no contact of that address (another key's contact too). Only this key's messages: "
+        + "another key's mail to the same address is not listed. A page past HERALD_QUERY_TIMEOUT_MS → 422 query_too_expensive (param offset).")
   )
   // Not found (another key's contact too), conflict (an existing address, a suppressed one made
   // active), the import's refusals: declared once for the group.

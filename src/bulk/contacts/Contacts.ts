@@ -9,6 +9,9 @@ import { newId } from "../../lib/ids.ts"
 import { containing } from "../../platform/suppressions/suppress.ts"
 import { SuppressionHooks } from "../../platform/suppressions/hooks.ts"
 import { engagementOf } from "./engagement.ts"
+import { bulkMessagesTo } from "../../mta/queue/read-models/recipient-messages.ts"
+import { recipientState } from "../../transactional/messages/timeline.ts"
+import type { RecipientState } from "../../transactional/messages/Api.ts"
 import { unsubscribeAddress } from "./unsubscribe.ts"
 import { cleanTags, type ImportRow } from "./import-rows.ts"
 import { AppConfig } from "../../config/app-config.ts"
@@ -50,6 +53,14 @@ export interface ContactFilter {
   readonly search?: string | undefined
   readonly limit: number
   readonly offset: number
+}
+
+/** A bulk message the key sent to a contact, as its page lists it (the message view has the rest). */
+export interface ContactMessage {
+  readonly id: string
+  readonly subject: string
+  readonly status: RecipientState
+  readonly created_at: string
 }
 
 export class ContactNotFound extends Data.TaggedError("ContactNotFound")<{ readonly ref: string }> {}
@@ -188,6 +199,24 @@ export class Contacts extends Effect.Service<Contacts>()("herald/Contacts", {
         message: `The address's history took longer than ${queryTimeoutMs} ms to read: ask for an earlier page (a smaller offset)`
       }))
 
+    /** The bulk messages this key sent to the key's contact `ref` (404 without one), newest first. */
+    const messages = (owner: Owner, ref: string, limit: number, offset: number) =>
+      Effect.gen(function*() {
+        const contact = yield* find(owner, ref)
+        const page = yield* bulkMessagesTo(owner.keyId, contact.email, limit, offset)
+        const items: ReadonlyArray<ContactMessage> = page.rows.map((r) => ({
+          id: r.id,
+          subject: r.subject,
+          // A delivery stopped because the address was suppressed meanwhile says so, as the message view does.
+          status: recipientState(r, false),
+          created_at: r.created_at.toISOString()
+        }))
+        return { total: page.total, limit, offset, items }
+      }).pipe(withStatementTimeout(sql, queryTimeoutMs, {
+        param: "offset",
+        message: `The address's messages took longer than ${queryTimeoutMs} ms to read: ask for an earlier page (a smaller offset)`
+      }))
+
     const withSql = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(effect, SqlClient.SqlClient, sql)
     return {
       create,
@@ -196,7 +225,8 @@ export class Contacts extends Effect.Service<Contacts>()("herald/Contacts", {
       update: (owner: Owner, ref: string, patch: ContactPatch) =>
         withSql(update(owner, ref, patch).pipe(Effect.provideService(SuppressionHooks, suppressionHooks))),
       remove,
-      engagement: (owner: Owner, email: string, limit: number, offset: number) => withSql(engagement(owner, email, limit, offset))
+      engagement: (owner: Owner, email: string, limit: number, offset: number) => withSql(engagement(owner, email, limit, offset)),
+      messages: (owner: Owner, ref: string, limit: number, offset: number) => withSql(messages(owner, ref, limit, offset))
     } as const
   })
 }) {}

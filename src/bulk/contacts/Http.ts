@@ -22,7 +22,6 @@ import {
   validationFailed,
   type UnavailableError
 } from "../../http/errors.ts"
-import { isEmailAddress } from "../../lib/email.ts"
 import { QueueSignal } from "../../db/QueueSignal.ts"
 import type { QueryTooExpensive } from "../../db/statement-timeout.ts"
 import { ConfirmationMail } from "../lists/confirmation-mail.ts"
@@ -31,6 +30,7 @@ import { ContactsGroup } from "./Api.ts"
 import { type ContactExists, type ContactNotFound, Contacts, type Owner, type StillSuppressed } from "./Contacts.ts"
 import { CsvReader, type ImportRejected } from "./csv-reader.ts"
 import { type ImportGate, type TooManyInvalid, type UnknownLists, writeImport } from "./import.ts"
+import { previewImport } from "./import-preview.ts"
 import type { MetadataTooLarge } from "./metadata-bound.ts"
 
 type Failure = ContactNotFound | ContactExists | StillSuppressed | TooManyInvalid | ImportRejected | UnknownLists | MetadataTooLarge | SqlError
@@ -165,22 +165,6 @@ export const ContactsHttpLive = HttpApiBuilder.group(groupApi(ContactsGroup), "c
         )
       })
 
-    const preview = (owner: Owner, emails: ReadonlyArray<string>) =>
-      Effect.gen(function*() {
-        const unique = new Set(emails.map((e) => e.trim().toLowerCase()))
-        const invalid = [...unique].filter((address) => !isEmailAddress(address)).length
-        const existing = unique.size === 0 ? [] : yield* sql<{ email: string }>`
-          SELECT email FROM contacts WHERE key_id = ${owner.keyId} AND lower(email) = ANY(${[...unique]}) ORDER BY lower(email)`
-        return {
-          existing: existing.map((r) => r.email),
-          total_unique: unique.size,
-          total_received: emails.length,
-          invalid_syntax: invalid,
-          validation_min: gate.validationMin,
-          max_invalid_pct: gate.maxInvalidPct
-        }
-      })
-
     return handlers
       .handle("create", ({ payload }) => Effect.flatMap(CurrentKey, (me) => contacts.create(me, payload)).pipe(Effect.catchAll(answer)))
       .handle("list", ({ urlParams }) =>
@@ -189,12 +173,20 @@ export const ContactsHttpLive = HttpApiBuilder.group(groupApi(ContactsGroup), "c
         ))
       .handleRaw("import", ({ request, urlParams }) => importContacts(request, urlParams))
       .handle("importPreview", ({ payload }) =>
-        Effect.flatMap(CurrentKey, (me) => preview(me, Array.isArray(payload) ? payload : (payload as { emails: ReadonlyArray<string> }).emails)).pipe(Effect.orDie))
+        Effect.flatMap(CurrentKey, (me) =>
+          previewImport(me, Array.isArray(payload) ? payload : (payload as { emails: ReadonlyArray<string> }).emails, gate, config.queryTimeoutMs)).pipe(
+            Effect.provideService(SqlClient.SqlClient, sql),
+            Effect.catchTags({ QueryTooExpensive: answerQueryTooExpensive, SqlError: Effect.die })
+          ))
       .handle("read", ({ path }) => Effect.flatMap(CurrentKey, (me) => contacts.read(me, path.id)).pipe(Effect.catchAll(answer)))
       .handle("update", ({ path, payload }) => Effect.flatMap(CurrentKey, (me) => contacts.update(me, path.id, payload)).pipe(Effect.catchAll(answer)))
       .handle("remove", ({ path }) => Effect.flatMap(CurrentKey, (me) => contacts.remove(me, path.id)).pipe(Effect.catchAll(answer)))
       .handle("engagement", ({ path, urlParams }) =>
         Effect.flatMap(CurrentKey, (me) => contacts.engagement(me, path.email, urlParams.limit, urlParams.offset)).pipe(
+          Effect.catchAll((e) => e._tag === "QueryTooExpensive" ? answerQueryTooExpensive(e) : answer(e))
+        ))
+      .handle("messages", ({ path, urlParams }) =>
+        Effect.flatMap(CurrentKey, (me) => contacts.messages(me, path.email, urlParams.limit, urlParams.offset)).pipe(
           Effect.catchAll((e) => e._tag === "QueryTooExpensive" ? answerQueryTooExpensive(e) : answer(e))
         ))
   }))

@@ -53,7 +53,12 @@ interface RowJson {
   metadata: Readonly<Record<string, unknown>>
 }
 
-const MAX_ERRORS = 100
+/** Invalid rows an import reports (and its preview lists) by name; the rest are only counted. */
+export const MAX_REPORTED_INVALID = 100
+
+/** Why a row's address (trimmed) cannot be imported, in the words the import reports; undefined when it can. */
+export const invalidReason = (email: string): string | undefined =>
+  isEmailAddress(email) ? undefined : email === "" ? "missing email" : "invalid email syntax"
 
 /** Rows of one INSERT statement. */
 export const BATCH = 2000
@@ -109,10 +114,11 @@ export class ImportRows {
     const row = ++this.received
     const email = input.email.trim()
     const address = email.toLowerCase()
-    if (!isEmailAddress(email)) {
+    const reason = invalidReason(email)
+    if (reason !== undefined) {
       this.invalidRows++
       this.invalidAddresses.add(address)
-      if (this.errors.length < MAX_ERRORS) this.errors.push({ row, email, reason: email === "" ? "missing email" : "invalid email syntax" })
+      if (this.errors.length < MAX_REPORTED_INVALID) this.errors.push({ row, email, reason })
       return
     }
     const slot = this.slots.get(address)

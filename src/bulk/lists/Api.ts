@@ -99,6 +99,23 @@ const RESEND_DESCRIPTION = "The confirmation mail again, to a pending member of 
   + "in the per-minute windows like a send (429 rate_limit_exceeded) and against the monthly quota; a suppressed address, one on a "
   + "blocked domain or a contact that is not active → 400 recipient_suppressed (param contact)."
 
+const ConfirmationPreview = Schema.Struct({
+  subject: Schema.String,
+  html: Schema.String,
+  text: Schema.String
+}).annotations({
+  identifier: "ListConfirmationPreview",
+  description: "The confirmation mail as a new member (new.member@example.com, no name, no fields) would get it; its link is a placeholder "
+    + "({HERALD_BASE_URL}/confirm/preview) that confirms nothing",
+  examples: [{
+    subject: "Please confirm your subscription to News",
+    html: "<!doctype html>\n<html><body style=\"font-family:system-ui,sans-serif;line-height:1.5\">\n<p style=\"white-space:pre-line\">You asked to "
+      + "receive mail from News. …</p>\n<p><a href=\"https://mail.example.org/confirm/preview\" …>Confirm my subscription</a></p>\n…</body></html>",
+    text: "You asked to receive mail from News. …\n\nConfirm your subscription: https://mail.example.org/confirm/preview\n\nThis request was made on "
+      + "2026-11-28 10:33 UTC through Example for the list \"News\". …\n"
+  }]
+})
+
 const ById = Schema.Struct({ id: IdText })
 const MemberRef = Schema.Struct({ id: IdText, contact: boundedText(MAX_EMAIL_LENGTH).annotations({ description: "A contact id (ct_…) or its percent-encoded email" }) })
 const Deleted = Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) })
@@ -117,6 +134,14 @@ export class ListsGroup extends HttpApiGroup.make("lists")
     HttpApiEndpoint.put("confirmation", "/v1/bulk/lists/:id/confirmation").setPath(ById).setPayload(Confirmation).addSuccess(List)
       .annotate(OpenApi.Summary, "Double opt-in settings: on, existing members stay confirmed; off, pending members become confirmed")
       .annotate(OpenApi.Description, CONFIRMATION_DESCRIPTION)
+  )
+  .add(
+    HttpApiEndpoint.post("previewConfirmation", "/v1/bulk/lists/:id/confirmation/preview").setPath(ById)
+      .addSuccess(ConfirmationPreview)
+      .addError(Unprocessable)
+      .annotate(OpenApi.Summary, "The confirmation mail as a new member would get it (the list's subject and intro, or their defaults), with a placeholder link; sends nothing")
+      .annotate(OpenApi.Description, "Rendered by the code that renders the real mail, in the render workers (a subject or intro that does not "
+        + "compile → 400 render_failed naming it). Works whether or not the list requires confirmation. Takes no body (one sent, such as {}, is not read).")
   )
   .add(
     HttpApiEndpoint.post("addMembers", "/v1/bulk/lists/:id/contacts").setPath(ById).setPayload(MembersAdd).addSuccess(MembersAdded)

@@ -110,6 +110,11 @@ export const ListsHttpLive = HttpApiBuilder.group(groupApi(ListsGroup), "lists",
       .handle("update", ({ path, payload }) => Effect.flatMap(CurrentKey, (me) => lists.rename(me, path.id, payload.name)).pipe(Effect.catchAll(answer)))
       .handle("remove", ({ path }) => Effect.flatMap(CurrentKey, (me) => lists.remove(me, path.id)).pipe(Effect.catchAll(answer)))
       .handle("confirmation", ({ path, payload }) => Effect.flatMap(CurrentKey, (me) => lists.configure(me, path.id, payload)).pipe(Effect.catchAll(answer)))
+      .handle("previewConfirmation", ({ path }) =>
+        Effect.flatMap(CurrentKey, (me) => lists.previewConfirmation(me, path.id)).pipe(
+          Effect.catchAll((e): Effect.Effect<never, UnprocessableError | BadRequestError | NotFoundError | ConflictError | UnavailableError> =>
+            e._tag === "QueryTooExpensive" ? answerQueryTooExpensive(e) : answer(e))
+        ))
       .handle("addMembers", ({ path, payload }) =>
         Effect.flatMap(CurrentKey, (me) => lists.addMembers(me, path.id, payload.contacts)).pipe(Effect.catchAll(answerAdding)))
       .handle("members", ({ path, urlParams }) =>

@@ -14,7 +14,7 @@ import { sendingAllowed } from "../../platform/domains/records.ts"
 import { contactsOfAddresses } from "../contacts/by-address.ts"
 import { contactColumns, type ContactRecord, type ContactRow, type Owner, toContactRecord } from "../contacts/Contacts.ts"
 import { RenderEngine } from "../render/RenderEngine.ts"
-import { ConfirmationMail, defaultConfirmIntro, defaultConfirmSubject } from "./confirmation-mail.ts"
+import { ConfirmationMail, type ConfirmingList, defaultConfirmIntro, defaultConfirmSubject } from "./confirmation-mail.ts"
 import { ConfirmationRecentlySent, heldUntil } from "./confirmation-window.ts"
 import { addMemberships } from "./memberships.ts"
 import { sendableMember } from "./sendable.ts"
@@ -316,9 +316,22 @@ export class Lists extends Effect.Service<Lists>()("herald/Lists", {
         return { deleted: deleted.length, not_found: notFound, forbidden, in_use: inUse, requested: ids.length }
       }))
 
+    /** The list's confirmation mail as a new member would get it (its settings or their defaults), with a placeholder link. */
+    const previewConfirmation = (owner: Owner, id: string) =>
+      Effect.gen(function*() {
+        const [list] = yield* sql<ConfirmingList>`SELECT id, name, confirm_from_email, confirm_from_name, confirm_subject, confirm_intro
+          FROM lists WHERE key_id = ${owner.keyId} AND id = ${id}`.pipe(withStatementTimeout(sql, queryTimeoutMs, {
+          message: `Reading the list took longer than ${queryTimeoutMs} ms: try again`
+        }))
+        if (list === undefined) return yield* new ListNotFound({ id })
+        // Rendered after the read's transaction: no pooled connection is held while a render worker runs.
+        return yield* confirmationMail.preview(owner, list, yield* now)
+      })
+
     return {
       create,
       read: find,
+      previewConfirmation,
       list,
       rename,
       remove,

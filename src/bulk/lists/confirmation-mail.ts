@@ -88,6 +88,15 @@ export interface NewPending {
   readonly contactId: string
 }
 
+/**
+ * What a preview's link carries in place of a token: the link has the real mail's shape but names
+ * no membership (the page answers it as an invalid link), so a preview confirms nothing.
+ */
+export const PREVIEW_TOKEN = "preview"
+
+/** Whom a preview is rendered for: a new member with no name and no fields. */
+const PREVIEW_CONTACT = { email: "new.member@example.com", name: null, metadata: {} }
+
 /** The page of a token: `{HERALD_BASE_URL}/confirm/<token>`. */
 export const confirmUrl = (baseUrl: string, token: string) => `${baseUrl.replace(/\/+$/, "")}/confirm/${token}`
 
@@ -171,6 +180,35 @@ export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald
         yield* sendContext.admit(owner.keyId, owner.accountId, at, undefined)
       }).pipe(Effect.catchTag("AccountMissing", Effect.die))
 
+    /** Who asked and when, as the fixed request line names them. */
+    const requestedByOf = (owner: Owner, at: Date) =>
+      Effect.map(sql<{ name: string }>`SELECT name FROM accounts WHERE id = ${owner.accountId}`, ([account]) =>
+        ({ account_name: account?.name ?? owner.accountId, request_date: requestDate(at) }))
+
+    /**
+     * One confirmation mail rendered for `contact` with `url` as its link, in a render worker counted
+     * against the account's share: the one place the real mail and its preview are made.
+     */
+    const render = (
+      accountId: string,
+      fields: ReadonlyArray<FieldSource>,
+      list: ConfirmingList,
+      contact: { readonly email: string; readonly name: string | null; readonly metadata: Record<string, unknown> },
+      url: string,
+      requestedBy: { readonly account_name: string; readonly request_date: string }
+    ) =>
+      Effect.map(
+        engine.fields(accountId, fields, { ...contactScope({ list_name: list.name, ...requestedBy }, contact), confirm_url: url }),
+        (values) => ({ subject: values["confirm_subject"]!, text: values["confirm_text"]!, html: values["confirm_html"]! })
+      )
+
+    /** `list`'s confirmation mail as a new member would get it, with a link that confirms nothing; queues nothing. */
+    const preview = (owner: Owner, list: ConfirmingList, at: Date) =>
+      Effect.gen(function*() {
+        const requestedBy = yield* requestedByOf(owner, at)
+        return yield* render(owner.accountId, confirmationFields(list), list, PREVIEW_CONTACT, confirmUrl(baseUrl, PREVIEW_TOKEN), requestedBy)
+      })
+
     /** The new pending members that may be mailed at all: an `active` contact, not suppressed, not on a blocked domain. */
     const reachableOf = (owner: Owner, pending: ReadonlyArray<NewPending>) =>
       Effect.gen(function*() {
@@ -225,8 +263,7 @@ export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald
         const prepared = new Map<string, ReadonlyArray<FieldSource>>()
         const expiresAt = at.getTime() + CONFIRM_TOKEN_TTL_MS
         const requestId = (yield* currentRequestId) || newId("req")
-        const [account] = yield* sql<{ name: string }>`SELECT name FROM accounts WHERE id = ${owner.accountId}`
-        const requestedBy = { account_name: account?.name ?? owner.accountId, request_date: requestDate(at) }
+        const requestedBy = yield* requestedByOf(owner, at)
 
         for (const [from, group] of bySender) {
           const messages: Array<QueuedMessage> = []
@@ -237,10 +274,7 @@ export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald
               prepared.set(list.id, fields)
             }
             const url = confirmUrl(baseUrl, tokens.mint("confirm", [list.id, contact.id], expiresAt))
-            const scope = { ...contactScope({ list_name: list.name, ...requestedBy }, contact), confirm_url: url }
-            // In a render worker, counted against the account's share like every render.
-            const values = yield* engine.fields(owner.accountId, fields, scope)
-            const rendered = { subject: values["confirm_subject"]!, text: values["confirm_text"]!, html: values["confirm_html"]! }
+            const rendered = yield* render(owner.accountId, fields, list, contact, url, requestedBy)
             const to = contact.name === null || contact.name === "" ? { email: contact.email } : { email: contact.email, name: contact.name }
             const stored = structuredMessages({
               from: list.confirm_from_name === null ? { email: from } : { email: from, name: list.confirm_from_name },
@@ -279,6 +313,6 @@ export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald
           Effect.provideService(SqlClient.SqlClient, sql)
         )
 
-    return { admitCall, queue, charge } as const
+    return { admitCall, queue, charge, preview } as const
   })
 }) {}

@@ -121,14 +121,15 @@ const StepPatch = Schema.Struct({
 })
 
 const EnrollRequest = Schema.Struct({
-  list_id: Schema.optional(IdText).annotations({ description: "Required: the list whose contacts are enrolled" })
-})
+  list_id: Schema.optional(IdText).annotations({ description: "The list whose sendable contacts are enrolled (exactly one of list_id, segment_id)" }),
+  segment_id: Schema.optional(IdText).annotations({ description: "The saved segment whose sendable contacts are enrolled (exactly one of list_id, segment_id)" })
+}).annotations({ examples: [{ list_id: "ls_4Tg8Hk2Mn6Pq1Rs5Vw9X" }, { segment_id: "sg_2Bc6Df0Gh4Jk8Lm1Np5Q" }] })
 const EnrollResult = Schema.Struct({
   enrolled: Schema.Int.annotations({ description: "New subscriptions" }),
   already_in: Schema.Int.annotations({ description: "Active or paused subscriptions, unchanged" }),
   skipped_terminal: Schema.Int.annotations({ description: "An earlier subscription ended: not enrolled again" }),
   suppressed: Schema.Int.annotations({ description: "Active contacts whose address is on a suppression list (account or platform)" }),
-  total: Schema.Int.annotations({ description: "Active contacts in the list" }),
+  total: Schema.Int.annotations({ description: "Active contacts in the list or segment" }),
   truncated: Schema.Boolean.annotations({ description: "Eligible contacts remain unenrolled (HERALD_ENROLL_CAP per run): enrol again to continue" })
 }).annotations({ identifier: "EnrollResult" })
 
@@ -171,7 +172,9 @@ export class SequencesGroup extends HttpApiGroup.make("sequences")
   .add(
     HttpApiEndpoint.post("enroll", "/v1/bulk/sequences/:id/enroll").setPath(ById).setPayload(EnrollRequest).addSuccess(EnrollResult)
       .addError(Unprocessable)
-      .annotate(OpenApi.Summary, "Enrol every sendable contact of a list (idempotent; counts against the per-minute rate limit)")
+      .annotate(OpenApi.Summary, "Enrol every sendable contact of a list or a segment (idempotent; counts against the per-minute rate limit)")
+      .annotate(OpenApi.Description, "Exactly one of list_id and segment_id (neither or both → 400 validation_failed naming it); another key's "
+        + "list or segment → 404. At most HERALD_ENROLL_CAP new subscriptions per call (truncated: enrol again to continue).")
   )
   .add(
     HttpApiEndpoint.get("subscriptions", "/v1/bulk/sequences/:id/subscriptions").setPath(ById)

@@ -1,11 +1,13 @@
 /**
- * POST /v1/bulk/sequences/{id}/enroll: every sendable contact of a list (DESIGN "Sendable", the
- * one definition in lists/sendable.ts) gets a subscription, due at enrolment plus the
- * first step's offset, with one `sequence.subscribed` each in the same transaction.
+ * POST /v1/bulk/sequences/{id}/enroll: every sendable contact of a list or of a saved segment
+ * (DESIGN "Sendable", the one definition in lists/sendable.ts; a segment's rules compiled by
+ * segments/rules.ts, as a campaign's audience is) gets a subscription, due at enrolment plus the
+ * first step's offset, with one `sequence.subscribed` each in the same transaction. Exactly one of
+ * `list_id` and `segment_id`; both take the same path below, only the audience's statement differs.
  *
  * Counts, each contact once, in this order: a contact with an active or paused subscription is
  * `already_in`, one whose subscription ended is `skipped_terminal` (never enrolled again), then
- * one whose address is suppressed is `suppressed`; `total` is the list's active contacts. At most
+ * one whose address is suppressed is `suppressed`; `total` is the list's (the segment's) active contacts. At most
  * HERALD_ENROLL_CAP new subscriptions per call, in contact id order, so enrolling again continues
  * where the last call stopped (`truncated` says eligible contacts remain).
  *
@@ -28,9 +30,27 @@ import { newId } from "../../lib/ids.ts"
 import { SendContext } from "../../transactional/send-context.ts"
 import { listsOfKey } from "../lists/memberships.ts"
 import { confirmedMembership, suppressedContact } from "../lists/sendable.ts"
+import { compileRules, type SegmentRules } from "../segments/rules.ts"
 import { findSequence, type Owner, SequenceInvalid } from "./records.ts"
 
 export class EnrollListNotFound extends Data.TaggedError("EnrollListNotFound")<{ readonly id: string }> {}
+export class EnrollSegmentNotFound extends Data.TaggedError("EnrollSegmentNotFound")<{ readonly id: string }> {}
+
+/** Whom to enrol: exactly one of them (the API's payload, checked here). */
+export interface EnrollTarget {
+  readonly list_id?: string | undefined
+  readonly segment_id?: string | undefined
+}
+
+/** The one target given, or the 400 naming what to fix. */
+const oneTarget = (target: EnrollTarget) =>
+  target.list_id !== undefined && target.segment_id !== undefined
+    ? Effect.fail(new SequenceInvalid({ param: "segment_id", message: "Give list_id or segment_id, not both" }))
+    : target.list_id !== undefined
+    ? Effect.succeed({ kind: "list" as const, id: target.list_id })
+    : target.segment_id !== undefined
+    ? Effect.succeed({ kind: "segment" as const, id: target.segment_id })
+    : Effect.fail(new SequenceInvalid({ param: "list_id", message: "list_id or segment_id is required" }))
 
 export interface EnrollResult {
   readonly enrolled: number
@@ -50,15 +70,40 @@ export class Enroll extends Effect.Service<Enroll>()("herald/SequenceEnroll", {
     const sendContext = yield* SendContext
     const { enrollCap, queryTimeoutMs } = yield* AppConfig
 
-    const enroll = (owner: Owner, sequenceId: string, listId: string | undefined) =>
+    /**
+     * The target's active contacts of the key, each with its subscription's state, whether its
+     * address is suppressed and whether its membership counts (a segment has none: always).
+     */
+    const audience = (owner: Owner, sequenceId: string, target: { readonly kind: "list" | "segment"; readonly id: string }, at: Date) =>
       Effect.gen(function*() {
+        const subscription = sql`LEFT JOIN sequence_subscriptions sub ON sub.sequence_id = ${sequenceId} AND sub.contact_id = c.id`
+        if (target.kind === "list") {
+          const [list] = yield* listsOfKey(owner, [target.id])
+          if (list === undefined) return yield* new EnrollListNotFound({ id: target.id })
+          return sql`
+            SELECT c.id, c.email, sub.state AS sub_state,
+              ${suppressedContact(sql)} AS suppressed, ${confirmedMembership(sql, list.require_confirmation)} AS confirmed
+            FROM list_memberships m JOIN contacts c ON c.id = m.contact_id ${subscription}
+            WHERE m.list_id = ${target.id} AND c.status = 'active' AND c.key_id = ${owner.keyId}`
+        }
+        const [segment] = yield* sql<{ rules: SegmentRules }>`SELECT rules FROM segments WHERE id = ${target.id} AND key_id = ${owner.keyId}`
+        if (segment === undefined) return yield* new EnrollSegmentNotFound({ id: target.id })
+        return sql`
+          SELECT c.id, c.email, sub.state AS sub_state, ${suppressedContact(sql)} AS suppressed, TRUE AS confirmed
+          FROM contacts c ${subscription}
+          WHERE c.key_id = ${owner.keyId} AND c.status = 'active' AND ${compileRules(sql, { keyId: owner.keyId, now: at }, segment.rules)}`
+      })
+
+    const enroll = (owner: Owner, sequenceId: string, given: EnrollTarget) =>
+      Effect.gen(function*() {
+        // Bad input changes nothing: refused before the call counts in the rate window.
+        const target = yield* oneTarget(given)
         const at = new Date(yield* Clock.currentTimeMillis)
         yield* sendContext.admit(owner.keyId, owner.accountId, at, undefined)
-        if (listId === undefined) return yield* new SequenceInvalid({ param: "list_id", message: "list_id is required" })
+        const param = target.kind === "list" ? "list_id" : "segment_id"
         return yield* Effect.gen(function*() {
           const sequence = yield* findSequence(owner, sequenceId)
-          const [list] = yield* listsOfKey(owner, [listId])
-          if (list === undefined) return yield* new EnrollListNotFound({ id: listId })
+          const classified = yield* audience(owner, sequenceId, target, at)
           if (sequence.status !== "active") {
             return yield* new SequenceInvalid({ param: "status", message: `Sequence ${sequenceId} is inactive: activate it before enrolling` })
           }
@@ -66,13 +111,6 @@ export class Enroll extends Effect.Service<Enroll>()("herald/SequenceEnroll", {
             WHERE sequence_id = ${sequenceId} ORDER BY position LIMIT 1`
           if (first === undefined) return yield* new SequenceInvalid({ param: "steps", message: `Sequence ${sequenceId} has no steps` })
           yield* sql`SELECT pg_advisory_xact_lock(${ENROLL_LOCK}, hashtext(${sequenceId}))`
-
-          const classified = sql`
-            SELECT c.id, c.email, sub.state AS sub_state,
-              ${suppressedContact(sql)} AS suppressed, ${confirmedMembership(sql, list.require_confirmation)} AS confirmed
-            FROM list_memberships m JOIN contacts c ON c.id = m.contact_id
-              LEFT JOIN sequence_subscriptions sub ON sub.sequence_id = ${sequenceId} AND sub.contact_id = c.id
-            WHERE m.list_id = ${listId} AND c.status = 'active' AND c.key_id = ${owner.keyId}`
           const [counts] = yield* sql<Omit<EnrollResult, "enrolled" | "truncated"> & { readonly eligible: number }>`
             WITH members AS (${classified})
             SELECT count(*)::integer AS total,
@@ -99,8 +137,9 @@ export class Enroll extends Effect.Service<Enroll>()("herald/SequenceEnroll", {
           const { eligible, ...rest } = counts!
           return { ...rest, enrolled: enrolled.length, truncated: eligible > enrolled.length } satisfies EnrollResult
         }).pipe(withStatementTimeout(sql, queryTimeoutMs, {
-          param: "list_id",
-          message: `Enrolling the list took longer than ${queryTimeoutMs} ms: enrol a smaller list`
+          param,
+          message: `Enrolling the ${target.kind} took longer than ${queryTimeoutMs} ms: enrol a smaller ${target.kind}`
+            + (target.kind === "segment" ? " (fewer or narrower rules)" : "")
         }))
       }).pipe(Effect.catchTag("AccountMissing", Effect.die))
 

@@ -22,7 +22,7 @@ import {
   type UnprocessableError
 } from "../../http/errors.ts"
 import type { RenderFailed } from "../render/errors.ts"
-import { Enroll, type EnrollListNotFound } from "./Enroll.ts"
+import { Enroll, type EnrollListNotFound, type EnrollSegmentNotFound } from "./Enroll.ts"
 import type { SequenceConflict, SequenceInvalid, SequenceNotFound, StepNotFound, SubscriptionNotFound } from "./records.ts"
 import { Sequences } from "./Sequences.ts"
 import type { StepIncomplete, StepTooLarge } from "./step-content.ts"
@@ -38,6 +38,7 @@ type Failure =
   | StepTooLarge
   | RenderFailed
   | EnrollListNotFound
+  | EnrollSegmentNotFound
   | MailRateLimited
   | SqlError
 
@@ -52,6 +53,8 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
       return Effect.fail(notFound(`Sequence ${e.id} has no subscription ${e.subscriptionId}`))
     case "EnrollListNotFound":
       return Effect.fail(notFound(`No list ${e.id}`))
+    case "EnrollSegmentNotFound":
+      return Effect.fail(notFound(`No segment ${e.id}`))
     case "SequenceConflict":
       return Effect.fail(conflict(e.message))
     case "SequenceInvalid":
@@ -93,7 +96,7 @@ export const SequencesHttpLive = HttpApiBuilder.group(groupApi(SequencesGroup), 
         Effect.flatMap(CurrentKey, (me) => steps.update(me, path.id, path.step_id, payload)).pipe(Effect.catchAll(answer)))
       .handle("removeStep", ({ path }) => Effect.flatMap(CurrentKey, (me) => steps.remove(me, path.id, path.step_id)).pipe(Effect.catchAll(answer)))
       .handle("enroll", ({ path, payload }) =>
-        Effect.flatMap(CurrentKey, (me) => enroll.enroll(me, path.id, payload.list_id)).pipe(
+        Effect.flatMap(CurrentKey, (me) => enroll.enroll(me, path.id, payload)).pipe(
           Effect.catchAll(answerEnroll)
         ))
       .handle("subscriptions", ({ path, urlParams }) =>

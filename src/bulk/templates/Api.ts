@@ -82,6 +82,37 @@ const TemplateVersion = Schema.Struct({
   html_bytes: Schema.Int
 }).annotations({ identifier: "TemplateVersion" })
 
+const TemplateVersionContent = Schema.extend(TemplateVersion, Schema.Struct({
+  html: Schema.String,
+  body_text: Schema.String,
+  mjml: Schema.NullOr(Schema.String).annotations({ description: "MJML design source; when present, html is what it compiled to" }),
+  preheader: Schema.NullOr(Schema.String),
+  vars: StoredVars,
+  from_email: Schema.NullOr(Schema.String),
+  from_name: Schema.NullOr(Schema.String),
+  reply_to: Schema.NullOr(Schema.String)
+})).annotations({
+  identifier: "TemplateVersionContent",
+  description: "A version as the history lists it, with the content it stored",
+  examples: [{
+    id: 3,
+    name: "Welcome",
+    subject: "Welcome, {{ name }}",
+    actor: "key_5Gh2Jk8Lm1Np4Qr7St0V",
+    created_at: "2026-11-02T10:15:00.000Z",
+    tiene_html: true,
+    html_bytes: 38,
+    html: "<h1>Welcome, {{ name }}</h1><p>Hi</p>",
+    body_text: "Welcome, {{ name }}",
+    mjml: null,
+    preheader: "Glad you are here",
+    vars: { name: "friend" },
+    from_email: "news@example.org",
+    from_name: "Example News",
+    reply_to: null
+  }]
+})
+
 const PreviewRequest = Schema.Struct({
   subject: Schema.optionalWith(Short, { default: () => "" }),
   html: Schema.optionalWith(ContentText, { default: () => "" }),
@@ -139,6 +170,11 @@ export class TemplatesGroup extends HttpApiGroup.make("templates")
       .addSuccess(Schema.Struct({ items: Schema.Array(TemplateVersion), max: Schema.Int }))
       .addError(NotFound)
       .annotate(OpenApi.Summary, "Versions, newest first, without html; max is how many are kept")
+  )
+  .add(
+    HttpApiEndpoint.get("version", "/v1/bulk/templates/:id/versions/:vid").setPath(VersionPath).addSuccess(TemplateVersionContent)
+      .addError(NotFound).addError(Unprocessable)
+      .annotate(OpenApi.Summary, "One version with its content (html, body_text, mjml…), for a diff and a restore; 404 once pruned")
   )
   .add(
     HttpApiEndpoint.post("restore", "/v1/bulk/templates/:id/versions/:vid/restore").setPath(VersionPath).addSuccess(Template)

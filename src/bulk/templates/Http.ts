@@ -114,6 +114,10 @@ export const TemplatesHttpLive = HttpApiBuilder.group(groupApi(TemplatesGroup), 
       .handle("remove", ({ path }) => Effect.flatMap(CurrentKey, (me) => templates.remove(me, path.id)).pipe(Effect.catchAll(answer)))
       .handle("versions", ({ path }) =>
         Effect.flatMap(CurrentKey, (me) => templates.versions(me, path.id)).pipe(Effect.catchAll(answer)))
+      .handle("version", ({ path }) =>
+        Effect.flatMap(CurrentKey, (me) => templates.version(me, path.id, path.vid)).pipe(
+          Effect.catchTags({ QueryTooExpensive: answerQueryTooExpensive, SqlError: Effect.die, TemplateNotFound: answer, VersionNotFound: answer })
+        ))
       .handle("restore", ({ path }) =>
         Effect.flatMap(CurrentKey, (me) => templates.restore(me, path.id, path.vid)).pipe(Effect.catchAll(answer)))
       .handle("testSend", ({ path, payload }) =>

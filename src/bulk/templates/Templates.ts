@@ -7,7 +7,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
-import { withPageDeadline } from "../../db/statement-timeout.ts"
+import { withPageDeadline, withStatementTimeout } from "../../db/statement-timeout.ts"
 import { newId } from "../../lib/ids.ts"
 import { RenderEngine } from "../render/RenderEngine.ts"
 import { readyToSave, type TemplateFields } from "./fields.ts"
@@ -33,6 +33,9 @@ export interface VersionItem {
   readonly tiene_html: boolean
   readonly html_bytes: number
 }
+
+/** One version with the content it stored (the history omits it): for a diff and a restore. */
+export interface VersionContent extends VersionItem, Omit<TemplateFields, "name" | "subject"> {}
 
 export class TemplateNotFound extends Data.TaggedError("TemplateNotFound")<{ readonly id: string }> {}
 export class VersionNotFound extends Data.TaggedError("VersionNotFound")<{ readonly id: string; readonly version: number }> {}
@@ -173,6 +176,20 @@ export class Templates extends Effect.Service<Templates>()("herald/Templates", {
         return { items, max: templateVersionsMax }
       })
 
+    /** One version of the key's template, with its content (VersionNotFound when pruned or never made). */
+    const version = (owner: Owner, id: string, version: number) =>
+      Effect.gen(function*() {
+        yield* find(owner, id)
+        const rows = yield* sql<TemplateFields & { id: number; actor: string; created_at: Date }>`
+          SELECT id, name, subject, html, body_text, mjml, preheader, vars, from_email, from_name, reply_to, actor, created_at
+          FROM template_versions WHERE template_id = ${id} AND id = ${version}`
+        const row = rows[0]
+        if (row === undefined) return yield* new VersionNotFound({ id, version })
+        const html_bytes = Buffer.byteLength(row.html)
+        const answer: VersionContent = { ...row, created_at: row.created_at.toISOString(), tiene_html: html_bytes > 0, html_bytes }
+        return answer
+      }).pipe(withStatementTimeout(sql, queryTimeoutMs, { message: `Reading the version took longer than ${queryTimeoutMs} ms: try again` }))
+
     /** The version's content becomes the template's again, as a new version. */
     const restore = (owner: Owner, id: string, version: number) =>
       save(owner, id, () =>
@@ -191,6 +208,7 @@ export class Templates extends Effect.Service<Templates>()("herald/Templates", {
       update: (owner: Owner, id: string, patch: TemplatePatch) => withSql(update(owner, id, patch)),
       remove: (owner: Owner, id: string) => withSql(remove(owner, id)),
       versions,
+      version,
       restore: (owner: Owner, id: string, version: number) => withSql(restore(owner, id, version))
     } as const
   })

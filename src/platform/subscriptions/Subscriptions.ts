@@ -5,7 +5,9 @@
  *   charged the new price for the days left in the cycle (proration.ts). From no plan, a new cycle
  *   starts that day and the whole first cycle is charged.
  * - Downgrade (same or lower price): a pending package that the monthly reset applies when the
- *   current period ends (effective_at); current benefits stay, nothing is refunded.
+ *   current period ends (effective_at); current benefits stay, nothing is refunded. A later
+ *   downgrade replaces it, an upgrade drops it, and cancel-pending-change withdraws it; each such
+ *   downgrade's plan_changes row is marked withdrawn_at, so the reset marks only the one it applied.
  * Every change is recorded in plan_changes (who, when, from, to, amount).
  */
 import { SqlClient } from "@effect/sql"
@@ -16,6 +18,7 @@ import { currentPeriod } from "../usage/billing-period.ts"
 import { prorate, type Proration } from "../usage/proration.ts"
 
 export class IncorrectPassword extends Data.TaggedError("IncorrectPassword")<{}> {}
+export class NothingPending extends Data.TaggedError("NothingPending")<{}> {}
 export class PlanChangeRefused extends Data.TaggedError("PlanChangeRefused")<{
   readonly code: "unknown_package" | "same_package" | "package_not_selectable"
   readonly message: string
@@ -39,6 +42,7 @@ interface PlanRow {
 interface SubscriptionRow {
   readonly id: string
   readonly package_id: string
+  readonly pending_package_id: string | null
   readonly started_at: Date
   readonly price_usd_cents: number
 }
@@ -62,21 +66,34 @@ export class Subscriptions extends Effect.Service<Subscriptions>()("herald/Subsc
         return plan
       })
 
-    const changePlan = (accountId: string, actor: string, packageId: string, password: string, now: Date) =>
-      sql.withTransaction(Effect.gen(function*() {
-        // The account row lock orders concurrent plan changes of one account.
+    /** Locks the account row (it orders concurrent plan changes of one account) and checks the password. */
+    const lockWithPassword = (accountId: string, password: string) =>
+      Effect.gen(function*() {
         const [account] = yield* sql<{ password_hash: string }>`
           SELECT password_hash FROM accounts WHERE id = ${accountId} FOR UPDATE`
         if (account === undefined || !(yield* verifyPassword(password, account.password_hash))) {
           return yield* new IncorrectPassword()
         }
+      })
+
+    /** Marks the subscription's pending downgrades withdrawn (replaced, dropped by an upgrade, or cancelled). */
+    const withdrawPending = (subscriptionId: string, now: Date) =>
+      sql`UPDATE plan_changes SET withdrawn_at = ${now}
+        WHERE subscription_id = ${subscriptionId} AND type = 'downgrade' AND applied_at IS NULL AND withdrawn_at IS NULL`
+
+    const changePlan = (accountId: string, actor: string, packageId: string, password: string, now: Date) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* lockWithPassword(accountId, password)
         const plan = yield* target(packageId)
         const [current] = yield* sql<SubscriptionRow>`
-          SELECT s.id, s.package_id, s.started_at, p.price_usd_cents
+          SELECT s.id, s.package_id, s.pending_package_id, s.started_at, p.price_usd_cents
           FROM subscriptions s JOIN plans p ON p.id = s.package_id
           WHERE s.account_id = ${accountId} AND s.status = 'active'`
         if (current?.package_id === plan.id) {
-          return yield* new PlanChangeRefused({ code: "same_package", message: `The account is already on ${plan.id}` })
+          const keep = current.pending_package_id === null
+            ? ""
+            : `; to stay on it, cancel the pending change to ${current.pending_package_id} (POST /v1/client/subscriptions/cancel-pending-change)`
+          return yield* new PlanChangeRefused({ code: "same_package", message: `The account is already on ${plan.id}${keep}` })
         }
         const record = (subId: string, type: "upgrade" | "downgrade", p: Proration | null, effectiveAt: Date) =>
           sql`INSERT INTO plan_changes (id, account_id, subscription_id, from_package_id, to_package_id, type,
@@ -97,12 +114,25 @@ export class Subscriptions extends Effect.Service<Subscriptions>()("herald/Subsc
         if (plan.price_usd_cents > current.price_usd_cents) {
           const proration = prorate(plan.price_usd_cents, period, now)
           yield* sql`UPDATE subscriptions SET package_id = ${plan.id}, pending_package_id = NULL WHERE id = ${current.id}`
+          yield* withdrawPending(current.id, now)
           yield* record(current.id, "upgrade", proration, now)
           return { sub_id: current.id, type: "upgrade", proration } satisfies PlanChangeResult
         }
         yield* sql`UPDATE subscriptions SET pending_package_id = ${plan.id} WHERE id = ${current.id}`
+        yield* withdrawPending(current.id, now)
         yield* record(current.id, "downgrade", null, period.end)
         return { sub_id: current.id, type: "downgrade", effective_at: period.end.toISOString() } satisfies PlanChangeResult
+      }))
+
+    /** Withdraws the account's pending downgrade (POST /v1/client/subscriptions/cancel-pending-change). */
+    const cancelPendingChange = (accountId: string, password: string, now: Date) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* lockWithPassword(accountId, password)
+        const [pending] = yield* sql<{ id: string }>`
+          UPDATE subscriptions SET pending_package_id = NULL
+          WHERE account_id = ${accountId} AND status = 'active' AND pending_package_id IS NOT NULL RETURNING id`
+        if (pending === undefined) return yield* new NothingPending()
+        yield* withdrawPending(pending.id, now)
       }))
 
     /**
@@ -129,7 +159,7 @@ export class Subscriptions extends Effect.Service<Subscriptions>()("herald/Subsc
               WHERE id = ${sub.id} AND period_start = ${sub.period_start} RETURNING id`
             if (rows.length > 0 && sub.pending_package_id !== null) {
               yield* sql`UPDATE plan_changes SET applied_at = ${now}
-                WHERE subscription_id = ${sub.id} AND type = 'downgrade' AND applied_at IS NULL`
+                WHERE subscription_id = ${sub.id} AND type = 'downgrade' AND applied_at IS NULL AND withdrawn_at IS NULL`
             }
             moved += rows.length
           }))
@@ -137,6 +167,6 @@ export class Subscriptions extends Effect.Service<Subscriptions>()("herald/Subsc
         return moved
       })
 
-    return { changePlan, resetPeriods } as const
+    return { changePlan, cancelPendingChange, resetPeriods } as const
   })
 }) {}

@@ -20,6 +20,12 @@ export const UsageRecord = Schema.Struct({
     quota_remaining: Schema.Int.annotations({ description: "What is left of the account's quota" })
   })),
   next_reset: Schema.String.annotations({ description: "When the monthly counters reset" }),
+  pending_change: Schema.NullOr(Schema.Struct({
+    package_id: Schema.String,
+    effective_at: Schema.String.annotations({ description: "The next reset, which applies it" })
+  })).annotations({
+    description: "A downgrade waiting for the next reset (POST /v1/client/subscriptions/cancel-pending-change withdraws it), or null"
+  }),
   overage: Schema.Struct({
     emails: Schema.Int.annotations({ description: "Emails sent past the quota this period (plans with overage)" }),
     amount_usd_cents: Schema.Int.annotations({ description: "Their price: emails × the plan's price per 1,000 / 1,000, rounded to the cent" })

@@ -6,6 +6,11 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { AccountLimits } from "./AccountLimits.ts"
 
+const pendingChange = (subscriptions: ReadonlyArray<{ pending_package_id: string | null }>, reset: Date) => {
+  const pending = subscriptions.find((s) => s.pending_package_id !== null)?.pending_package_id
+  return pending === undefined || pending === null ? null : { package_id: pending, effective_at: reset.toISOString() }
+}
+
 export class Usage extends Effect.Service<Usage>()("herald/Usage", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -16,9 +21,10 @@ export class Usage extends Effect.Service<Usage>()("herald/Usage", {
         const limits = yield* limitsOf.of(accountId, now)
         const subscriptions = yield* sql<{
           package_id: string; package_name: string; monthly_quota: number; rate_per_min: number
-          billing_period: string; started_at: Date
+          billing_period: string; started_at: Date; pending_package_id: string | null
         }>`
-          SELECT s.package_id, p.name AS package_name, p.monthly_quota, p.rate_per_min, s.billing_period, s.started_at
+          SELECT s.package_id, p.name AS package_name, p.monthly_quota, p.rate_per_min, s.billing_period, s.started_at,
+            s.pending_package_id
           FROM subscriptions s JOIN plans p ON p.id = s.package_id
           WHERE s.account_id = ${accountId} AND s.status = 'active'`
         const [used] = yield* sql<{ sent: number; overage: number }>`
@@ -51,6 +57,8 @@ export class Usage extends Effect.Service<Usage>()("herald/Usage", {
             quota_remaining: remaining
           })),
           next_reset: limits.period.end.toISOString(),
+          // An addition to the spec's record: a downgrade waiting for the reset, which applies it.
+          pending_change: pendingChange(subscriptions, limits.period.end),
           // An addition to the spec's record: the emails sent past the quota this period and their
           // price, rounded to the cent once for the period (not per email).
           overage: {

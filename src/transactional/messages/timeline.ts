@@ -73,7 +73,7 @@ const OUTCOMES: ReadonlySet<string> = new Set(["deferred", "sent", "bounced", "f
 const STATES: ReadonlySet<string> = new Set(["queued", "deferred", "sent", "bounced", "failed"])
 
 /** A recipient's state: its delivery's, except that a complaint and a suppression at delivery time say more. */
-export const recipientState = (d: DeliveryFact, complained: boolean): RecipientState => {
+export const recipientState = (d: Pick<DeliveryFact, "state" | "last_reply">, complained: boolean): RecipientState => {
   if (complained) return "complained"
   if (d.state === "failed" && (d.last_reply ?? "").startsWith(SUPPRESSED_REASON)) return "suppressed"
   return STATES.has(d.state) ? (d.state as RecipientState) : "failed"

@@ -1,6 +1,7 @@
 /**
  * A plan change (POST /v1/client/subscriptions/change-plan), confirmed with the account's
- * password: upgrades apply at once with a prorated charge, downgrades at the next reset.
+ * password: upgrades apply at once with a prorated charge, downgrades at the next reset. A pending
+ * downgrade is shown, and the same password withdraws it (cancel-pending-change).
  */
 import { useState } from "preact/hooks"
 import { type PlanChange as Change, usageApi } from "../../api/operator.ts"
@@ -18,25 +19,33 @@ const describe = (change: Change): string =>
 
 export const PlanChange = () => {
   const plans = useLoad(() => usageApi.plans(), [])
+  const usage = useLoad(() => usageApi.usage(), [])
+  const pending = usage.data?.pending_change ?? null
   const [plan, setPlan] = useState("")
   const [password, setPassword] = useState("")
   const [error, setError] = useState<unknown>(undefined)
   const [done, setDone] = useState<string | undefined>(undefined)
   const [busy, setBusy] = useState(false)
-  const submit = async (event: Event) => {
-    event.preventDefault()
+  const run = async (call: () => Promise<string>) => {
     setBusy(true)
     setError(undefined)
     setDone(undefined)
     try {
-      setDone(describe(await usageApi.changePlan(plan, password)))
+      setDone(await call())
       setPassword("")
+      usage.reload()
     } catch (failure) {
       setError(failure)
     } finally {
       setBusy(false)
     }
   }
+  const submit = (event: Event) => {
+    event.preventDefault()
+    void run(async () => describe(await usageApi.changePlan(plan, password)))
+  }
+  const cancelPending = () =>
+    void run(async () => (await usageApi.cancelPendingChange(password), "The pending change is cancelled: the plan stays as it is."))
   // The API names the field it refuses (param): show the message under that field.
   const about = (param: string) => (error instanceof ApiError && error.param === param ? error.message : undefined)
   const general = error !== undefined && about("package_id") === undefined ? error : undefined
@@ -45,6 +54,12 @@ export const PlanChange = () => {
     <section class="op-section" aria-labelledby="plan-heading">
       <h2 id="plan-heading">Change plan</h2>
       <LoadStatus loaded={plans} what="the plans" />
+      {pending === null ? null : (
+        <p class="notice" id="pending-change">
+          Pending: a change to {pending.package_id} on {new Date(pending.effective_at).toLocaleString()} (the next reset).
+          To keep the current plan, enter your password below and cancel the pending change.
+        </p>
+      )}
       <form class="op-inline-form" onSubmit={(event) => void submit(event)}>
         <div class="op-field">
           <label for="plan-choice">Plan</label>
@@ -61,6 +76,10 @@ export const PlanChange = () => {
         </div>
         <Field id="plan-password" label="Your password" type="password" autoComplete="current-password" required value={password} onValue={setPassword} />
         <button type="submit" disabled={busy}>Change plan</button>
+        {pending === null ? null : (
+          <button type="button" class="secondary" disabled={busy || password === ""} aria-describedby="pending-change"
+            onClick={cancelPending}>Cancel the pending change</button>
+        )}
         <ErrorMessage error={general} id="plan-error" />
         {done === undefined ? null : <p role="status">{done}</p>}
       </form>

@@ -10,7 +10,7 @@ import { type Contact, type ContactPatch, contactsApi } from "../../../api/bulk-
 import { ErrorMessage } from "../../../components/ErrorMessage.tsx"
 import { Field } from "../../../components/Field.tsx"
 import { useSubmit } from "../../../components/use-submit.ts"
-import { useUnsavedWarning } from "../../../components/use-unsaved-warning.ts"
+import { useUnsavedEdits } from "../../../components/use-unsaved-edits.ts"
 import { navigate } from "../../../router.ts"
 
 interface Form {
@@ -79,7 +79,7 @@ export const ContactEdit = ({ contact, onSaved }: { contact: Contact; onSaved: (
   const [form, setForm] = useState<Form>(() => formOf(contact))
   const [saved, setSaved] = useState("")
   const dirty = JSON.stringify(form) !== JSON.stringify(formOf(contact))
-  useUnsavedWarning(dirty)
+  useUnsavedEdits(dirty)
   const { busy, error, onSubmit } = useSubmit(async () => {
     setSaved("")
     const patch: ContactPatch = {
@@ -117,7 +117,7 @@ export const ContactEdit = ({ contact, onSaved }: { contact: Contact; onSaved: (
 
 export const ContactNew = () => {
   const [form, setForm] = useState<Form>(EMPTY)
-  useUnsavedWarning(JSON.stringify(form) !== JSON.stringify(EMPTY))
+  useUnsavedEdits(JSON.stringify(form) !== JSON.stringify(EMPTY))
   const { busy, error, onSubmit } = useSubmit(async () => {
     const tags = tagsOf(form.tags)
     const metadata = metadataOf(form.metadata)

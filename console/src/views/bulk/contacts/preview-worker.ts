@@ -102,7 +102,7 @@ const previewInWorker = async ({ csrf, csv }: Request): Promise<Answer> => {
     const { preview } = asked
     summary.uniqueAddresses += preview.total_unique
     summary.invalidCount += preview.invalid_syntax
-    for (const entry of preview.invalid ?? []) {
+    for (const entry of preview.invalid) {
       if (summary.invalid.length < PREVIEW_LIST_MAX) {
         summary.invalid.push({ row: folded.uniqueRows[start + entry.index] ?? 0, email: folded.unique[start + entry.index] ?? entry.email, reason: entry.reason })
       }

@@ -91,6 +91,8 @@ const seedSamples = async () => {
   }
   await api("POST", "/v1/tickets", { subject: "Where do bounces show?", body: "Trying the simulator's bounce@ address." })
   await api("POST", "/v1/bulk/contacts/import", { contacts: ["ada", "grace", "alan"].map((name) => ({ email: `${name}@example.com`, name, tags: ["newsletter"], metadata: { city: "Lyon" } })) })
+  await api("POST", "/v1/bulk/lists", { name: "Monthly newsletter" })
+  await api("POST", "/v1/bulk/segments", { name: "Active VIPs", rules: { match: "all", rules: [{ field: "tag", op: "has", value: "vip" }, { field: "status", op: "is", value: "active" }] } })
   await api("POST", "/v1/bulk/templates", { name: "Welcome", subject: "Welcome, {{ first_name }}", html: "<h1 style=\"color:#0b57d0\">Hi {{ first_name }}</h1>\n<p>Thanks for joining.</p>", body_text: "Hi {{ first_name }}", vars: { first_name: "Ada" } })
 }
 

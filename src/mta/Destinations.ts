@@ -18,8 +18,9 @@
  *   goes to a waiting transactional transaction first (destinations/site.ts).
  * - Rate: one row per site with next_slot_at, reserved atomically (`greatest(next, now) +
  *   interval`), then a sleep until the reserved start: messages are spaced evenly across replicas.
- * - Back-off: a 421 / 4.7.x writes paused_until and backoff_ms (a minute, doubling while the site
- *   keeps saying so, up to an hour; a burst of such replies counts once).
+ * - Back-off: a 421 / 4.7.x writes paused_until and backoff_ms (the site's `backoff_seconds`, a
+ *   minute unless the shaping file says otherwise, doubling while the site keeps saying so, up to
+ *   an hour; a burst of such replies counts once).
  * - `paused(now)` (the claim's skip list): domains of paused sites and of sites whose slots are
  *   all leased by other replicas (that work is better left to them). Also refreshes this replica's
  *   view of the pauses, so work already in hand for a paused site is given back, not sent.
@@ -38,7 +39,6 @@ import { MtaConfig } from "./MtaConfig.ts"
 import type { Channel } from "./queue/StoredMessage.ts"
 import { loadShapingFile, resolveShaping, type Shaping } from "./shaping.ts"
 
-const BACKOFF_START_MS = 60_000
 const BACKOFF_MAX_MS = 3_600_000
 /** Longer than the SMTP client keeps an idle connection open (nodemailer's pool: 4 minutes). */
 const IDLE_HOLD_MS = 250_000
@@ -195,7 +195,8 @@ export class Destinations extends Effect.Service<Destinations>()("herald/Destina
         const key = domainSite.get(domain)
         if (key === undefined) return
         const ms = yield* now
-        const paused = yield* store.pause(key, at(ms), BACKOFF_START_MS, BACKOFF_MAX_MS)
+        const backoffMs = sites.get(key)?.shaping.backoffMs ?? resolveShaping(file, domain).backoffMs
+        const paused = yield* store.pause(key, at(ms), backoffMs, BACKOFF_MAX_MS)
         if (paused === undefined) return // already paused by another reply
         pausedUntil.set(key, paused.paused_until.getTime())
         yield* Effect.logWarning("destination asked to slow down").pipe(

@@ -5,10 +5,15 @@
 import * as fs from "node:fs"
 import { Schema } from "effect"
 
+/** The first pause after a destination asks to slow down (421 / 4.7.x), when a file names none. */
+export const DEFAULT_BACKOFF_SECONDS = 60
+
 const Limits = {
   max_connections: Schema.Int.pipe(Schema.positive()),
   messages_per_connection: Schema.Int.pipe(Schema.positive()),
-  max_messages_per_minute: Schema.NullOr(Schema.Int.pipe(Schema.positive()))
+  max_messages_per_minute: Schema.NullOr(Schema.Int.pipe(Schema.positive())),
+  /** The first pause after a 421 / 4.7.x (doubling while the site keeps asking, up to an hour). */
+  backoff_seconds: Schema.optional(Schema.Int.pipe(Schema.between(1, 3_600)))
 }
 
 export const ShapingFile = Schema.Struct({
@@ -27,6 +32,8 @@ export interface Shaping {
   readonly maxConnections: number
   readonly messagesPerConnection: number
   readonly maxMessagesPerMinute: number | null
+  /** The first pause after the site asks to slow down. */
+  readonly backoffMs: number
 }
 
 export const loadShapingFile = (path: string | undefined): ShapingFile => {
@@ -43,6 +50,7 @@ export const resolveShaping = (file: ShapingFile, domain: string, mxHosts: Reado
     name: provider?.name ?? "default",
     maxConnections: limits.max_connections,
     messagesPerConnection: limits.messages_per_connection,
-    maxMessagesPerMinute: limits.max_messages_per_minute
+    maxMessagesPerMinute: limits.max_messages_per_minute,
+    backoffMs: (limits.backoff_seconds ?? DEFAULT_BACKOFF_SECONDS) * 1_000
   }
 }

@@ -8,6 +8,7 @@ export interface ShapingLimits {
   readonly max_connections: number
   readonly messages_per_connection: number
   readonly max_messages_per_minute: number | null
+  readonly backoff_seconds?: number
 }
 
 /** A shaping file (HERALD_SHAPING_FILE) in a new temporary folder: `defaults` for every destination, and `providers`. */

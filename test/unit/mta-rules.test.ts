@@ -91,7 +91,7 @@ describe("resolveShaping", () => {
     default: { max_connections: 3, messages_per_connection: 7, max_messages_per_minute: null },
     providers: [
       { name: "big", domains: ["big.example"], mx_suffixes: ["mx.big.example"], max_connections: 9, messages_per_connection: 50, max_messages_per_minute: 60 },
-      { name: "other", domains: ["other.example"], mx_suffixes: ["other-mx.example"], max_connections: 2, messages_per_connection: 5, max_messages_per_minute: 10 }
+      { name: "other", domains: ["other.example"], mx_suffixes: ["other-mx.example"], max_connections: 2, messages_per_connection: 5, max_messages_per_minute: 10, backoff_seconds: 15 }
     ]
   }
 
@@ -108,9 +108,14 @@ describe("resolveShaping", () => {
   })
 
   it("gives an unknown destination a connection cap but no rate cap, and providers their rates", () => {
-    expect(resolveShaping(shipped, "unknown.example")).toEqual({ name: "default", maxConnections: 10, messagesPerConnection: 100, maxMessagesPerMinute: null })
+    expect(resolveShaping(shipped, "unknown.example")).toEqual({ name: "default", maxConnections: 10, messagesPerConnection: 100, maxMessagesPerMinute: null, backoffMs: 60_000 })
     expect(resolveShaping(shipped, "gmail.com").maxMessagesPerMinute).toBe(1200)
-    expect(resolveShaping(custom, "y.example", ["mx.big.example"])).toEqual({ name: "big", maxConnections: 9, messagesPerConnection: 50, maxMessagesPerMinute: 60 })
+    expect(resolveShaping(custom, "y.example", ["mx.big.example"])).toEqual({ name: "big", maxConnections: 9, messagesPerConnection: 50, maxMessagesPerMinute: 60, backoffMs: 60_000 })
+  })
+
+  it("takes an entry's own first back-off pause, a minute where it names none", () => {
+    expect(resolveShaping(custom, "other.example").backoffMs).toBe(15_000)
+    expect(resolveShaping(custom, "unknown.example").backoffMs).toBe(60_000)
   })
 })
 

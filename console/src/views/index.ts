@@ -5,6 +5,8 @@
 import type { FunctionComponent } from "preact"
 import { AdminView } from "./Admin.tsx"
 import { ContactsView } from "./bulk/contacts/ContactsView.tsx"
+import { ListsView } from "./bulk/audience/Lists.tsx"
+import { SegmentsView } from "./bulk/audience/Segments.tsx"
 import { DomainsView } from "./Domains.tsx"
 import { KeysView } from "./Keys.tsx"
 import { MessagesView } from "./Messages.tsx"
@@ -33,6 +35,8 @@ export const VIEWS: ReadonlyArray<ViewEntry> = [
   { segment: "domains", title: "Domains", adminOnly: false, component: DomainsView },
   { segment: "suppressions", title: "Suppressions", adminOnly: false, component: SuppressionsView },
   { segment: "contacts", title: "Contacts", adminOnly: false, component: ContactsView },
+  { segment: "lists", title: "Lists", adminOnly: false, component: ListsView },
+  { segment: "segments", title: "Segments", adminOnly: false, component: SegmentsView },
   { segment: "templates", title: "Templates", adminOnly: false, component: TemplatesView },
   { segment: "keys", title: "Keys and webhooks", adminOnly: false, component: KeysView },
   { segment: "usage", title: "Usage and plan", adminOnly: false, component: UsageView },

@@ -16,11 +16,14 @@ export const LEAVE_QUESTION = "You have unsaved changes. Leave this page and los
 let guarded: string | undefined
 let guards = 0
 
-window.addEventListener("popstate", (event) => {
-  if (guarded === undefined || window.confirm(LEAVE_QUESTION)) return
-  event.stopImmediatePropagation()
-  window.history.pushState(null, "", guarded)
-})
+// Not in the import preview's worker, which loads the console's script without a window (contacts/preview-worker.ts).
+if (typeof window !== "undefined") {
+  window.addEventListener("popstate", (event) => {
+    if (guarded === undefined || window.confirm(LEAVE_QUESTION)) return
+    event.stopImmediatePropagation()
+    window.history.pushState(null, "", guarded)
+  })
+}
 
 const onBeforeUnload = (event: BeforeUnloadEvent) => {
   event.preventDefault()

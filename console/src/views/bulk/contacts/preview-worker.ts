@@ -8,7 +8,9 @@
  * The worker is the console's own script started again as a module worker (`import.meta.url`):
  * the CSP allows scripts from the appliance only (`script-src 'self'`, so no blob: worker), and
  * the build makes one script. Loaded in a worker, this module answers the page's message; main.tsx
- * renders nothing there (there is no document).
+ * renders nothing there (there is no document). So no console module may touch `window` or
+ * `document` when it loads (only inside functions): the worker would stop and the preview with it
+ * (test/console/bulk-contacts.test.ts fails then).
  */
 import { apiErrorOf, type ImportPreview } from "../../../api/bulk-contacts.ts"
 import { type ApiError } from "../../../api/client.ts"

@@ -90,6 +90,7 @@ const seedSamples = async () => {
     })
   }
   await api("POST", "/v1/tickets", { subject: "Where do bounces show?", body: "Trying the simulator's bounce@ address." })
+  await api("POST", "/v1/bulk/contacts/import", { contacts: ["ada", "grace", "alan"].map((name) => ({ email: `${name}@example.com`, name, tags: ["newsletter"], metadata: { city: "Lyon" } })) })
   await api("POST", "/v1/bulk/lists", { name: "Monthly newsletter" })
   await api("POST", "/v1/bulk/segments", { name: "Active VIPs", rules: { match: "all", rules: [{ field: "tag", op: "has", value: "vip" }, { field: "status", op: "is", value: "active" }] } })
   await api("POST", "/v1/bulk/templates", { name: "Welcome", subject: "Welcome, {{ first_name }}", html: "<h1 style=\"color:#0b57d0\">Hi {{ first_name }}</h1>\n<p>Thanks for joining.</p>", body_text: "Hi {{ first_name }}", vars: { first_name: "Ada" } })
@@ -152,6 +153,21 @@ const openFirstMessage = async (page: Page): Promise<boolean> => {
   return true
 }
 
+/** The Contacts views beyond the list: a contact's page (contact-WIDTH.png) and an import's preview (contact-import-WIDTH.png). */
+const shootContacts = async (page: Page, width: number): Promise<Array<string>> => {
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Contacts", exact: true }).click()
+  await page.getByRole("link", { name: "ada@example.com" }).click()
+  await settle(page)
+  await screenshot(page, path.join(outDir, `contact-${width}.png`))
+  await page.getByRole("link", { name: "← All contacts" }).click()
+  await page.getByRole("link", { name: "Import contacts" }).click()
+  await page.getByLabel("Or paste rows").fill("email,name,tags\nada@example.com,Ada,vip\nlin@example.com,Lin,\nnot-an-address,,\nlin@example.com,,\n")
+  await page.getByRole("button", { name: "Preview the import" }).click()
+  await page.getByRole("region", { name: "Import preview counts" }).waitFor()
+  await screenshot(page, path.join(outDir, `contact-import-${width}.png`))
+  return [path.join(outDir, `contact-${width}.png`), path.join(outDir, `contact-import-${width}.png`)]
+}
+
 const { browser } = await openBrowser()
 const written: Array<string> = []
 try {
@@ -194,6 +210,7 @@ try {
       await screenshot(page, file)
       written.push(file)
     }
+    written.push(...await shootContacts(page, width))
     await context.close()
   }
 } catch (error) {

@@ -3,5 +3,6 @@ import { render } from "preact"
 import { App } from "./App.tsx"
 import "./styles.css"
 
-const root = document.getElementById("app")
+// Also loaded as a module worker (the import preview reads CSV there): no document, nothing to render.
+const root = typeof document === "undefined" ? null : document.getElementById("app")
 if (root !== null) render(<App />, root)

@@ -4,6 +4,7 @@
  */
 import type { FunctionComponent } from "preact"
 import { AdminView } from "./Admin.tsx"
+import { ContactsView } from "./bulk/contacts/ContactsView.tsx"
 import { ListsView } from "./bulk/audience/Lists.tsx"
 import { SegmentsView } from "./bulk/audience/Segments.tsx"
 import { DomainsView } from "./Domains.tsx"
@@ -35,6 +36,7 @@ export const VIEWS: ReadonlyArray<ViewEntry> = [
   { segment: "messages", title: "Messages", adminOnly: false, component: MessagesView },
   { segment: "domains", title: "Domains", adminOnly: false, component: DomainsView },
   { segment: "suppressions", title: "Suppressions", adminOnly: false, component: SuppressionsView },
+  { segment: "contacts", title: "Contacts", adminOnly: false, component: ContactsView },
   { segment: "lists", title: "Lists", adminOnly: false, component: ListsView },
   { segment: "segments", title: "Segments", adminOnly: false, component: SegmentsView },
   { segment: "templates", title: "Templates", adminOnly: false, component: TemplatesView },

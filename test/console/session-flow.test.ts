@@ -17,7 +17,7 @@ let browser: Browser
 let person: ConsoleAccount
 
 /** The views a non-admin account sees, as the navigation names them. */
-const VIEWS = ["Overview", "Messages", "Domains", "Suppressions", "Lists", "Segments", "Templates", "Campaigns", "Sequences", "Keys and webhooks", "Usage and plan"]
+const VIEWS = ["Overview", "Messages", "Domains", "Suppressions", "Contacts", "Lists", "Segments", "Templates", "Campaigns", "Sequences", "Keys and webhooks", "Usage and plan"]
 
 beforeAll(async () => {
   served = await startConsoleAppliance()

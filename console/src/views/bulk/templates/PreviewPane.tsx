@@ -1,6 +1,6 @@
 /**
  * The live preview: the draft rendered by Herald's own engine (POST /v1/bulk/templates/preview,
- * the engine of real sends), asked PREVIEW_DELAY_MS after the last keystroke; useLoad drops an
+ * the engine of real sends), asked PREVIEW_DEBOUNCE_MS (useDebounced) after the last keystroke; useLoad drops an
  * answer that arrives after a newer question, so only the newest render is shown. The HTML is
  * shown in a sandboxed srcdoc frame with a policy of its own (preview-document.ts) at a desktop
  * or phone width; remote images only when asked.
@@ -11,28 +11,17 @@ import { ApiError } from "../../../api/client.ts"
 import { ErrorMessage } from "../../../components/ErrorMessage.tsx"
 import type { Loaded } from "../../../components/use-load.ts"
 import { useLoad } from "../../../components/use-load.ts"
+import { useDebounced } from "../../../components/use-debounced.ts"
 import { previewDocument } from "./preview-document.ts"
-
-/** Quiet time after the last edit before the engine is asked (a render per keystroke would queue). */
-export const PREVIEW_DELAY_MS = 400
 
 /** Frame widths: a desktop mail client's reading pane and a phone. */
 const WIDTHS = { desktop: 640, phone: 375 } as const
 type FrameWidth = keyof typeof WIDTHS
 
-const useDebounced = <T,>(value: T, delayMs: number): T => {
-  const [settled, setSettled] = useState(value)
-  useEffect(() => {
-    const timer = setTimeout(() => setSettled(value), delayMs)
-    return () => clearTimeout(timer)
-  }, [value, delayMs])
-  return settled
-}
-
 /** The newest render of `content` with `vars`, asked once the edits pause. */
 export const usePreview = (content: TemplateContent, vars: SampleVars, keyId: string): Loaded<TemplatePreview> => {
   // One string for the question: the debounce and the reload compare it, not object identities.
-  const question = useDebounced(JSON.stringify({ content, vars }), PREVIEW_DELAY_MS)
+  const question = useDebounced(JSON.stringify({ content, vars }))
   return useLoad(() => {
     const asked = JSON.parse(question) as { content: TemplateContent; vars: SampleVars }
     return templatesApi.preview(asked.content, asked.vars)

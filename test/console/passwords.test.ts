@@ -6,14 +6,14 @@
  */
 import { spawn } from "node:child_process"
 import { describe, expect, it } from "vitest"
-import { repoRoot, spawnAppliance, startAppliance } from "../support/appliance.ts"
+import { heraldUnderNode, repoRoot, spawnAppliance, startAppliance } from "../support/appliance.ts"
 import { freshDatabase } from "../support/database.ts"
 import { newAccount, signIn, signInRequest, withCookie } from "../support/console-session.ts"
 
-/** `src/main.ts <args>` with `input` piped to its stdin. */
+/** Herald (compiled, as `npm run herald` runs it) with `args`, and `input` piped to its stdin. */
 const runWithInput = (args: ReadonlyArray<string>, env: Record<string, string>, input: string) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
+    const child = spawn(heraldUnderNode[0]!, [...heraldUnderNode.slice(1), ...args], {
       cwd: repoRoot,
       env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", HERALD_LOG_LEVEL: "warn", ...env },
       stdio: ["pipe", "pipe", "pipe"]

@@ -235,8 +235,15 @@ describe("GET /v1/bulk/analytics/rates", () => {
     expect(await at(31, "30d")).toMatchObject({ ...zero, rates: { open: 0, ctr: 0, ctor: 0, bounce: 0, complaint: 0, unsub: 0 } })
   })
 
-  it("refuses a missing or unknown period with 400 validation_failed", async () => {
-    for (const q of ["", "?period=1h", "?period=7D"]) {
+  it("takes the last 30 days when the period is left out", async () => {
+    const res = await api("GET", "/v1/bulk/analytics/rates")
+    expect(res.status).toBe(200)
+    expect(res.json.period).toBe("30d")
+    expect(Date.parse(res.json.to) - Date.parse(res.json.from)).toBe(30 * 86_400_000)
+  })
+
+  it("refuses an unknown period with 400 validation_failed", async () => {
+    for (const q of ["?period=1h", "?period=7D", "?period="]) {
       const res = await api("GET", `/v1/bulk/analytics/rates${q}`)
       expect(res.status).toBe(400)
       expect(res.json.error).toMatchObject({ type: "invalid_request_error", code: "validation_failed", param: "period" })

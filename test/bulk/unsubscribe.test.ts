@@ -164,7 +164,8 @@ describe("the unsubscribe page", () => {
     expect(page.headers.get("content-security-policy")).toBe("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
     expect(page.headers.get("x-frame-options")).toBe("DENY")
     const html = await page.text()
-    expect(html).toContain(email)
+    // The page names who is sending (the account), not only the address (issue 31 item 7).
+    expect(html).toMatch(new RegExp(`Stop email from Sender [A-Za-z0-9]+ to ${email.replace(".", "\\.")}\\?`))
     expect(html).not.toMatch(/<script/i)
     expect(html.match(/<form /g)).toHaveLength(1)
     expect(html.match(/<button /g)).toHaveLength(1)
@@ -179,7 +180,9 @@ describe("the unsubscribe page", () => {
       .map(([, name, value]) => `${encodeURIComponent(name!)}=${encodeURIComponent(value!)}`).join("&")
     const pressed = await post(form[1]!.replaceAll("&amp;", "&"), fields)
     expect(pressed.status).toBe(200)
-    expect(await pressed.text()).toContain("You are unsubscribed")
+    const done = await pressed.text()
+    expect(done).toContain("You are unsubscribed")
+    expect(done).toMatch(/no more of these emails from Sender [A-Za-z0-9]+\./)
     await expectUnsubscribed(email, ids, "unsubscribe page")
   })
 

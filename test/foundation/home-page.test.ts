@@ -33,6 +33,14 @@ describe("GET /", () => {
     expect(res.text).not.toContain("b=\"2\"")
   })
 
+  it("names the key $KEY as the README's quick start does, and wraps its commands instead of scrolling them", async () => {
+    const { text } = await app.request("GET", "/", { token: null })
+    expect(text).toContain("KEY=hrld_…")
+    expect(text).toContain("Authorization: Bearer $KEY")
+    expect(text).not.toContain("$TOKEN")
+    expect(text).toMatch(/pre\{[^}]*white-space:pre-wrap/)
+  })
+
   it("links the three reference pages and /llms.txt, and every link answers 200", async () => {
     const { text } = await app.request("GET", "/", { token: null })
     const hrefs = [...text.matchAll(/href="([^"]+)"/g)].map((m) => m[1]!)

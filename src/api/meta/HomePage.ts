@@ -32,7 +32,7 @@ const links = (items: ReadonlyArray<readonly [string, string]>) =>
   items.map(([href, title]) => `<li><a href="${escapeHtml(href)}">${escapeHtml(title)}</a></li>`).join("\n")
 
 const STYLE = "body{font-family:system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;line-height:1.5}" +
-  "pre{background:#f4f4f4;padding:.75rem;overflow-x:auto}.ok{color:#060}.down{color:#a00}"
+  "pre{background:#f4f4f4;padding:.75rem;white-space:pre-wrap;overflow-wrap:anywhere}.ok{color:#060}.down{color:#a00}"
 
 /** The page for `health` (null: healthy; otherwise why not), with commands against `baseUrl`. */
 export const renderHomePage = (
@@ -68,17 +68,17 @@ ${links(FOR_MACHINES)}
 <li><p>Take the admin API key the log showed once at the first start (or the token of
 <code>HERALD_BOOTSTRAP_KEY</code>). More keys, from a shell beside the appliance:
 <code>npm run herald -- keys create --account acc_… --label deploy</code>.</p>
-<pre>TOKEN=hrld_…</pre></li>
+<pre>KEY=hrld_…</pre></li>
 <li><p>Add your sending domain; the answer lists the DNS records to publish.</p>
-<pre>curl -s -X POST ${api}/v1/client/domains -H "Authorization: Bearer $TOKEN" \\
+<pre>curl -s -X POST ${api}/v1/client/domains -H "Authorization: Bearer $KEY" \\
   -H 'content-type: application/json' -d '{"domain":"acme.example"}'</pre></li>
 <li><p>Send a first message. Addresses at <code>simulator.herald.invalid</code> (<code>delivered@</code>,
 <code>bounce@</code>, <code>complaint@</code>, <code>defer@</code>, <code>suppressed@</code>) never leave
 the appliance and need no DNS.</p>
-<pre>curl -s -X POST ${api}/v1/mail/send -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \\
+<pre>curl -s -X POST ${api}/v1/mail/send -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \\
   -d '{"from":{"email":"hello@acme.example"},"to":[{"email":"delivered@simulator.herald.invalid"}],"subject":"Hi","text":"Hello"}'</pre></li>
 <li><p>See what happened to it in the audit log.</p>
-<pre>curl -s ${api}/v1/mail/audit -H "Authorization: Bearer $TOKEN"</pre></li>
+<pre>curl -s ${api}/v1/mail/audit -H "Authorization: Bearer $KEY"</pre></li>
 </ol>
 <p>The README of the source tree explains the configuration, the DNS records and the operator commands.</p>
 </body>

@@ -74,7 +74,8 @@ export const RatesReport = Schema.Struct({
 }).annotations({ identifier: "AnalyticsRatesReport" })
 
 const RatesParams = Schema.Struct({
-  period: Schema.Literal("24h", "7d", "30d").annotations({ description: "The window, ending now" })
+  period: Schema.optionalWith(Schema.Literal("24h", "7d", "30d"), { default: () => "30d" as const })
+    .annotations({ description: "The window, ending now; the last 30 days when left out" })
 })
 
 export class AnalyticsGroup extends HttpApiGroup.make("analytics")

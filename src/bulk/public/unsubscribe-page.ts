@@ -5,8 +5,8 @@
  * - `POST` with the form field `List-Unsubscribe=One-Click` (urlencoded or multipart, RFC 8058
  *   §3.1) is the one-click unsubscribe a mail client sends on the person's behalf: it applies the
  *   unsubscribe at once and answers 200 with an empty body — no page, no redirect (RFC 8058 §3.2).
- * - `GET` shows a page with one button and changes nothing, so a link scanner that opens the link
- *   unsubscribes nobody. The button posts the same form plus a hidden `page` field, whose answer is
+ * - `GET` shows a page with one button, naming the sender (the account), and changes nothing, so
+ *   a link scanner that opens the link unsubscribes nobody. The button posts the same form plus a hidden `page` field, whose answer is
  *   a page saying it is done.
  *
  * Every unsubscribe goes through `unsubscribeAddress` (DESIGN "Unsubscribe and suppression are one
@@ -15,7 +15,7 @@
  * FORM_MAX_BYTES (a form of two fields), never the general HERALD_HTTP_MAX_BODY_KB.
  */
 import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import type { SqlClient } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import type { SuppressionHooks } from "../../platform/suppressions/hooks.ts"
 import { Clock, Effect, Option } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
@@ -44,17 +44,23 @@ const notAnUnsubscribe = () =>
     status: 400
   })
 
-const confirmPage = (who: Unsubscriber, action: string) =>
+/** The sender's name as the person knows it: the account's (the confirmation mail names it too). */
+const senderName = (accountId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ name: string }>`SELECT name FROM accounts WHERE id = ${accountId}`).pipe(
+    Effect.map(([row]) => row?.name ?? "this sender")
+  )
+
+const confirmPage = (who: Unsubscriber, sender: string, action: string) =>
   publicPage({
     title: "Unsubscribe",
-    paragraphs: [`Stop sending email to ${who.email}?`, "Nothing changes until you press the button."],
+    paragraphs: [`Stop email from ${sender} to ${who.email}?`, "Nothing changes until you press the button."],
     button: { action, label: "Unsubscribe", fields: { [ONE_CLICK.name]: ONE_CLICK.value, [PAGE_FIELD]: "1" } }
   })
 
-const donePage = (who: Unsubscriber) =>
+const donePage = (who: Unsubscriber, sender: string) =>
   publicPage({
     title: "You are unsubscribed",
-    paragraphs: [`${who.email} will get no more of these emails.`]
+    paragraphs: [`${who.email} will get no more of these emails from ${sender}.`]
   })
 
 export const UnsubscribePageLive = HttpApiBuilder.Router.use((router) =>
@@ -81,9 +87,10 @@ export const UnsubscribePageLive = HttpApiBuilder.Router.use((router) =>
 
     yield* router.get(
       "/u/:token",
-      Effect.map(unsubscriber, Option.match({
-        onNone: invalidLinkPage,
-        onSome: ({ token, who }) => confirmPage(who, actionOf(token))
+      Effect.flatMap(unsubscriber, Option.match({
+        onNone: () => Effect.succeed(invalidLinkPage()),
+        onSome: ({ token, who }) =>
+          Effect.map(senderName(who.accountId), (sender) => confirmPage(who, sender, actionOf(token))).pipe(Effect.provide(services))
       }))
     )
 
@@ -104,7 +111,9 @@ export const UnsubscribePageLive = HttpApiBuilder.Router.use((router) =>
           sentBy: who.source,
           at: new Date(yield* Clock.currentTimeMillis)
         }).pipe(Effect.provide(services))
-        return fromPage ? donePage(who) : HttpServerResponse.empty({ status: 200 })
+        return fromPage
+          ? donePage(who, yield* senderName(who.accountId).pipe(Effect.provide(services)))
+          : HttpServerResponse.empty({ status: 200 })
       })
     )
   }))

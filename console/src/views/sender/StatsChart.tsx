@@ -6,25 +6,14 @@
  */
 import { STAT_SERIES, type Stats, type StatSeries } from "../../api/sender.ts"
 import { count } from "../../components/format.ts"
+import { HEIGHT, scalesFor, WIDTH, YGrid } from "../../components/line-chart.tsx"
 
-// A viewBox narrow enough that its 12-unit labels stay readable when the chart shrinks to a phone.
-const WIDTH = 520
-const HEIGHT = 220
-const PAD = { left: 44, right: 14, top: 12, bottom: 28 }
 
 const bucketLabel = (start: string, granularity: Stats["granularity"]): string => {
   const date = new Date(start)
   return granularity === "hour"
     ? date.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })
     : date.toLocaleDateString(undefined, { month: "short", day: "numeric", timeZone: "UTC" })
-}
-
-/** A y-axis top that is a round number at or above the highest count (at least 2: three distinct labels). */
-const niceMax = (max: number): number => {
-  if (max <= 2) return 2
-  const magnitude = 10 ** Math.floor(Math.log10(max))
-  const step = [1, 2, 5, 10].find((s) => s * magnitude >= max) ?? 10
-  return step * magnitude
 }
 
 const totals = (stats: Stats): Record<StatSeries, number> => {
@@ -35,11 +24,8 @@ const totals = (stats: Stats): Record<StatSeries, number> => {
 
 export const StatsChart = ({ stats }: { stats: Stats }) => {
   const { buckets, granularity } = stats
-  const top = niceMax(Math.max(0, ...buckets.flatMap((b) => STAT_SERIES.map((s) => b[s]))))
-  const plotWidth = WIDTH - PAD.left - PAD.right
-  const plotHeight = HEIGHT - PAD.top - PAD.bottom
-  const x = (i: number) => PAD.left + (buckets.length <= 1 ? plotWidth / 2 : (i * plotWidth) / (buckets.length - 1))
-  const y = (n: number) => PAD.top + plotHeight - (n / top) * plotHeight
+  const scales = scalesFor(buckets.length, Math.max(0, ...buckets.flatMap((b) => STAT_SERIES.map((s) => b[s]))))
+  const { x, y } = scales
   const sums = totals(stats)
   const summary = STAT_SERIES.map((s) => `${count(sums[s])} ${s}`).join(", ")
   const ticks = [0, Math.floor(buckets.length / 2), buckets.length - 1].filter((i, at, all) => i >= 0 && all.indexOf(i) === at)
@@ -47,13 +33,7 @@ export const StatsChart = ({ stats }: { stats: Stats }) => {
   return (
     <figure class="chart-figure">
       <svg class="chart" viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-label={`Mail per ${granularity} over the period: ${summary}`}>
-        {[0, 0.5, 1].map((f) => (
-          <g key={f}>
-            <line class="grid" x1={PAD.left} x2={WIDTH - PAD.right} y1={y(top * f)} y2={y(top * f)} />
-            <text x={PAD.left - 6} y={y(top * f) + 4} text-anchor="end">{count(Math.round(top * f))}</text>
-          </g>
-        ))}
-        <line class="axis" x1={PAD.left} x2={WIDTH - PAD.right} y1={y(0)} y2={y(0)} />
+        <YGrid scales={scales} />
         {ticks.map((i) => (
           <text key={i} x={x(i)} y={HEIGHT - 8} text-anchor={i === 0 ? "start" : i === buckets.length - 1 ? "end" : "middle"}>
             {bucketLabel(buckets[i]!.start, granularity)}

@@ -6,43 +6,26 @@
  */
 import type { CampaignAnalytics as Analytics } from "../../../api/bulk-campaigns.ts"
 import { count } from "../../../components/format.ts"
+import { HEIGHT, scalesFor, WIDTH, YGrid } from "../../../components/line-chart.tsx"
 import { ScrollTable } from "../../../components/ScrollTable.tsx"
 
-const WIDTH = 520
-const HEIGHT = 200
-const PAD = { left: 40, right: 14, top: 12, bottom: 28 }
 const SERIES = ["opens", "clicks"] as const
 
 const percent = (fraction: number) => `${(fraction * 100).toFixed(1)} %`
 
 const label = (iso: string) => new Date(iso).toLocaleString(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" })
 
-const niceMax = (max: number): number => {
-  if (max <= 2) return 2
-  const magnitude = 10 ** Math.floor(Math.log10(max))
-  return ([1, 2, 5, 10].find((s) => s * magnitude >= max) ?? 10) * magnitude
-}
-
 const Timeline = ({ timeline }: { timeline: Analytics["timeline"] }) => {
   if (timeline.length === 0) return <p>No opens or clicks yet.</p>
-  const top = niceMax(Math.max(0, ...timeline.flatMap((b) => [b.opens, b.clicks])))
-  const plotWidth = WIDTH - PAD.left - PAD.right
-  const plotHeight = HEIGHT - PAD.top - PAD.bottom
-  const x = (i: number) => PAD.left + (timeline.length <= 1 ? plotWidth / 2 : (i * plotWidth) / (timeline.length - 1))
-  const y = (n: number) => PAD.top + plotHeight - (n / top) * plotHeight
+  const scales = scalesFor(timeline.length, Math.max(0, ...timeline.flatMap((b) => [b.opens, b.clicks])))
+  const { x, y } = scales
   const sum = (s: typeof SERIES[number]) => timeline.reduce((total, b) => total + b[s], 0)
   const last = timeline.length - 1
   return (
     <figure class="chart-figure">
       <svg class="chart cp-chart" viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img"
         aria-label={`Opens and clicks over time: ${count(sum("opens"))} opens, ${count(sum("clicks"))} clicks`}>
-        {[0, 0.5, 1].map((f) => (
-          <g key={f}>
-            <line class="grid" x1={PAD.left} x2={WIDTH - PAD.right} y1={y(top * f)} y2={y(top * f)} />
-            <text x={PAD.left - 6} y={y(top * f) + 4} text-anchor="end">{count(Math.round(top * f))}</text>
-          </g>
-        ))}
-        <line class="axis" x1={PAD.left} x2={WIDTH - PAD.right} y1={y(0)} y2={y(0)} />
+        <YGrid scales={scales} />
         <text x={x(0)} y={HEIGHT - 8} text-anchor="start">{label(timeline[0]!.at)}</text>
         {last > 0 ? <text x={x(last)} y={HEIGHT - 8} text-anchor="end">{label(timeline[last]!.at)}</text> : null}
         {SERIES.map((s) => timeline.length === 1

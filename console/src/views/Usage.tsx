@@ -11,6 +11,8 @@ import { DmarcReportView, DmarcReports } from "./operator/Dmarc.tsx"
 import { PlanChange } from "./operator/PlanChange.tsx"
 import { TicketView, Tickets } from "./operator/Tickets.tsx"
 import { UsageRecord } from "./operator/UsageRecord.tsx"
+import { usageApi } from "../api/operator.ts"
+import { useLoad } from "../components/use-load.ts"
 import type { ViewProps } from "./index.ts"
 import "./operator/operator.css"
 
@@ -18,10 +20,16 @@ export const UsageView = ({ rest }: ViewProps) => {
   const [section, id] = rest
   if (section === "dmarc" && id !== undefined) return <DmarcReportView id={id} />
   if (section === "tickets" && id !== undefined) return <TicketView id={id} />
+  return <UsageAndPlan />
+}
+
+/** The record and the plan form share one load of the usage record (one request, one truth). */
+const UsageAndPlan = () => {
+  const usage = useLoad(() => usageApi.usage(), [])
   return (
     <div>
-      <UsageRecord />
-      <PlanChange />
+      <UsageRecord usage={usage} />
+      <PlanChange usage={usage} />
       <DmarcReports />
       <Tickets />
     </div>

@@ -4,22 +4,22 @@
  * downgrade is shown, and the same password withdraws it (cancel-pending-change).
  */
 import { useState } from "preact/hooks"
-import { type PlanChange as Change, usageApi } from "../../api/operator.ts"
+import { type PlanChange as Change, type UsageRecord, usageApi } from "../../api/operator.ts"
 import { ApiError } from "../../api/client.ts"
 import { ErrorMessage } from "../../components/ErrorMessage.tsx"
 import { Field } from "../../components/Field.tsx"
 import { LoadStatus } from "../../components/LoadStatus.tsx"
 import { cents, count } from "../../components/format.ts"
-import { useLoad } from "../../components/use-load.ts"
+import { type Loaded, useLoad } from "../../components/use-load.ts"
 
 const describe = (change: Change): string =>
   change.type === "upgrade"
     ? `Upgraded now${change.proration === undefined ? "" : `: ${cents(change.proration.amount_usd_cents)} for the ${change.proration.days_charged} days left of the cycle`}.`
     : `Downgrade scheduled for ${change.effective_at === undefined ? "the next reset" : new Date(change.effective_at).toLocaleString()}.`
 
-export const PlanChange = () => {
+/** `usage` is the view's usage record: a change asks it again, so the record above shows it too. */
+export const PlanChange = ({ usage }: { usage: Loaded<UsageRecord> }) => {
   const plans = useLoad(() => usageApi.plans(), [])
-  const usage = useLoad(() => usageApi.usage(), [])
   const pending = usage.data?.pending_change ?? null
   const [plan, setPlan] = useState("")
   const [password, setPassword] = useState("")

@@ -1,13 +1,13 @@
 /** The usage record of the spec (GET /v1/client/usage): the plan, each key's sends, the reset. */
-import { usageApi } from "../../api/operator.ts"
+import type { UsageRecord as Usage } from "../../api/operator.ts"
 import { LoadStatus } from "../../components/LoadStatus.tsx"
 import { ScrollTable } from "../../components/ScrollTable.tsx"
 import { When } from "../../components/When.tsx"
 import { cents, count } from "../../components/format.ts"
-import { useLoad } from "../../components/use-load.ts"
+import type { Loaded } from "../../components/use-load.ts"
 
-export const UsageRecord = () => {
-  const usage = useLoad(() => usageApi.usage(), [])
+/** `usage` is loaded once by the view, which the plan form shares (a plan change asks it again). */
+export const UsageRecord = ({ usage }: { usage: Loaded<Usage> }) => {
   const u = usage.data
   return (
     <section class="op-section" aria-labelledby="usage-heading">

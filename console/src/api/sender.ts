@@ -3,6 +3,7 @@
  * calls they make, as the API's OpenAPI documents give them (src/transactional/stats, audit,
  * messages; src/platform/domains, suppressions, usage, admin). Only what a view reads is typed.
  */
+import { usageApi } from "./operator.ts"
 import { request, requestWithHeaders } from "./client.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -23,21 +24,8 @@ export interface Stats {
   readonly reputation: { readonly paused: boolean; readonly reason: string | null }
 }
 
-export interface UsageRecord {
-  readonly subscriptions: ReadonlyArray<{
-    readonly package_name: string
-    readonly monthly_quota: number
-    readonly rate_per_min: number
-  }>
-  readonly keys: ReadonlyArray<{
-    readonly id: string
-    readonly label: string
-    readonly sent_this_period: number
-    readonly monthly_quota: number
-    readonly quota_remaining: number
-  }>
-  readonly next_reset: string
-}
+/** The usage record: one type and one call for the overview and the usage view (operator.ts). */
+export type { UsageRecord } from "./operator.ts"
 
 /** The RateLimit-* headers of an answer (README "Rate limit"): the tighter of the key's and the account's windows. */
 export interface RateHeadroom {
@@ -59,7 +47,7 @@ export const overviewApi = {
     const { body, headers } = await requestWithHeaders<Stats>("GET", "/v1/client/stats", { query: { period } })
     return { stats: body, headroom: rateHeadroomOf(headers) }
   },
-  usage: () => request<UsageRecord>("GET", "/v1/client/usage")
+  usage: usageApi.usage
 }
 
 // ---------------------------------------------------------------------------------------------

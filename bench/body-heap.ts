@@ -1,5 +1,5 @@
 /**
- * What one admitted send body costs in heap while the send handler holds it (README "Memory"):
+ * What one admitted send body costs in heap while the send handler holds it (docs/operating.md "Memory"):
  * the raw text, the value parsed within bounds (src/http/bounded-json.ts), the decoded and
  * canonical request, and the attachment size check, all held at once as the handler holds them,
  * for the worst bodies of MAX_JSON_MB that pass the bounds. Prints, per body, its size, the heap

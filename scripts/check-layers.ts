@@ -1,5 +1,5 @@
 /**
- * The layering check of `npm run check` (DESIGN.md "Layout", README "Architecture"): areas import
+ * The layering check of `npm run check` (DESIGN.md "Layout", docs/architecture.md): areas import
  * downwards only, and `src/` has no import cycles. A small script rather than dependency-cruiser or
  * an eslint plugin: the rules are a dozen lines of data, the import syntax Herald uses is plain
  * (`import … from "./x.ts"`, `export … from`, `import("./x.ts")`), and the message can say which

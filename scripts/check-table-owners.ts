@@ -1,7 +1,7 @@
 /**
- * The table-owner check of `npm run check` (README "Who owns which table"): every table of
+ * The table-owner check of `npm run check` (docs/architecture.md "Who owns which table"): every table of
  * migrations/ has an owner there, and every statement in src/ that writes a table (INSERT, UPDATE,
- * DELETE) is in that table's owner or in a known exception the README gives with its reason.
+ * DELETE) is in that table's owner or in a known exception docs/architecture.md gives with its reason.
  * test/foundation/table-owners.test.ts asserts the same report inside `npm test`.
  *
  *   npx tsx scripts/check-table-owners.ts     exit 1 naming each unowned table and each write outside its owner
@@ -32,19 +32,19 @@ export interface TableOwnerReport {
   /** Every source file under src/, relative to the repository, without comments. */
   readonly sources: ReadonlyArray<{ readonly file: string; readonly text: string }>
   readonly writes: ReadonlyArray<TableWrite>
-  /** Tables of migrations/ the README names no owner for. */
+  /** Tables of migrations/ docs/architecture.md names no owner for. */
   readonly unowned: ReadonlyArray<string>
   /** Writes outside the table's owner and its known exceptions. */
   readonly outside: ReadonlyArray<TableWrite>
 }
 
-/** Reads migrations/, the README's section and src/ as they are on disk. */
+/** Reads migrations/, the section of docs/architecture.md and src/ as they are on disk. */
 export const tableOwnerReport = (): TableOwnerReport => {
   const tables = new Set(filesUnder(path.join(root, "migrations"), ".sql").flatMap((file) =>
     [...fs.readFileSync(file, "utf8").matchAll(/CREATE\s+(?:UNLOGGED\s+)?TABLE\s+(?:IF NOT EXISTS\s+)?([a-z_]+)/gi)].map((m) => m[1]!)))
 
-  const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
-  const section = readme.slice(readme.indexOf("### Who owns which table"), readme.indexOf("Cross-area reads live in"))
+  const architectureDoc = fs.readFileSync(path.join(root, "docs", "architecture.md"), "utf8")
+  const section = architectureDoc.slice(architectureDoc.indexOf("## Who owns which table"), architectureDoc.indexOf("Cross-area reads live in"))
   const ticked = (text: string) => [...text.matchAll(/`([^`]+)`/g)].map((m) => m[1]!)
   /** A backticked `table` or `table.column` names the table. */
   const tablesIn = (text: string) => ticked(text).map((t) => t.split(".")[0]!).filter((t) => tables.has(t))
@@ -83,11 +83,11 @@ export const tableOwnerReport = (): TableOwnerReport => {
 }
 
 const WHY = "one owning module writes each table, so a table's invariants live in one place; another area changes it by calling the owner " +
-  "(or through a port the owner provides). A real exception is listed in README \"Who owns which table\" with its reason."
+  "(or through a port the owner provides). A real exception is listed in docs/architecture.md \"Who owns which table\" with its reason."
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) {
   const report = tableOwnerReport()
-  for (const table of report.unowned) console.error(`table owners: ${table} has no owner in README "Who owns which table"`)
+  for (const table of report.unowned) console.error(`table owners: ${table} has no owner in docs/architecture.md "Who owns which table"`)
   for (const w of report.outside) console.error(`table owners: ${w.file}: ${w.statement} ${w.table} is outside the table's owner — ${WHY}`)
   const failed = report.unowned.length + report.outside.length
   console.log(failed === 0

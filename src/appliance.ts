@@ -167,7 +167,7 @@ const KeyWebhookLive = Layer.effect(
 )
 
 /**
- * The ports over services rather than the database alone (README "Layering"): authentication
+ * The ports over services rather than the database alone (docs/architecture.md "Layering"): authentication
  * (src/http/) asks the keys who a token is and the accounts who a console session is; the keys API
  * asks the webhooks area to set a key's URL.
  */

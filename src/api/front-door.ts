@@ -7,7 +7,7 @@
  * Why: these two are the hot public endpoints (every open and click of every campaign), and
  * through the whole API stack — a fiber through the middleware, the 150-route method check, the
  * router, a context copy per layer — a hit cost about 0.5 ms of the main thread, two and a half
- * times the bare redirect server's whole request (README "Benchmarks", bench/campaign.ts).
+ * times the bare redirect server's whole request (docs/benchmarks.md, bench/campaign.ts).
  *
  * Node's server has one `request` event for all listeners, and the platform's `serve` adds its
  * own; `FrontDoorServer` answers a front-door request before that event is emitted.

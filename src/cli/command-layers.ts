@@ -1,6 +1,6 @@
 /**
  * What the operator commands run on, handed to them by the composition root: the CLI is an
- * interface to the appliance, not its root, so no command imports src/appliance.ts (README
+ * interface to the appliance, not its root, so no command imports src/appliance.ts (docs/architecture.md
  * "Layering"). The commands ask for `CommandLayers`; src/main.ts provides it with the layers
  * src/appliance.ts composes. Each command builds the layer it uses, as it did when it imported it.
  */

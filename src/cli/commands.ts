@@ -56,7 +56,7 @@ const migrate = Command.make("migrate", {}, () =>
 const parse = Command.make("parse", { file: Args.file({ name: "FILE", exists: "yes" }) }, ({ file }) =>
   operatorCommand(Effect.gen(function*() {
     const bytes = yield* Effect.sync(() => fs.readFileSync(file))
-    // The parsers load only for this command: every other command starts without them (README "CLI").
+    // The parsers load only for this command: every other command starts without them (docs/operating.md).
     const [{ understandFile }, { toParseOutput }] = yield* Effect.promise(() =>
       Promise.all([import("../inbound/understand.ts"), import("../inbound/parse-output.ts")])
     )

@@ -1,6 +1,6 @@
 /**
  * Typed configuration from the environment (Effect `Config`). Every variable here is documented in
- * the README and in `config/example.env`; a bad value stops start-up with a ConfigError that names
+ * docs/configuration.md and in `config/example.env`; a bad value stops start-up with a ConfigError that names
  * the variable (for example "Expected HERALD_HTTP_PORT to be an integer").
  */
 import * as net from "node:net"

@@ -1,6 +1,6 @@
 /**
  * The budget of request bodies being read and handled at once (HERALD_HTTP_BODY_BUDGET_MB): what a
- * body costs once parsed and handled is a few times its size (README "Memory"), so many of them
+ * body costs once parsed and handled is a few times its size (docs/operating.md "Memory"), so many of them
  * together could take more memory than the process has. A body over SMALL_BODY takes its size in KB
  * from the budget when it starts to be read (body-reader.ts) until its request is answered, and
  * waits while there is no room.

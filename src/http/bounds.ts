@@ -7,7 +7,7 @@
  *
  * A field over its bound is a 400 `validation_failed` whose `param` names it (the schema's own
  * decode failure); 413 `payload_too_large` stays for the whole body and the attachments. The
- * values are named here once, chosen so that nothing the contract allows is refused (README
+ * values are named here once, chosen so that nothing the contract allows is refused (docs/api.md
  * "Input bounds"): 1,000 personalizations, a MAX_JSON_MB body, the attachment limits, 998-character
  * header lines, 254-character addresses.
  */
@@ -42,7 +42,7 @@ export const DEFAULT_BODY_BYTES = 15 * MB
 
 /**
  * Contact metadata: what the big ESPs allow for custom fields (tens of KB), far above any real
- * profile, and small enough that a page of 200 contacts stays a few MB (README "Input bounds").
+ * profile, and small enough that a page of 200 contacts stays a few MB (docs/api.md "Input bounds").
  * Measured as compact JSON in UTF-8; depth counts the metadata object itself as 1.
  */
 export const MAX_METADATA_BYTES = 32 * KB

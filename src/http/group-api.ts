@@ -2,7 +2,7 @@
  * What an area builds its handlers against. `HttpApiBuilder.group(api, name, build)` needs an
  * HttpApi that holds the group: for the handlers' types (which errors they may fail with) and to
  * find the group's endpoints. The served API (src/api/api.ts) holds every area's groups, but it
- * sits above every area, which may not import it (README "Layering"). So an area passes
+ * sits above every area, which may not import it (docs/architecture.md "Layering"). So an area passes
  * `groupApi(ItsGroup)`: an API of that one group under the served API's id, with the errors the
  * served API adds to every endpoint.
  *

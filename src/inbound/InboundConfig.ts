@@ -1,5 +1,5 @@
 /**
- * Configuration of the inbound processor (every variable in the README and config/example.env).
+ * Configuration of the inbound processor (every variable in docs/configuration.md and config/example.env).
  * The defaults are an operator's usual ones: raw mail kept 30 days for re-parsing and disputes;
  * three soft bounces of one address within 7 days count as a hard one (the mailbox has been
  * full or unreachable for days, so further mail only hurts the sender's reputation); a DMARC alert

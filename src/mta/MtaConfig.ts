@@ -1,4 +1,4 @@
-/** Configuration of the outbound MTA (every variable in the README and config/example.env). */
+/** Configuration of the outbound MTA (every variable in docs/configuration.md and config/example.env). */
 import { Config, ConfigError, Context, Effect, Layer, Option } from "effect"
 import { checked } from "../config/app-config.ts"
 import type { Hop } from "./smtp-client.ts"

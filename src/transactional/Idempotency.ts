@@ -5,7 +5,7 @@
  * store nor read records (the spec's rule).
  *
  * The record keeps the answered body's text, not its value: a jsonb object comes back with its keys
- * reordered (jsonb sorts them), and the README promises the replay byte for byte. The text is kept
+ * reordered (jsonb sorts them), and docs/sending.md promises the replay byte for byte. The text is kept
  * as a JSON string in the jsonb column; a record written before holds the object, and is answered
  * through the same encoding as a first answer.
  */

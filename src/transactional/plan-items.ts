@@ -1,7 +1,7 @@
 /**
  * Which personalizations of a send are queued, and for whom: the pure decision behind `items[]`.
  *
- * Statuses (README "Send item statuses"), decided per personalization in request order:
+ * Statuses (docs/sending.md "Item statuses"), decided per personalization in request order:
  * - skipped: every recipient was already addressed by an earlier personalization of this request
  *   (de-duplication across personalizations; case-insensitive), so nothing is left to send;
  * - failed: it could not be queued: more recipients than one message may carry (maxRecipients,

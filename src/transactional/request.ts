@@ -29,7 +29,7 @@ import {
  * How much one send may ask of the composer, beyond MAX_JSON_MB and the attachment bytes: each
  * message is built at delivery with a node per attachment, so a count is what bounds its memory
  * (300,000 one-byte attachments are 12 MB of JSON and exhausted the heap). The parts' own limits
- * (headers, subject, recipients per list) are in src/mta/queue/parts.ts. README "Limits" lists them.
+ * (headers, subject, recipients per list) are in src/mta/queue/parts.ts. docs/sending.md "Request limits" lists them.
  */
 export const MAX_ATTACHMENTS = 100
 export const MAX_PERSONALIZATIONS = 1000

@@ -53,7 +53,7 @@ describe("finding 1: contact metadata is bounded", () => {
     expect(await stored("big@example.org")).toBeUndefined()
     // Before the bound the heap died and every account lost the API; now /health answers 200 and
     // another account's sends 202 throughout. Its latency is printed, not asserted: what remains is
-    // reading and JSON.parse of seven 10 MB bodies on the main thread (README "Input bounds").
+    // reading and JSON.parse of seven 10 MB bodies on the main thread (docs/api.md "Input bounds").
     console.log(`during the attack: ${formatHealth(health)}`)
     expectAnswered(health)
   })
@@ -121,7 +121,7 @@ describe("finding 1: contact metadata is bounded", () => {
     expect((await api("POST", "/v1/bulk/contacts/import", { contacts }, key.json.token)).json).toMatchObject({ created: 200 })
     const page = await api("GET", "/v1/bulk/contacts?limit=200", undefined, key.json.token)
     expect(page.json.items).toHaveLength(200)
-    // README "Input bounds": metadata 32 KB + 100 tags of 100 + a name of 200 + an address of 254 + 1 KB of fixed fields.
+    // docs/api.md "Input bounds": metadata 32 KB + 100 tags of 100 + a name of 200 + an address of 254 + 1 KB of fixed fields.
     const perContact = MAX_METADATA_BYTES + 100 * (100 + 3) + MAX_NAME_LENGTH + MAX_EMAIL_LENGTH + 1024
     expect(Buffer.byteLength(page.text)).toBeLessThanOrEqual(200 * perContact)
   })

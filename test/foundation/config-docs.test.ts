@@ -1,5 +1,5 @@
 /**
- * Every variable the code reads is documented: in the README's configuration table and in
+ * Every variable the code reads is documented: in docs/configuration.md and in
  * config/example.env. A new variable without its documentation fails here.
  */
 import * as fs from "node:fs"
@@ -18,7 +18,7 @@ const variables = [...new Set(
     [...fs.readFileSync(file, "utf8").matchAll(/"((?:HERALD|MAX)_[A-Z_]+|DATABASE_URL)"/g)].map((m) => m[1]!))
 )].sort()
 
-const readme = fs.readFileSync(path.join(repoRoot, "README.md"), "utf8")
+const configurationDoc = fs.readFileSync(path.join(repoRoot, "docs", "configuration.md"), "utf8")
 const exampleEnv = fs.readFileSync(path.join(repoRoot, "config/example.env"), "utf8")
 
 describe("configuration documentation", () => {
@@ -27,8 +27,8 @@ describe("configuration documentation", () => {
     expect(variables).toContain("HERALD_DMARC_FAIL_THRESHOLD")
   })
 
-  it.each(variables)("documents %s in the README and in config/example.env", (name) => {
-    expect(readme).toContain(`\`${name}\``)
+  it.each(variables)("documents %s in docs/configuration.md and in config/example.env", (name) => {
+    expect(configurationDoc).toContain(`\`${name}\``)
     expect(exampleEnv).toMatch(new RegExp(`^#? ?${name}=`, "m"))
   })
 })

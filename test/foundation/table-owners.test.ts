@@ -1,7 +1,7 @@
 /**
- * README "Who owns which table" is kept true: every table of migrations/ has an owner there, and
+ * docs/architecture.md "Who owns which table" is kept true: every table of migrations/ has an owner there, and
  * every statement in src/ that writes a table (INSERT, UPDATE, DELETE) is in that table's owner or
- * in a known exception the README gives with its reason (scripts/check-table-owners.ts, which
+ * in a known exception docs/architecture.md gives with its reason (scripts/check-table-owners.ts, which
  * `npm run check` runs too). Keys and webhooks depend one way only.
  */
 import { describe, expect, it } from "vitest"
@@ -9,7 +9,7 @@ import { tableOwnerReport } from "../../scripts/check-table-owners.ts"
 
 const { outside, sources, tables, unowned, writes } = tableOwnerReport()
 
-describe("who owns which table (README)", () => {
+describe("who owns which table (docs/architecture.md)", () => {
   it("finds the tables and the statements that write them", () => {
     expect(tables.has("deliveries")).toBe(true)
     expect(writes.some((w) => w.table === "deliveries" && w.file === "src/mta/queue/DeliveryQueue.ts")).toBe(true)

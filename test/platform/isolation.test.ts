@@ -1,7 +1,7 @@
 /**
  * Tenant isolation: Bob tries every account-owned route of the API with Alice's ids. Keys — and
  * webhook endpoints, whose id is the key's id — of another account answer 403; every other
- * resource answers 404, as if it did not exist (README "Decisions"). Lists never show Alice's
+ * resource answers 404, as if it did not exist (docs/decisions.md). Lists never show Alice's
  * rows, and afterwards everything of Alice's is still there.
  */
 import * as http from "node:http"

@@ -189,7 +189,7 @@ export const formatHealth = (health: HealthFigures): string => {
  * other account (at least one, if the probe had a bystander) accepted with 202. Its times are
  * printed, not judged: `expectResponsive` is the rule; this is for the two attacks that still cost
  * the appliance some time by design, where the test's point is that nobody is refused (seven 10 MB
- * JSON bodies parsed on the main thread, README "Input bounds"; twelve previews that each hold a
+ * JSON bodies parsed on the main thread, docs/api.md "Input bounds"; twelve previews that each hold a
  * pool connection until their statement timeout).
  */
 export const expectAnswered = (health: HealthFigures): void => {

@@ -1,5 +1,5 @@
 /**
- * The Contacts and Import views' calls to /v1/bulk/contacts (README "Bulk contacts"), made as the
+ * The Contacts and Import views' calls to /v1/bulk/contacts (docs/bulk.md "Bulk contacts"), made as the
  * console's active key. Only what a view reads is typed. The import's upload goes through
  * XMLHttpRequest rather than `request`: the file is sent as it is (the browser streams it from
  * disk, the page never reads it) and `upload.onprogress` reports how far it got.

@@ -27,7 +27,7 @@ export interface Stats {
 /** The usage record: one type and one call for the overview and the usage view (operator.ts). */
 export type { UsageRecord } from "./operator.ts"
 
-/** The RateLimit-* headers of an answer (README "Rate limit"): the tighter of the key's and the account's windows. */
+/** The RateLimit-* headers of an answer (docs/sending.md "Rate limit"): the tighter of the key's and the account's windows. */
 export interface RateHeadroom {
   readonly limit: number
   readonly remaining: number

@@ -2,7 +2,7 @@
  * The console's session routes (issue 28), the only backend the console has beyond /v1: sign-in,
  * the session's account and keys, the key switch and sign-out. Part of the served API (errors in
  * the envelope, bodies bounded by their schemas) but of no public document: they are the
- * console's, not a client's (scripts use keys). README "Console sign-in".
+ * console's, not a client's (scripts use keys). docs/console.md "Console sign-in".
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Context, Schema } from "effect"

@@ -80,7 +80,7 @@ the appliance and need no DNS.</p>
 <li><p>See what happened to it in the audit log.</p>
 <pre>curl -s ${api}/v1/mail/audit -H "Authorization: Bearer $KEY"</pre></li>
 </ol>
-<p>The README of the source tree explains the configuration, the DNS records and the operator commands.</p>
+<p>The README of the source tree and its <code>docs/</code> folder explain the configuration (<code>docs/configuration.md</code>), the DNS records and the operator commands (<code>docs/operating.md</code>).</p>
 </body>
 </html>
 `

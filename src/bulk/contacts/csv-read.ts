@@ -14,7 +14,7 @@
  *
  * Only the batch texts cross to the main thread. Before, the rows crossed as compact chunks and
  * were gathered there: the main thread held every row as objects beside their texts, and a
- * 15 MiB import grew the appliance by +244–277 MB (README "Benchmarks").
+ * 15 MiB import grew the appliance by +244–277 MB (docs/benchmarks.md).
  */
 import { parse } from "csv-parse/sync"
 import { type GatheredImport, gatherAll, ImportRows } from "./import-rows.ts"

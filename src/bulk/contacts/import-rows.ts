@@ -8,8 +8,7 @@
  * made as it arrives; a repeated address re-reads and rewrites its first row's text (rare). The
  * batches leave as one buffer of UTF-8 bytes that is transferred, not copied, to the main thread,
  * which decodes one batch when its statement's turn comes. Rows as objects, and the batch texts as
- * strings cloned across, made the 15 MiB CSV import grow the appliance by +259–309 MB (README
- * "Benchmarks").
+ * strings cloned across, made the 15 MiB CSV import grow the appliance by +259–309 MB (docs/benchmarks.md).
  */
 import { jsonBytesUpTo, jsonDepth, MAX_METADATA_BYTES, MAX_METADATA_DEPTH } from "../../http/bounds.ts"
 import { isEmailAddress } from "../../lib/email.ts"

@@ -5,7 +5,7 @@
  * a hit moves (counters, markers, events, engagement facts) is the aggregator's, after the answer
  * (aggregator.ts). Why: every hit of a campaign moves the same counter rows, and counting on the
  * request path made the hits queue on those rows' locks — ~6 statements per hit, 5.7 % of a bare
- * redirect server that inserts one row per hit (README "Benchmarks").
+ * redirect server that inserts one row per hit (docs/benchmarks.md).
  *
  * A click needs its URL before the answer: the campaign's links never change once its content is
  * frozen, so they are read once per campaign and kept here. A campaign with no links yet is not kept

@@ -14,7 +14,7 @@ import { bodyBoundedText, boundedArray, boundedText, MAX_LINE_LENGTH } from "../
  * How much one message may ask of the composer, beyond MAX_JSON_MB and the attachment bytes: each
  * message is built at delivery with a node per header, so a count is what bounds its memory.
  * RFC 5322 §2.1.1 caps a line at 998 characters: a subject or header value longer than that is
- * no header a mail client shows whole. README "Limits" lists them (with the request's counts,
+ * no header a mail client shows whole. docs/sending.md "Request limits" lists them (with the request's counts,
  * src/transactional/request.ts).
  */
 export const MAX_HEADERS = 100

@@ -1,5 +1,5 @@
 /**
- * Read models of the queue's tables for the areas that must not read them directly (README "Who
+ * Read models of the queue's tables for the areas that must not read them directly (docs/architecture.md "Who
  * owns which table"): the deliveries an inbound report names (src/inbound/processor/mapping.ts,
  * through its ReportedDeliveries port) and the completed deliveries the reputation policy counts
  * (src/platform/reputation/DeliveredCounts.ts). Rows are decoded (SqlSchema), not cast: a row that

@@ -154,7 +154,7 @@ export class Accounts extends Effect.Service<Accounts>()("herald/Accounts", {
     /**
      * An admin's plan assignment: no proration, a new cycle starts now (the old subscription ends,
      * with any pending downgrade). Recorded in plan_changes as type `assignment` with the admin as
-     * actor and amount 0: Herald charges nothing for it (README "Domains, suppressions, plans, support").
+     * actor and amount 0: Herald charges nothing for it (docs/sending.md "Domains, suppressions, plans, support").
      */
     const assignPlan = (id: string, packageId: string, actor: string, now: Date) =>
       sql.withTransaction(Effect.gen(function*() {

@@ -2,7 +2,7 @@
  * Charging the monthly quota. The check and the charge are one statement on the account's usage
  * row, so they are exact across replicas (the row lock orders them).
  *
- * Decisions (README "Quota and overage"):
+ * Decisions (docs/sending.md "Quota and overage"):
  * - used + n ≤ quota → charged.
  * - past the quota and the plan offers overage → charged; the part past the quota is overage.
  * - the quota was already used up before this request and no overage → 429 monthly_quota_exceeded.

@@ -2,8 +2,8 @@
  * A message as its sender sees it: a read model over the queue (messages, message_contents,
  * deliveries, delivery_attempts), what came back for it (inbound_bounces, inbound_complaints) and,
  * for campaign mail, its opens and clicks (tracking_hits, campaign_links),
- * in one statement. The owners of those tables write them; this only reads (README "Who owns which
- * table"). Only the caller's account's messages are found: another account's id, and a sandbox
+ * in one statement. The owners of those tables write them; this only reads (docs/architecture.md "Who owns
+ * which table"). Only the caller's account's messages are found: another account's id, and a sandbox
  * send's id (sandbox stores nothing), are simply not there.
  */
 import { SqlClient } from "@effect/sql"

@@ -1,7 +1,7 @@
 /**
  * The schemas of a message's content view: GET /v1/mail/messages/{id}/content (JSON) and
  * /content/html (the HTML part alone, for a sandboxed frame). See MessageContent.ts and the
- * README's "Message content".
+ * docs/sending.md "Message content".
  */
 import { Schema } from "effect"
 

@@ -1,6 +1,6 @@
 /**
  * The one INSERT into `scheduled_sends`: a send with `send_at`, accepted and waiting for its moment.
- * The scheduled/ folder owns that table (README "Who owns which table"); this writer is a file of
+ * The scheduled/ folder owns that table (docs/architecture.md "Who owns which table"); this writer is a file of
  * its own, not a method of ScheduledSends.ts, because ScheduledSends releases through acceptance
  * (accept.ts) and acceptance schedules through this: one file would make the two import each other.
  * Runs alone or inside the caller's transaction (acceptance's, with its idempotency record).

@@ -1,6 +1,6 @@
 /**
  * Test-send: the SAVED template rendered with the sample variables and sent to one address
- * ([Test] subject, no tracking; README "Bulk templates"). The sender is the template's own or one
+ * ([Test] subject, no tracking; docs/bulk.md "Bulk templates"). The sender is the template's own or one
  * given here; its domain must be verified (simulator recipients: any domain the account added).
  */
 import { useState } from "preact/hooks"

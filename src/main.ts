@@ -17,6 +17,7 @@ import { herald } from "./cli/commands.ts"
 import { loadEnvFile } from "./cli/env-file.ts"
 import { forStream, refuse, refuseCause, stripAnsi, usage } from "./cli/output.ts"
 import { AppConfigLive } from "./config/app-config.ts"
+import { applyProfile } from "./config/dev-profile.ts"
 import { loggingTo } from "./logging.ts"
 import { VERSION } from "./version.ts"
 
@@ -24,6 +25,13 @@ try {
   loadEnvFile(process.cwd())
 } catch (error) {
   process.stderr.write(`herald: cannot read .env: ${error instanceof Error ? error.message : String(error)}\n`)
+  process.exit(1)
+}
+
+// After .env, which may name the profile; before any configuration is read.
+const profile = applyProfile(process.env)
+if (profile._tag === "Refused") {
+  process.stderr.write(`${profile.line}\n`)
   process.exit(1)
 }
 
@@ -44,6 +52,9 @@ const serving = ((args) => {
   const word = commandWord(args)
   return word === "serve" || (word === undefined && !args.some((arg) => builtInAnswers.includes(arg)))
 })(process.argv.slice(2))
+
+// The trial profile says what it set once, as the appliance starts (operator commands stay quiet).
+if (serving && profile._tag === "Applied") process.stderr.write(`${profile.line}\n`)
 
 /**
  * The composition root, loaded when a command first builds a layer: `--help`, `--version` and a

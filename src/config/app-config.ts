@@ -34,6 +34,8 @@ export interface AppConfigShape {
   readonly trackUrl: string
   readonly hostname: string
   readonly bounceDomain: string
+  /** HERALD_PROFILE=dev: the local trial profile (src/config/dev-profile.ts); never with production. */
+  readonly devProfile: boolean
   /** HERALD_PUBLIC_IPS: addresses (or CIDR ranges) mail leaves from, for the return-path SPF record. */
   readonly publicIps: ReadonlyArray<string>
   /** HERALD_SMARTHOST is set (MtaConfig parses it): mail leaves from the relay. */
@@ -224,6 +226,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   consoleSigninFailuresPerAddress: atLeast("HERALD_CONSOLE_SIGNIN_FAILURES_PER_ADDRESS", 1, 30),
   maxKeysPerAccount: atLeast("HERALD_MAX_KEYS_PER_ACCOUNT", 1, 100),
   authFailuresPerMin: atLeast("HERALD_AUTH_FAILURES_PER_MIN", 1, 20),
+  devProfile: Config.literal("dev")("HERALD_PROFILE").pipe(Config.option, Config.map(Option.isSome)),
   env: Config.literal("development", "production")("HERALD_ENV").pipe(Config.withDefault("development" as const)),
   logFormat: Config.literal("json", "pretty", "logfmt")("HERALD_LOG_FORMAT").pipe(
     Config.withDefault((process.stdout.isTTY ? "pretty" : "logfmt") as LogFormat)

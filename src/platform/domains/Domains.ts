@@ -6,6 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect, Option } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
+import { isReservedName } from "../../config/dev-profile.ts"
 import { Dns } from "../../lib/dns.ts"
 import { newId, randomBase62 } from "../../lib/ids.ts"
 import { generateDkimKeyPair } from "./dkim-keys.ts"
@@ -109,7 +110,35 @@ export class Domains extends Effect.Service<Domains>()("herald/Domains", {
           ON CONFLICT (account_id, domain) DO NOTHING
           RETURNING *`
         if (rows[0] === undefined) return yield* new DomainExists({ domain: name })
+        if (yield* trustedByTrialProfile(accountId, name)) {
+          yield* Effect.logWarning("local trial profile: a reserved domain of the first account trusted without DNS").pipe(
+            Effect.annotateLogs({ account_id: accountId, domain: name })
+          )
+          return view(yield* markTrusted(rows[0]))
+        }
         return view(rows[0])
+      })
+
+    /**
+     * The local trial profile trusts what the quick start adds: a reserved name (nobody can publish
+     * its records) added by the first account, the one the first start made. Nothing else, and
+     * never outside the profile, which production refuses.
+     */
+    const trustedByTrialProfile = (accountId: string, domain: string) =>
+      !config.devProfile || !isReservedName(domain)
+        ? Effect.succeed(false)
+        : sql<{ id: string }>`SELECT id FROM accounts ORDER BY created_at, id LIMIT 1`.pipe(
+          Effect.map((rows) => rows[0]?.id === accountId)
+        )
+
+    /** Verified without DNS (verified_by: operator), so the periodic re-check leaves it alone. */
+    const markTrusted = (row: DomainRow) =>
+      Effect.gen(function*() {
+        const updated = yield* sql<DomainRow>`
+          UPDATE domains SET verified_at = coalesce(verified_at, ${yield* now}), verified_by = 'operator',
+            verification_lost_at = NULL
+          WHERE id = ${row.id} RETURNING *`
+        return updated[0] ?? row
       })
 
     const list = (accountId: string) =>
@@ -181,14 +210,11 @@ export class Domains extends Effect.Service<Domains>()("herald/Domains", {
     const trust = (accountId: string, domain: string) =>
       Effect.gen(function*() {
         const row = yield* findOrFail(accountId, domain)
-        const updated = yield* sql<DomainRow>`
-          UPDATE domains SET verified_at = coalesce(verified_at, ${yield* now}), verified_by = 'operator',
-            verification_lost_at = NULL
-          WHERE id = ${row.id} RETURNING *`
+        const trusted = yield* markTrusted(row)
         yield* Effect.logWarning("domain trusted by an operator without a DNS check: it may send and is not re-checked").pipe(
           Effect.annotateLogs({ account_id: accountId, domain: row.domain })
         )
-        return view(updated[0] ?? row)
+        return view(trusted)
       })
 
     /**

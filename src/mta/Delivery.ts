@@ -71,6 +71,12 @@ interface Routed {
   readonly hops: ReadonlyArray<Hop>
 }
 
+/** The message signed for this recipient, and the subject its render gave (campaign and sequence mail). */
+interface Composed {
+  readonly raw: Buffer
+  readonly subject: string | undefined
+}
+
 /** A failure that may pass: tried again at the retry schedule's time, or failed for good past the queue's maximum age. */
 const retryOrFailWithin = (maxAgeMs: number) => (d: ClaimedDelivery, code: number | null, status: string, reply: string, now: Date): Outcome =>
   isExpired(d.created_at, now, maxAgeMs)
@@ -165,11 +171,11 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
      * A simulator recipient: the attempt is decided here instead of by an SMTP server, and its
      * outcome written like every other (src/mta/simulator.ts); no route, no signature, no slot.
      */
-    const simulate = (owner: string, d: ClaimedDelivery, m: MessageForDelivery) =>
+    const simulate = (owner: string, d: ClaimedDelivery, m: MessageForDelivery, renderedSubject: string | undefined) =>
       Effect.flatMap(now, (at) => {
         const outcome = simulatedOutcome(d, at)
-        if (outcome._tag !== "sent" || !complainsAfter(d)) return complete(owner, d, m, outcome, at)
-        return Effect.uninterruptible(completeWithComplaint(queue, { owner, d, m, outcome, now: at })).pipe(
+        if (outcome._tag !== "sent" || !complainsAfter(d)) return complete(owner, d, m, outcome, at, renderedSubject)
+        return Effect.uninterruptible(completeWithComplaint(queue, { owner, d, m, outcome, now: at, renderedSubject })).pipe(
           Effect.provideService(SqlClient.SqlClient, sql)
         )
       })
@@ -220,14 +226,18 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
         return Done.of(yield* complete(owner, d, m, outcome, at))
       })
 
-    /** Compose and sign: the message's MIME (rendered first when it is a reference), DKIM-signed once per message. */
-    const composeAndSign = (owner: string, d: ClaimedDelivery, h: Held, loaded: Loaded, key: SigningKey): Effect.Effect<Done | Buffer, SqlError> =>
+    /**
+     * Compose and sign: the message's MIME (rendered first when it is a reference), DKIM-signed once
+     * per message; with the rendered subject, which the outcome records (unknown when the message
+     * was signed by an earlier attempt: the outcome then keeps the one recorded then).
+     */
+    const composeAndSign = (owner: string, d: ClaimedDelivery, h: Held, loaded: Loaded, key: SigningKey): Effect.Effect<Done | Composed, SqlError> =>
       Effect.gen(function*() {
         const rendered = yield* personalize(owner, d, h, loaded)
         if (rendered instanceof Done) return rendered
         const signed = yield* Effect.either(signedOf(h, key, composeFor(d, loaded, rendered)))
         if (Either.isLeft(signed)) return Done.of(yield* fail(owner, d, loaded.m, "5.6.0", signed.left.reason))
-        return signed.right
+        return { raw: signed.right, subject: rendered?.subject }
       })
 
     /**
@@ -274,9 +284,9 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
       })
 
     /** Record: the outcome written with its event; a bounce then has the account's reputation looked at. */
-    const record = (owner: string, d: ClaimedDelivery, m: MessageForDelivery, outcome: Outcome, at: Date) =>
+    const record = (owner: string, d: ClaimedDelivery, m: MessageForDelivery, outcome: Outcome, at: Date, renderedSubject: string | undefined) =>
       Effect.gen(function*() {
-        const written = yield* complete(owner, d, m, outcome, at)
+        const written = yield* complete(owner, d, m, outcome, at, renderedSubject)
         if (written && outcome._tag === "bounced") yield* reputation.evaluate(d.account_id, at)
         return written
       })
@@ -296,17 +306,22 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
           if (decided !== undefined) return decided.written
           const loaded = yield* load(owner, d, h)
           if (loaded instanceof Done) return loaded.written
-          if (isSimulatorAddress(d.recipient)) return yield* simulate(owner, d, loaded.m)
+          if (isSimulatorAddress(d.recipient)) {
+            // Rendered as a real recipient's would be, so a trial shows the subject (and any render failure) as sent.
+            const rendered = yield* personalize(owner, d, h, loaded)
+            if (rendered instanceof Done) return rendered.written
+            return yield* simulate(owner, d, loaded.m, rendered?.subject)
+          }
           // The signing key before the route, so a domain without one is the same defect whatever its route.
           const key = yield* keyOf(loaded.domainId, loaded.selector, loaded.m.from_domain)
           const routed = yield* route(owner, d, loaded.m)
           if (routed instanceof Done) return routed.written
-          const raw = yield* composeAndSign(owner, d, h, loaded, key)
-          if (raw instanceof Done) return raw.written
-          const reply = yield* send(owner, d, loaded.m, routed, raw, leftDestination)
+          const composed = yield* composeAndSign(owner, d, h, loaded, key)
+          if (composed instanceof Done) return composed.written
+          const reply = yield* send(owner, d, loaded.m, routed, composed.raw, leftDestination)
           if (reply instanceof Done) return reply.written
           const { outcome, at } = yield* classify(d, reply)
-          return yield* record(owner, d, loaded.m, outcome, at)
+          return yield* record(owner, d, loaded.m, outcome, at, composed.subject)
         }))
 
     return { attempt } as const

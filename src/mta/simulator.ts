@@ -32,7 +32,7 @@ import { Effect } from "effect"
 import { emitEvent } from "../events/outbox.ts"
 import { EmailComplained } from "../events/schema.ts"
 import { SIMULATOR_DOMAIN, SIMULATOR_ISP, simulatorScenario } from "../lib/simulator.ts"
-import type { ClaimedDelivery, Completion, DeliveryQueue, Outcome } from "./queue/DeliveryQueue.ts"
+import { type ClaimedDelivery, type Completion, type DeliveryQueue, type Outcome, subjectSent } from "./queue/DeliveryQueue.ts"
 
 /** The simulator's own retry schedule for `defer`: 2 s after the first deferral, 4 s after the second, then sent. */
 export const SIMULATOR_RETRY_DELAYS_MS: ReadonlyArray<number> = [2_000, 4_000]
@@ -88,7 +88,7 @@ export const completeWithComplaint = (queue: DeliveryQueue, c: Completion) =>
       yield* emitEvent({
         accountId: c.d.account_id,
         keyId: c.d.key_id,
-        event: EmailComplained.make({ email: c.d.recipient, isp: SIMULATOR_ISP, subject: c.m.subject }),
+        event: EmailComplained.make({ email: c.d.recipient, isp: SIMULATOR_ISP, subject: subjectSent(c) }),
         at: new Date(c.now.getTime() + 1)
       })
       if (c.m.origin === "campaign" && c.m.origin_ref !== null) {

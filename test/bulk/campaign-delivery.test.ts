@@ -107,6 +107,22 @@ describe("a 1,000-contact campaign delivered to the sink", () => {
     }
   })
 
+  it("shows each contact's subject as sent, not the template's, in the audit, the timeline and the contact's messages", async () => {
+    const rcpt = "fan5@fans.example"
+    const found = await api("GET", `/v1/mail/audit?search=${encodeURIComponent("News for fan5@")}`)
+    expect(found.json.items.map((i: { recipient: string; subject: string }) => [i.recipient, i.subject])).toEqual([[rcpt, `News for ${rcpt}`]])
+    const timeline = await api("GET", `/v1/mail/messages/${found.json.items[0].message_id}`)
+    expect(timeline.json.subject).toBe(`News for ${rcpt}`)
+    const messages = await api("GET", `/v1/bulk/contacts/${encodeURIComponent(rcpt)}/messages`)
+    expect(messages.json.items.map((i: { subject: string }) => i.subject)).toEqual([`News for ${rcpt}`])
+    // Recorded with each outcome: every delivery of the campaign has its own.
+    const [unrendered] = await db<{ n: number }>(
+      "SELECT count(*)::int AS n FROM deliveries d JOIN messages m ON m.id = d.message_id WHERE m.campaign_id = $1 AND d.rendered_subject IS DISTINCT FROM 'News for ' || d.recipient",
+      [campaignId]
+    )
+    expect(unrendered!.n).toBe(0)
+  })
+
   it("tracks each message with that recipient's own tokens: the pixel and every http(s) link, never mailto or the unsubscribe link", async () => {
     const now = Date.now()
     const opens = new Set<string>()

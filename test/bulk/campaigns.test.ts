@@ -201,3 +201,16 @@ describe("a campaign to a list", () => {
     expect(messages[0]!.n).toBe(expected)
   })
 })
+
+describe("a campaign to the simulator", () => {
+  it("is rendered for its contact like any other, so the audit shows the subject as sent", async () => {
+    const rcpt = "delivered+rendered@simulator.herald.invalid"
+    const c = await draft({ list_ids: [await listWith([rcpt])], subject: "Hi {{ email }}" })
+    expect((await api("POST", `/v1/bulk/campaigns/${c.id}/send`)).status).toBe(200)
+    const found = await eventually(async () => {
+      const items = (await api("GET", `/v1/mail/audit?search=${encodeURIComponent(rcpt)}`)).json.items
+      return items.length === 1 && items[0].event === "sent" ? items : undefined
+    }, "the simulator's delivery in the audit")
+    expect(found[0].subject).toBe(`Hi ${rcpt}`)
+  })
+})

@@ -58,8 +58,8 @@ export const makeGroupIo = (queue: DeliveryQueue, now: Effect.Effect<Date>) =>
      * shutdown an attempt whose SMTP transaction is over still records it (before the actor gives
      * back its leases), rather than leaving a sent message to be sent again.
      */
-    const complete = (owner: string, d: ClaimedDelivery, m: MessageForDelivery, outcome: Outcome, now: Date) =>
-      Effect.uninterruptible(outcomes.submit({ owner, d, m, outcome, now }))
+    const complete = (owner: string, d: ClaimedDelivery, m: MessageForDelivery, outcome: Outcome, now: Date, renderedSubject?: string) =>
+      Effect.uninterruptible(outcomes.submit({ owner, d, m, outcome, now, renderedSubject }))
 
     /** Fails the delivery for good with `status` and `reply` (no SMTP session decided it). */
     const fail = (owner: string, d: ClaimedDelivery, m: MessageForDelivery, status: string, reply: string) =>

@@ -109,11 +109,19 @@ export interface Completion {
   readonly m: MessageForDelivery
   readonly outcome: Outcome
   readonly now: Date
+  /**
+   * The subject as the contact's render made it (campaign and sequence mail, whose stored subject
+   * is the template's): recorded with the outcome, so the audit and the events show what was sent.
+   */
+  readonly renderedSubject?: string | undefined
 }
 
+/** The subject the recipient got: the render's, else the stored one. */
+export const subjectSent = (c: Pick<Completion, "m" | "renderedSubject">): string => c.renderedSubject ?? c.m.subject
+
 /** What the outcome events of `m`'s delivery to `recipient` need, by the message's origin. */
-const factsOf = (m: MessageForDelivery, recipient: string): DeliveryFacts => {
-  const common = { recipient, subject: m.subject, message_id: m.id }
+const factsOf = (m: MessageForDelivery, recipient: string, subject: string): DeliveryFacts => {
+  const common = { recipient, subject, message_id: m.id }
   switch (m.origin) {
     case "transactional":
       return { ...common, origin: "transactional", request_id: m.request_id }
@@ -130,9 +138,10 @@ const factsOf = (m: MessageForDelivery, recipient: string): DeliveryFacts => {
  * The event an outcome emits (its outbox row), if any: a deferral emits none, and what the others
  * emit depends on the message's origin (src/events/outcomes.ts).
  */
-const eventOf = ({ d, m, outcome }: Completion): { readonly event: string; readonly payload: Record<string, unknown> } | null => {
+const eventOf = (c: Completion): { readonly event: string; readonly payload: Record<string, unknown> } | null => {
+  const { d, m, outcome } = c
   if (outcome._tag === "deferred") return null
-  const facts = factsOf(m, d.recipient)
+  const facts = factsOf(m, d.recipient, subjectSent(c))
   const event = outcomeEvent(facts, outcome._tag === "bounced"
     ? { _tag: "bounced", status: outcome.status, category: outcome.category, diagnostic: outcome.reply }
     : outcome._tag === "failed" ? { _tag: "failed", error: outcome.reply } : { _tag: "sent" })
@@ -151,6 +160,7 @@ const rowOf = (c: Completion) => {
     status: outcome.status,
     reply: outcome.reply.slice(0, 1000),
     host: outcome.host?.slice(0, 255) ?? null,
+    rendered_subject: c.renderedSubject ?? null,
     next_attempt_at: (outcome._tag === "deferred" ? outcome.retryAt : now).toISOString(),
     completed_at: outcome._tag === "deferred" ? null : now.toISOString(),
     updated_at: now.toISOString(),
@@ -272,11 +282,13 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
           WITH o AS (
             SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS o(
               id text, owner text, state text, code int, status text, reply text, next_attempt_at timestamptz, completed_at timestamptz,
-              updated_at timestamptz, event_id text, account_id text, key_id text, event text, payload jsonb, host text)
+              updated_at timestamptz, event_id text, account_id text, key_id text, event text, payload jsonb, host text,
+              rendered_subject text)
           ), done AS (
             UPDATE deliveries d SET
               state = o.state, attempts = d.attempts + 1, claims_since_outcome = 0, last_code = o.code, last_status = o.status, last_reply = o.reply,
-              updated_at = o.updated_at, next_attempt_at = o.next_attempt_at, lease_owner = NULL, completed_at = o.completed_at
+              updated_at = o.updated_at, next_attempt_at = o.next_attempt_at, lease_owner = NULL, completed_at = o.completed_at,
+              rendered_subject = coalesce(o.rendered_subject, d.rendered_subject)
             FROM o
             WHERE d.id IN ${sql.in(rows.map((r) => r.id))} AND d.id = o.id
               AND d.lease_owner = o.owner AND d.state IN ('queued', 'deferred')

@@ -78,7 +78,10 @@ export class MessageLookup extends Effect.Service<MessageLookup>()("herald/Messa
      */
     const find = (viewer: MessageViewer, messageId: string) =>
       sql`
-        SELECT m.id, m.from_email, coalesce(c.content->'from'->>'name', m.content->'from'->>'name') AS from_name, m.subject,
+        SELECT m.id, m.from_email, coalesce(c.content->'from'->>'name', m.content->'from'->>'name') AS from_name,
+          -- Campaign and sequence mail: the subject as rendered for the contact (recorded with the outcome).
+          coalesce((SELECT d.rendered_subject FROM deliveries d WHERE d.message_id = m.id AND d.rendered_subject IS NOT NULL LIMIT 1),
+            m.subject) AS subject,
           m.created_at, m.channel,
           (SELECT coalesce(json_agg(json_build_object('id', d.id, 'recipient', d.recipient, 'state', d.state, 'created_at', d.created_at,
               'updated_at', d.updated_at, 'last_status', d.last_status, 'last_reply', d.last_reply)

@@ -34,7 +34,7 @@ export type DeliveryLogRow = typeof DeliveryLogRow.Type
 export const decodeDeliveryLogRow: (row: unknown) => DeliveryLogRow = Schema.decodeUnknownSync(DeliveryLogRow)
 
 /** What the log can be ordered by (then by delivery id, the same way, so pages are stable). */
-const ORDER_COLUMNS = { created_at: "d.created_at", recipient: "d.recipient", subject: "m.subject", state: "d.state" } as const
+const ORDER_COLUMNS = { created_at: "d.created_at", recipient: "d.recipient", subject: "coalesce(d.rendered_subject, m.subject)", state: "d.state" } as const
 export type DeliveryLogOrder = keyof typeof ORDER_COLUMNS
 
 export interface DeliveryLogFilter {
@@ -58,7 +58,7 @@ export const deliveryLog = (sql: SqlClient.SqlClient) => {
       sql`d.state IN ${sql.in(f.states)}`,
       ...(f.from === undefined ? [] : [sql`d.created_at >= ${f.from}`]),
       ...(f.to === undefined ? [] : [sql`d.created_at <= ${f.to}`]),
-      ...(pattern === undefined ? [] : [sql`(d.recipient ILIKE ${pattern} OR m.subject ILIKE ${pattern})`]),
+      ...(pattern === undefined ? [] : [sql`(d.recipient ILIKE ${pattern} OR coalesce(d.rendered_subject, m.subject) ILIKE ${pattern})`]),
       ...(f.messageId === undefined ? [] : [sql`d.message_id = ${f.messageId}`])
     ])
   }
@@ -70,7 +70,7 @@ export const deliveryLog = (sql: SqlClient.SqlClient) => {
 
   /** Every matching row in order: a statement, for a cursor (rows not yet decoded: `decodeDeliveryLogRow`). */
   const select = (f: DeliveryLogFilter) =>
-    sql`SELECT d.id, d.created_at, d.updated_at, d.state, d.recipient, m.subject, m.from_email, d.message_id,
+    sql`SELECT d.id, d.created_at, d.updated_at, d.state, d.recipient, coalesce(d.rendered_subject, m.subject) AS subject, m.from_email, d.message_id,
             m.request_id, d.key_id, d.attempts, d.last_code, d.last_status, d.last_reply
           FROM deliveries d JOIN messages m ON m.id = d.message_id
           WHERE ${conditions(f)} ORDER BY ${ordering(f)}`

@@ -27,7 +27,7 @@ export const bulkMessagesTo = (keyId: string, address: string, limit: number, of
     const [counted] = yield* decodedRows(Schema.Struct({ total: Count }), sql`SELECT count(*) AS total FROM deliveries d WHERE ${to}`)
     const rows = yield* decodedRows(
       RecipientMessageRow,
-      sql`SELECT m.id, m.subject, d.state, d.last_reply, m.created_at, d.updated_at
+      sql`SELECT m.id, coalesce(d.rendered_subject, m.subject) AS subject, d.state, d.last_reply, m.created_at, d.updated_at
         FROM deliveries d JOIN messages m ON m.id = d.message_id
         WHERE ${to} ORDER BY d.created_at DESC, d.id DESC LIMIT ${limit} OFFSET ${offset}`
     )

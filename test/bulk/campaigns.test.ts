@@ -96,6 +96,28 @@ describe("the campaign resource", () => {
   })
 })
 
+describe("the effective sender", () => {
+  it("shows what the mail goes out with: the campaign's fields over its template's, then what was frozen at the start", async () => {
+    const template = await api("POST", "/v1/bulk/templates", {
+      name: "t", subject: "s", body_text: "b", from_email: sender.from, from_name: "Acme News", reply_to: `help@${sender.domain}`
+    })
+    const c = await api("POST", "/v1/bulk/campaigns", {
+      name: "inherits", template_id: template.json.id, list_ids: [await listWith(["delivered+sender@simulator.herald.invalid"])]
+    })
+    expect(c.json).toMatchObject({ from_email: null, from_name: null, reply_to: null })
+    expect(c.json.sender).toEqual({ from_email: sender.from, from_name: "Acme News", reply_to: `help@${sender.domain}` })
+    // The campaign's own address brings its own name, even none: the template's name does not follow another address.
+    const own = await api("PATCH", `/v1/bulk/campaigns/${c.json.id}`, { from_email: `news@${sender.domain}` })
+    expect(own.json.sender).toEqual({ from_email: `news@${sender.domain}`, from_name: null, reply_to: `help@${sender.domain}` })
+    await api("PATCH", `/v1/bulk/campaigns/${c.json.id}`, { from_email: null, from_name: "Acme Weekly" })
+    expect((await api("POST", `/v1/bulk/campaigns/${c.json.id}/send`)).status).toBe(200)
+    // Started: the frozen content decides, whatever the template says now.
+    await api("PATCH", `/v1/bulk/templates/${template.json.id}`, { from_name: "Renamed" })
+    const started = await api("GET", `/v1/bulk/campaigns/${c.json.id}`)
+    expect(started.json.sender).toEqual({ from_email: sender.from, from_name: "Acme Weekly", reply_to: `help@${sender.domain}` })
+  })
+})
+
 describe("the state table", () => {
   const status = async (id: string) => (await api("GET", `/v1/bulk/campaigns/${id}`)).json
 

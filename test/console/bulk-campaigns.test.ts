@@ -196,6 +196,8 @@ describe("campaigns and sequences in the console", () => {
     expect(await page.locator("[data-figure=failed]").textContent()).toBe("0")
     const actions = page.getByRole("group", { name: "Campaign actions" })
     expect(await actions.getByRole("button").allTextContents()).toEqual(["Delete"])
+    // The sender the mail went out with, as frozen at the start.
+    expect(await page.locator(".op-facts").textContent()).toContain(`news@${person.domain}`)
 
     // One recipient's message, read in the console: its images (the open), its link (the click)
     // and its unsubscribe link; the campaign's page, once the hits are counted, shows all three.

@@ -32,6 +32,8 @@ export interface Campaign {
   readonly from_email: string | null
   readonly from_name: string | null
   readonly reply_to: string | null
+  /** What the mail goes out with: the campaign's sender fields over its template's, or as frozen at the start. */
+  readonly sender: { readonly from_email: string | null; readonly from_name: string | null; readonly reply_to: string | null }
   readonly list_ids: ReadonlyArray<string>
   readonly segment_id: string | null
   readonly total_contacts: number | null

@@ -29,6 +29,14 @@ export const Campaign = Schema.Struct({
   from_email: Schema.NullOr(Schema.String),
   from_name: Schema.NullOr(Schema.String),
   reply_to: Schema.NullOr(Schema.String),
+  sender: Schema.Struct({
+    from_email: Schema.NullOr(Schema.String),
+    from_name: Schema.NullOr(Schema.String),
+    reply_to: Schema.NullOr(Schema.String)
+  }).annotations({
+    description: "The sender the campaign's mail goes out with: its own from_email, from_name and reply_to over its " +
+      "template's (null fields above mean \"the template's\"); once sending started, what its content was frozen with"
+  }),
   list_ids: Schema.Array(Schema.String),
   segment_id: Schema.NullOr(Schema.String).annotations({ description: "With list_ids, narrows them; alone, runs over every contact of the key" }),
   total_contacts: Schema.NullOr(Schema.Int).annotations({ description: "Recipients frozen when sending started; null before" }),

@@ -5,7 +5,7 @@
  * second by itself), never the deliveries a cancel dropped before any attempt.
  */
 import type { SqlClient } from "@effect/sql"
-import { campaignDeliveryCounts } from "../../mta/queue/read-models/campaign-progress.ts"
+import { campaignDeliveryCounts, frozenSender } from "../../mta/queue/read-models/campaign-progress.ts"
 import type { CampaignStatus, PauseReason } from "./states.ts"
 
 export interface CampaignFields {
@@ -38,12 +38,27 @@ export interface CampaignRow extends CampaignFields {
   readonly completed_at: Date | null
   readonly sent_count: number
   readonly failed_count: number
+  /** The sender its mail goes out with (see `effectiveSender`). */
+  readonly sender_email: string | null
+  readonly sender_name: string | null
+  readonly sender_reply_to: string | null
 }
 
-/** `SELECT` of campaigns `c` with their counts: add `WHERE …` after it. */
+/**
+ * `SELECT` of campaigns `c` with their counts and their effective sender: add `WHERE …` after it.
+ * The sender is what the mail goes out with: once started, what the content was frozen with; before,
+ * the campaign's own fields over its template's as they are now (the rule of freeze.ts
+ * `contentSource`: the campaign's from_email brings its own from_name, even a null one).
+ */
 export const selectCampaigns = (sql: SqlClient.SqlClient) =>
-  sql`SELECT c.*, coalesce(k.sent, 0)::integer AS sent_count, coalesce(k.failed, 0)::integer AS failed_count
-    FROM campaigns c LEFT JOIN LATERAL (${campaignDeliveryCounts(sql, sql`c.id`)}) k ON c.started_at IS NOT NULL`
+  sql`SELECT c.*, coalesce(k.sent, 0)::integer AS sent_count, coalesce(k.failed, 0)::integer AS failed_count,
+      CASE WHEN c.content_id IS NOT NULL THEN f.frozen_from_email ELSE coalesce(c.from_email, t.from_email) END AS sender_email,
+      CASE WHEN c.content_id IS NOT NULL THEN f.frozen_from_name
+        WHEN c.from_email IS NOT NULL THEN c.from_name ELSE coalesce(c.from_name, t.from_name) END AS sender_name,
+      CASE WHEN c.content_id IS NOT NULL THEN f.frozen_reply_to ELSE coalesce(c.reply_to, t.reply_to) END AS sender_reply_to
+    FROM campaigns c LEFT JOIN LATERAL (${campaignDeliveryCounts(sql, sql`c.id`)}) k ON c.started_at IS NOT NULL
+      LEFT JOIN LATERAL (${frozenSender(sql, sql`c.content_id`)}) f ON c.content_id IS NOT NULL
+      LEFT JOIN templates t ON t.id = c.template_id AND t.key_id = c.key_id AND c.content_id IS NULL`
 
 /** sent / total as a fraction with 4 decimals; 0 without contacts. */
 export const deliveryRate = (sent: number, total: number | null): number =>
@@ -63,6 +78,7 @@ export const toRecord = (row: CampaignRow) => ({
   from_email: row.from_email,
   from_name: row.from_name,
   reply_to: row.reply_to,
+  sender: { from_email: row.sender_email, from_name: row.sender_name, reply_to: row.sender_reply_to },
   list_ids: row.list_ids,
   segment_id: row.segment_id,
   total_contacts: row.total_contacts,

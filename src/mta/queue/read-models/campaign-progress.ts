@@ -34,6 +34,16 @@ export const campaignOutcomes = (campaignId: string) =>
       Effect.map((rows): CampaignOutcomes => rows[0] ?? { sent: 0, failed: 0, open: 0 })
     ))
 
+/**
+ * The sender a started campaign's mail goes out with, as frozen into its shared content: columns
+ * `frozen_from_email`, `frozen_from_name`, `frozen_reply_to` over a content id expression (a
+ * LATERAL join, for the same reason as the counts).
+ */
+export const frozenSender = (sql: SqlClient.SqlClient, contentId: unknown) =>
+  sql`SELECT mc.content->'from'->>'email' AS frozen_from_email, mc.content->'from'->>'name' AS frozen_from_name,
+      mc.content->'reply_to'->>'email' AS frozen_reply_to
+    FROM message_contents mc WHERE mc.id = ${contentId}`
+
 const SharedContentSummary = Schema.Struct({ subject: Schema.String, bytes: Count })
 export type SharedContentSummary = typeof SharedContentSummary.Type
 

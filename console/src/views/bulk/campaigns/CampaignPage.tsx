@@ -60,12 +60,19 @@ const AudienceNames = ({ campaign }: { campaign: Campaign }) => {
   return <>{(names.data ?? [...campaign.list_ids, campaign.segment_id ?? ""].filter((id) => id !== "")).join(", ")}</>
 }
 
+/** The effective sender as a mail client shows it: `Name <address>`, with the reply address when there is one. */
+const senderLine = (sender: Campaign["sender"]) => {
+  if (sender.from_email === null) return "—"
+  const from = sender.from_name === null || sender.from_name === "" ? sender.from_email : `${sender.from_name} <${sender.from_email}>`
+  return sender.reply_to === null ? from : `${from} (replies to ${sender.reply_to})`
+}
+
 const Facts = ({ campaign }: { campaign: Campaign }) => (
   <dl class="op-facts">
     <dt>Status</dt>
     <dd><StatusBadge status={campaign.status} />{campaign.pause_reason === null ? null : ` (${campaign.pause_reason.replaceAll("_", " ")})`}</dd>
     <dt>Subject</dt><dd class="op-wrap">{campaign.subject ?? (campaign.template_id === null ? "—" : `From template ${campaign.template_id}`)}</dd>
-    <dt>From</dt><dd class="op-wrap">{campaign.from_email ?? "—"}</dd>
+    <dt>From</dt><dd class="op-wrap">{senderLine(campaign.sender)}</dd>
     <dt>Audience</dt><dd class="op-wrap"><AudienceNames campaign={campaign} /></dd>
     {campaign.scheduled_at === null ? null : <><dt>Scheduled for</dt><dd><When iso={campaign.scheduled_at} /></dd></>}
     <dt>Started</dt><dd><When iso={campaign.started_at} /></dd>

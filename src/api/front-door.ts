@@ -20,12 +20,37 @@ import { makeTrackingHandlers, trackingHandlerFor } from "../bulk/tracking/route
 
 type NodeHandler = (request: IncomingMessage, response: ServerResponse) => void
 
+/**
+ * The server listens (NodeHttpServer's layer) before the API's handler is attached (`serve`, once
+ * every other layer is built, seconds later at start-up); Node drops a request no listener takes,
+ * and its client waits for good. A health check or a load balancer's probe in that window gets
+ * this 503 instead, and asks again.
+ */
+const STARTING_BODY = JSON.stringify({
+  error: { type: "api_error", code: "starting", message: "Herald is starting; try again in a moment" }
+})
+
+const answerStarting = (response: ServerResponse) => {
+  response.writeHead(503, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(STARTING_BODY),
+    "retry-after": "1",
+    connection: "close"
+  })
+  response.end(STARTING_BODY)
+}
+
 export class FrontDoorServer extends Server {
   /** Answers the request and returns true, or returns false: the request is the API's. */
   frontDoor: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined
 
   override emit(event: string, ...args: Array<unknown>): boolean {
-    if (event === "request" && this.frontDoor?.(args[0] as IncomingMessage, args[1] as ServerResponse) === true) return true
+    if (event !== "request") return super.emit(event, ...args)
+    if (this.frontDoor?.(args[0] as IncomingMessage, args[1] as ServerResponse) === true) return true
+    if (this.listenerCount("request") === 0) {
+      answerStarting(args[1] as ServerResponse)
+      return true
+    }
     return super.emit(event, ...args)
   }
 }

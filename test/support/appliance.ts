@@ -134,6 +134,8 @@ export interface SpawnOptions extends StartOptions {
   readonly gid?: number
   /** Connect to the HTTP port over and over while the appliance starts (a health-check loop's probes). */
   readonly knockWhileStarting?: boolean
+  /** Runs from the spawn until the appliance is healthy (started with its base URL; the returned function stops it). */
+  readonly whileStarting?: (baseUrl: string) => () => void
 }
 
 export const spawnAppliance = async (options: SpawnOptions = {}): Promise<ApplianceProcess> => {
@@ -154,10 +156,14 @@ export const spawnAppliance = async (options: SpawnOptions = {}): Promise<Applia
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
   const baseUrl = `http://127.0.0.1:${port}`
   const stopKnocking = options.knockWhileStarting === true ? knockRepeatedly(port) : () => undefined
+  const stopWatching = options.whileStarting?.(baseUrl) ?? (() => undefined)
   await Promise.race([
     waitForStatus(`${baseUrl}/health`, options.waitMs ?? 60_000),
     exited.then((code) => Promise.reject(new Error(`appliance exited (${code}) before it was healthy:\n${output}`)))
-  ]).finally(stopKnocking)
+  ]).finally(() => {
+    stopKnocking()
+    stopWatching()
+  })
   return {
     baseUrl,
     databaseUrl,

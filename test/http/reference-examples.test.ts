@@ -109,6 +109,15 @@ describe("the reference's summaries, errors and examples", () => {
     expect(operations.flatMap(({ op, route }) => problemsOf(route, op))).toEqual([])
   })
 
+  it("shows the errors and examples in /llms-full.txt too", async () => {
+    const full = (await app.request("GET", "/llms-full.txt", { token: null })).text
+    const start = full.indexOf("### POST /v1/bulk/lists\n")
+    const lists = full.slice(start, full.indexOf("\n### ", start + 1))
+    expect(lists).toContain("Example request: {\"name\":\"Newsletter\"}")
+    expect(lists).toContain("Example response: {\"id\":\"ls_")
+    expect(full).toContain("409 `conflict` while a campaign not yet completed uses it")
+  })
+
   it("states the errors every operation can answer once, in each document's description", async () => {
     for (const path of SERVED) {
       const doc = (await app.request("GET", path, { token: null })).json

@@ -8,8 +8,8 @@ const LIST_ID = "ls_2kR7mW4pX9vB1nQ6tZ3c"
 const NOT_FOUND = "404 `not_found` when this key has no campaign `{id}`."
 const STATE = "409 `conflict` when the campaign's state does not allow the call (the group's state table); nothing changes."
 const FIELDS = "400 `validation_failed` (param names the field) for a template_id, list or segment this key does not have, "
-  + "both a template_id and inline content, or html given while mjml compiles it; `render_failed` when mjml does not compile; "
-  + "413 `payload_too_large` over 512 KB of content."
+  + "or both a template_id and inline content; `render_failed` when the content does not compile; 413 `payload_too_large` over "
+  + "512 KB of content; 503 `render_busy` when every render worker is taken."
 const START = "400 `validation_failed` (param names the field) when the campaign is incomplete (no sender, subject, content, "
   + "list_ids or segment_id, or its template or segment is gone); 422 `query_too_expensive` when freezing the recipients runs "
   + `past the long statement timeout. ${MAILING_ERRORS}`
@@ -59,7 +59,7 @@ export const campaignsReference: GroupReference<typeof CampaignsGroup> = {
   },
   read: { errors: NOT_FOUND, response: campaign },
   update: {
-    errors: `${NOT_FOUND} ${STATE} ${FIELDS}`,
+    errors: `${NOT_FOUND} ${STATE} ${FIELDS} 400 \`validation_failed\` (param \`html\`) when html alone is given for a campaign whose mjml compiles it.`,
     request: { name: "November news (final)", preheader: "What changed this month" },
     response: { ...campaign, name: "November news (final)", preheader: "What changed this month" }
   },

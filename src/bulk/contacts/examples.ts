@@ -33,8 +33,9 @@ export const contactsReference: GroupReference<typeof ContactsGroup> = {
     response: { total: 1, limit: 50, offset: 0, items: [contact] }
   },
   import: {
-    errors: "400 `validation_failed` for a malformed row, option or CSV header (param names it; `list_ids` for a list this key "
-      + "does not have), `invalid_json` or `json_too_complex` for an unreadable JSON body; 413 `payload_too_large` over "
+    errors: "400 `validation_failed` (param names it) for a malformed body, option, CSV header or record, a list this key does "
+      + "not have (`list_ids`) or metadata over its bound once merged; `invalid_json` or `json_too_complex` for an unreadable JSON "
+      + "body (invalid addresses below the gate are left out and reported in `errors`); 413 `payload_too_large` over "
       + "MAX_JSON_MB; 422 `too_many_invalid_recipients` when too many addresses are invalid (nothing imported), "
       + "`query_too_expensive` past the long statement timeout; 429 `rate_limit_exceeded` (Retry-After) when every import "
       + "reader is busy or the per-minute window is full. With list_ids requiring confirmation: 403 `account_suspended`, "

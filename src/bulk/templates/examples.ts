@@ -6,8 +6,8 @@ import type { TemplatesGroup } from "./Api.ts"
 const TEMPLATE_ID = "tp_4mQ8vR2kT6wX9zB3nC5d"
 const NOT_FOUND = `404 \`not_found\` when this key has no template ${"`{id}`"}.`
 const CONTENT = "400 `render_failed` (`param` names the field, the message its line and column) when the content does not "
-  + "compile or render, `validation_failed` when html is given while mjml compiles it; 413 `payload_too_large` over 512 KB of "
-  + "fields together; 503 `render_busy` when every render worker is taken."
+  + "compile or render; 413 `payload_too_large` over 512 KB of fields together; 503 `render_busy` when every render worker is taken."
+const HTML_FROM_MJML = "400 `validation_failed` (param `html`) when html alone is given for a template whose mjml compiles it."
 
 const template = {
   id: TEMPLATE_ID,
@@ -68,7 +68,7 @@ export const templatesReference: GroupReference<typeof TemplatesGroup> = {
   },
   read: { errors: NOT_FOUND, response: template },
   update: {
-    errors: `${NOT_FOUND} ${CONTENT}`,
+    errors: `${NOT_FOUND} ${CONTENT} ${HTML_FROM_MJML}`,
     request: { subject: "Welcome aboard, {{ name }}" },
     response: { ...template, subject: "Welcome aboard, {{ name }}", updated_at: "2026-11-03T08:00:00.000Z" }
   },

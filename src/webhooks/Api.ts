@@ -112,7 +112,7 @@ const history = <const P extends string>(prefix: P) => ({
     .setPath(KeyPath).setUrlParams(ListParams).addSuccess(DeliveryList).addError(NotFound).addError(Forbidden)
     .annotate(OpenApi.Summary, "The key's webhook deliveries, newest first (status filter; limit ≤ 200, offset)")
     .annotate(OpenApi.Description, "Each delivery of an event to the key's endpoint: status, the last HTTP code and error, "
-      + "attempts made and the next one planned. Another account's key → 404 not_found."),
+      + "attempts made and the next one planned."),
   get: HttpApiEndpoint.get(`${prefix}Get`, `/v1/client/${prefix === "key" ? "keys" : "webhook-endpoints"}/:id${prefix === "key" ? "/webhook" : ""}/deliveries/:dId`)
     .setPath(DeliveryPath).addSuccess(DeliveryDetail).addError(NotFound).addError(Forbidden)
     .annotate(OpenApi.Summary, "One delivery with the payload sent and every attempt's answer (bodies as text, at most 2 KB each)"),
@@ -128,8 +128,14 @@ const byKey = history("key")
 const byEndpoint = history("endpoint")
 
 export class WebhooksGroup extends HttpApiGroup.make("webhooks")
-  .add(HttpApiEndpoint.get("get", "/v1/client/keys/:id/webhook").setPath(KeyPath).addSuccess(WebhookConfig).addError(NotFound).addError(Forbidden))
-  .add(HttpApiEndpoint.del("remove", "/v1/client/keys/:id/webhook").setPath(KeyPath).addSuccess(WebhookConfig).addError(NotFound).addError(Forbidden))
+  .add(
+    HttpApiEndpoint.get("get", "/v1/client/keys/:id/webhook").setPath(KeyPath).addSuccess(WebhookConfig).addError(NotFound).addError(Forbidden)
+      .annotate(OpenApi.Summary, "A key's webhook: its URL and whether a secret is set")
+  )
+  .add(
+    HttpApiEndpoint.del("remove", "/v1/client/keys/:id/webhook").setPath(KeyPath).addSuccess(WebhookConfig).addError(NotFound).addError(Forbidden)
+      .annotate(OpenApi.Summary, "Remove a key's webhook URL and secret")
+  )
   .add(
     HttpApiEndpoint.post("rotate", "/v1/client/keys/:id/webhook/rotate-secret").setPath(KeyPath).addSuccess(RotatedSecret)
       .addError(NotFound).addError(Forbidden).annotate(OpenApi.Summary, "New secret at once; the old one stops signing")

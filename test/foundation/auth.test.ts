@@ -171,6 +171,7 @@ describe("public paths", () => {
     "/openapi/openapi.bulk.json",
     "/openapi/openapi.platform.json",
     "/docs.json",
+    "/openapi/openapi.yaml",
     "/reference/transactional/",
     "/reference/bulk/",
     "/reference/platform/",

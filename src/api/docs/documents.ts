@@ -8,6 +8,8 @@ import { withWebhooks } from "../../events/documents.ts"
 import { VERSION } from "../../version.ts"
 import { AdminArea, BulkArea, MetaArea, PlatformArea, TransactionalArea } from "../api.ts"
 import { BadRequest, Internal, NotFound, PayloadTooLarge } from "../../http/errors.ts"
+import { withReference } from "../../http/reference.ts"
+import { COMMON_ERRORS, REFERENCE } from "./reference.ts"
 
 export type AreaName = "transactional" | "bulk" | "platform"
 
@@ -34,7 +36,10 @@ const describe: Record<AreaName | "all", { title: string; description: string }>
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyApi = HttpApi.HttpApi<string, any, any, any>
 
-/** Adds the errors every endpoint can answer, and the document's title and version. */
+/**
+ * Adds the errors every endpoint can answer, the document's title and version, and each
+ * operation's errors in words and examples (src/http/reference.ts).
+ */
 const document = (name: AreaName | "all", api: AnyApi): AnyApi =>
   api
     .addError(BadRequest)
@@ -42,8 +47,9 @@ const document = (name: AreaName | "all", api: AnyApi): AnyApi =>
     .addError(PayloadTooLarge)
     .addError(Internal)
     .annotate(OpenApi.Title, describe[name].title)
-    .annotate(OpenApi.Description, describe[name].description)
+    .annotate(OpenApi.Description, `${describe[name].description}\n\n${COMMON_ERRORS}`)
     .annotate(OpenApi.Version, VERSION)
+    .annotate(OpenApi.Transform, withReference(REFERENCE))
 
 export const areaApis: Record<AreaName, AnyApi> = {
   transactional: document("transactional", HttpApi.make("transactional").addHttpApi(TransactionalArea)),

@@ -68,6 +68,7 @@ const fields = (spec: OpenApi.OpenAPISpec, schema: unknown, prefix = "", depth =
 const describeOperation = (spec: OpenApi.OpenAPISpec, { method, op, path }: Operation): string => {
   const lines = [`### ${method} ${path}${op["deprecated"] === true ? " (deprecated)" : ""}`]
   if (typeof op["summary"] === "string") lines.push(op["summary"])
+  if (typeof op["description"] === "string") lines.push(op["description"])
   const params = Array.isArray(op["parameters"]) ? op["parameters"].filter(isObject) : []
   if (params.length > 0) {
     lines.push("Parameters:")
@@ -76,6 +77,9 @@ const describeOperation = (spec: OpenApi.OpenAPISpec, { method, op, path }: Oper
   const body = isObject(op["requestBody"]) ? op["requestBody"]["content"] : undefined
   const bodySchema = isObject(body) && isObject(body["application/json"]) ? body["application/json"]["schema"] : undefined
   if (bodySchema !== undefined) lines.push("Request body (application/json):", ...fields(spec, bodySchema))
+  if (isObject(body) && isObject(body["application/json"]) && body["application/json"]["example"] !== undefined) {
+    lines.push(`Example request: ${JSON.stringify(body["application/json"]["example"])}`)
+  }
   const responses = isObject(op["responses"]) ? op["responses"] : {}
   for (const [status, response] of Object.entries(responses)) {
     if (!isObject(response)) continue
@@ -83,6 +87,7 @@ const describeOperation = (spec: OpenApi.OpenAPISpec, { method, op, path }: Oper
     const schema = isObject(content) ? content["schema"] : undefined
     lines.push(`Response ${status}${typeof response["description"] === "string" ? ` — ${response["description"]}` : ""}`)
     if (schema !== undefined && status.startsWith("2")) lines.push(...fields(spec, schema))
+    if (isObject(content) && content["example"] !== undefined && status.startsWith("2")) lines.push(`Example response: ${JSON.stringify(content["example"])}`)
   }
   return lines.join("\n")
 }
@@ -99,7 +104,7 @@ export const renderLlmsIndex = (docs: ReadonlyArray<{ area: string; spec: OpenAp
     "",
     "## Documents",
     "- [Every endpoint with its fields](/llms-full.txt)",
-    "- [Client OpenAPI document](/docs.json)",
+    "- [Client OpenAPI document](/docs.json) · [as YAML](/openapi/openapi.yaml)",
     ...docs.filter(({ area }) => area !== "meta").map(({ area }) =>
       `- [${area} OpenAPI](/openapi/openapi.${area}.json) · [${area} reference](/reference/${area}/)`
     ),

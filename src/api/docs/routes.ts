@@ -4,6 +4,7 @@
  */
 import { HttpApi, HttpApiBuilder, HttpApiScalar, HttpServerResponse } from "@effect/platform"
 import { Context, Effect, Layer } from "effect"
+import { stringify } from "yaml"
 import { MetaArea } from "../api.ts"
 import { HomePageLive } from "../meta/HomePage.ts"
 import { renderEventsText } from "../../events/documents.ts"
@@ -23,6 +24,9 @@ const OpenApiRoutes = HttpApiBuilder.Router.use((router) =>
       yield* router.get(`/openapi/openapi.${area}.json`, HttpServerResponse.json(areaDocument(area)))
     }
     yield* router.get("/docs.json", HttpServerResponse.json(openApiOf(clientApi)))
+    // The contract as a file to commit or feed to a generator: /docs.json (client endpoints only) as YAML.
+    const yaml = stringify(openApiOf(clientApi), { aliasDuplicateObjects: false })
+    yield* router.get("/openapi/openapi.yaml", Effect.succeed(HttpServerResponse.text(yaml, { contentType: "application/yaml" })))
     const docs = llmsDocs()
     const index = renderLlmsIndex(docs)
     const full = `${renderLlmsFull(docs)}\n${renderEventsText()}`

@@ -18,12 +18,15 @@ const AREAS: ReadonlyArray<AreaName> = ["transactional", "bulk", "platform"]
 const referencePages = (): ReadonlyArray<readonly [path: string, title: string]> =>
   AREAS.map((area) => {
     const { description, title } = areaDocument(area).info
-    return [`/reference/${area}/`, `${title.replace(/^Herald — /, "")}: ${description ?? ""}`] as const
+    // Its first paragraph: the rest states the errors every operation can answer.
+    const summary = (description ?? "").split("\n\n")[0]
+    return [`/reference/${area}/`, `${title.replace(/^Herald — /, "")}: ${summary}`] as const
   })
 
 const FOR_MACHINES: ReadonlyArray<readonly [path: string, title: string]> = [
   ["/llms.txt", "/llms.txt: the API in plain text, for LLMs and scripts"],
   ["/llms-full.txt", "/llms-full.txt: every endpoint and event in full"],
+  ["/openapi/openapi.yaml", "/openapi/openapi.yaml: the contract (every client endpoint) as OpenAPI YAML"],
   ["/health", "/health"],
   ["/version", "/version"]
 ]

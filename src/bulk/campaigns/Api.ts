@@ -106,8 +106,14 @@ export class CampaignsGroup extends HttpApiGroup.make("campaigns")
     HttpApiEndpoint.post("create", "/v1/bulk/campaigns").setPayload(CampaignCreate).addSuccess(Campaign, { status: 201 })
       .annotate(OpenApi.Summary, "Create a draft campaign: a template_id or inline content, a sender, and list_ids and/or a segment_id")
   )
-  .add(HttpApiEndpoint.get("list", "/v1/bulk/campaigns").setUrlParams(ListParams).addSuccess(CampaignPage).addError(Unprocessable))
-  .add(HttpApiEndpoint.get("read", "/v1/bulk/campaigns/:id").setPath(ById).addSuccess(Campaign))
+  .add(
+    HttpApiEndpoint.get("list", "/v1/bulk/campaigns").setUrlParams(ListParams).addSuccess(CampaignPage).addError(Unprocessable)
+      .annotate(OpenApi.Summary, "List the key's campaigns, newest first")
+  )
+  .add(
+    HttpApiEndpoint.get("read", "/v1/bulk/campaigns/:id").setPath(ById).addSuccess(Campaign)
+      .annotate(OpenApi.Summary, "A campaign with its state and counts")
+  )
   .add(
     HttpApiEndpoint.patch("update", "/v1/bulk/campaigns/:id").setPath(ById).setPayload(CampaignPatch).addSuccess(Campaign)
       .annotate(OpenApi.Summary, "Update some fields of a draft")

@@ -148,8 +148,14 @@ const Ref = Schema.Struct({ id: boundedText(MAX_EMAIL_LENGTH).annotations({ desc
 const ByEmail = Schema.Struct({ email: boundedText(MAX_EMAIL_LENGTH) })
 
 export class ContactsGroup extends HttpApiGroup.make("contacts")
-  .add(HttpApiEndpoint.post("create", "/v1/bulk/contacts").setPayload(ContactCreate).addSuccess(Contact, { status: 201 }).addError(Conflict))
-  .add(HttpApiEndpoint.get("list", "/v1/bulk/contacts").setUrlParams(ListParams).addSuccess(ContactList))
+  .add(
+    HttpApiEndpoint.post("create", "/v1/bulk/contacts").setPayload(ContactCreate).addSuccess(Contact, { status: 201 }).addError(Conflict)
+      .annotate(OpenApi.Summary, "Create a contact (an address is unique per key)")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/v1/bulk/contacts").setUrlParams(ListParams).addSuccess(ContactList)
+      .annotate(OpenApi.Summary, "List contacts (filter by status, tag, list_id or search)")
+  )
   .add(
     HttpApiEndpoint.post("import", "/v1/bulk/contacts/import")
       .setUrlParams(ImportQuery)
@@ -178,11 +184,18 @@ export class ContactsGroup extends HttpApiGroup.make("contacts")
       .addError(Unprocessable)
       .annotate(OpenApi.Summary, "What an import of these addresses would meet (existing contacts, the gate's counts, the invalid rows); touches nothing")
   )
-  .add(HttpApiEndpoint.get("read", "/v1/bulk/contacts/:id").setPath(Ref).addSuccess(Contact))
-  .add(HttpApiEndpoint.patch("update", "/v1/bulk/contacts/:id").setPath(Ref).setPayload(ContactPatch).addSuccess(Contact).addError(Conflict))
+  .add(
+    HttpApiEndpoint.get("read", "/v1/bulk/contacts/:id").setPath(Ref).addSuccess(Contact)
+      .annotate(OpenApi.Summary, "A contact with its lists and membership states")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/v1/bulk/contacts/:id").setPath(Ref).setPayload(ContactPatch).addSuccess(Contact).addError(Conflict)
+      .annotate(OpenApi.Summary, "Update a contact's name, tags, metadata or status")
+  )
   .add(
     HttpApiEndpoint.del("remove", "/v1/bulk/contacts/:id").setPath(Ref)
       .addSuccess(Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) }))
+      .annotate(OpenApi.Summary, "Delete a contact and its list memberships")
   )
   .add(
     HttpApiEndpoint.get("engagement", "/v1/bulk/contacts/:email/engagement").setPath(ByEmail)

@@ -121,15 +121,30 @@ const MemberRef = Schema.Struct({ id: IdText, contact: boundedText(MAX_EMAIL_LEN
 const Deleted = Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) })
 
 export class ListsGroup extends HttpApiGroup.make("lists")
-  .add(HttpApiEndpoint.post("create", "/v1/bulk/lists").setPayload(Schema.Struct({ name: Name })).addSuccess(List, { status: 201 }))
-  .add(HttpApiEndpoint.get("list", "/v1/bulk/lists").setUrlParams(Schema.Struct({ limit: Limit, offset: Offset })).addSuccess(ListPage).addError(Unprocessable))
+  .add(
+    HttpApiEndpoint.post("create", "/v1/bulk/lists").setPayload(Schema.Struct({ name: Name })).addSuccess(List, { status: 201 })
+      .annotate(OpenApi.Summary, "Create a list")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/v1/bulk/lists").setUrlParams(Schema.Struct({ limit: Limit, offset: Offset })).addSuccess(ListPage).addError(Unprocessable)
+      .annotate(OpenApi.Summary, "List the key's lists with their member counts")
+  )
   .add(
     HttpApiEndpoint.post("removeMany", "/v1/bulk/lists/delete").setPayload(DeleteRequest).addSuccess(DeleteReport)
       .annotate(OpenApi.Summary, "Delete several lists in one transaction; the others are reported")
   )
-  .add(HttpApiEndpoint.get("read", "/v1/bulk/lists/:id").setPath(ById).addSuccess(List))
-  .add(HttpApiEndpoint.patch("update", "/v1/bulk/lists/:id").setPath(ById).setPayload(Schema.Struct({ name: Schema.optional(Name) })).addSuccess(List))
-  .add(HttpApiEndpoint.del("remove", "/v1/bulk/lists/:id").setPath(ById).addSuccess(Deleted))
+  .add(
+    HttpApiEndpoint.get("read", "/v1/bulk/lists/:id").setPath(ById).addSuccess(List)
+      .annotate(OpenApi.Summary, "A list with its member counts and double opt-in settings")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/v1/bulk/lists/:id").setPath(ById).setPayload(Schema.Struct({ name: Schema.optional(Name) })).addSuccess(List)
+      .annotate(OpenApi.Summary, "Rename a list")
+  )
+  .add(
+    HttpApiEndpoint.del("remove", "/v1/bulk/lists/:id").setPath(ById).addSuccess(Deleted)
+      .annotate(OpenApi.Summary, "Delete a list (409 while a campaign not yet completed uses it)")
+  )
   .add(
     HttpApiEndpoint.put("confirmation", "/v1/bulk/lists/:id/confirmation").setPath(ById).setPayload(Confirmation).addSuccess(List)
       .annotate(OpenApi.Summary, "Double opt-in settings: on, existing members stay confirmed; off, pending members become confirmed")
@@ -154,8 +169,12 @@ export class ListsGroup extends HttpApiGroup.make("lists")
       .setUrlParams(Schema.Struct({ status: Schema.optional(Schema.Literal("pending", "confirmed")), limit: Limit, offset: Offset }))
       .addSuccess(MemberPage)
       .addError(Unprocessable)
+      .annotate(OpenApi.Summary, "List a list's members with their membership state (pending, confirmed)")
   )
-  .add(HttpApiEndpoint.del("removeMember", "/v1/bulk/lists/:id/contacts/:contact").setPath(MemberRef).addSuccess(Deleted))
+  .add(
+    HttpApiEndpoint.del("removeMember", "/v1/bulk/lists/:id/contacts/:contact").setPath(MemberRef).addSuccess(Deleted)
+      .annotate(OpenApi.Summary, "Remove a contact from a list (the contact stays)")
+  )
   .add(
     HttpApiEndpoint.post("resendConfirmation", "/v1/bulk/lists/:id/contacts/:contact/resend").setPath(MemberRef).addSuccess(ConfirmationResent)
       .addError(Forbidden).addError(RateLimited)

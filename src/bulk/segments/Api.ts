@@ -56,13 +56,26 @@ export class SegmentsGroup extends HttpApiGroup.make("segments")
         + "(rules.rules[2].op); a list rule or list_id naming no list of the key → 400 naming it. A preview that runs longer than "
         + "HERALD_QUERY_TIMEOUT_MS → 422 query_too_expensive, param rules.")
   )
-  .add(HttpApiEndpoint.post("create", "/v1/bulk/segments").setPayload(SegmentCreate).addSuccess(Segment, { status: 201 }))
-  .add(HttpApiEndpoint.get("list", "/v1/bulk/segments").setUrlParams(ListParams).addSuccess(SegmentList).addError(Unprocessable))
-  .add(HttpApiEndpoint.get("read", "/v1/bulk/segments/:id").setPath(Id).addSuccess(Segment))
-  .add(HttpApiEndpoint.patch("update", "/v1/bulk/segments/:id").setPath(Id).setPayload(SegmentPatch).addSuccess(Segment))
+  .add(
+    HttpApiEndpoint.post("create", "/v1/bulk/segments").setPayload(SegmentCreate).addSuccess(Segment, { status: 201 })
+      .annotate(OpenApi.Summary, "Save segment rules under a name")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/v1/bulk/segments").setUrlParams(ListParams).addSuccess(SegmentList).addError(Unprocessable)
+      .annotate(OpenApi.Summary, "List the key's segments")
+  )
+  .add(
+    HttpApiEndpoint.get("read", "/v1/bulk/segments/:id").setPath(Id).addSuccess(Segment)
+      .annotate(OpenApi.Summary, "A segment with its rules")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/v1/bulk/segments/:id").setPath(Id).setPayload(SegmentPatch).addSuccess(Segment)
+      .annotate(OpenApi.Summary, "Rename a segment or replace its rules")
+  )
   .add(
     HttpApiEndpoint.del("remove", "/v1/bulk/segments/:id").setPath(Id)
       .addSuccess(Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) }))
+      .annotate(OpenApi.Summary, "Delete a segment")
   )
   .addError(NotFound)
   .addError(BadRequest)

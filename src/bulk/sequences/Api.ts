@@ -144,10 +144,22 @@ const action = <const Name extends "pause" | "resume" | "cancel">(name: Name, su
     .addSuccess(Subscription).annotate(OpenApi.Summary, summary)
 
 export class SequencesGroup extends HttpApiGroup.make("sequences")
-  .add(HttpApiEndpoint.post("create", "/v1/bulk/sequences").setPayload(SequenceCreate).addSuccess(Sequence, { status: 201 }))
-  .add(HttpApiEndpoint.get("list", "/v1/bulk/sequences").setUrlParams(Schema.Struct({ limit: Limit, offset: Offset })).addSuccess(page(Sequence)).addError(Unprocessable))
-  .add(HttpApiEndpoint.get("read", "/v1/bulk/sequences/:id").setPath(ById).addSuccess(Sequence))
-  .add(HttpApiEndpoint.patch("update", "/v1/bulk/sequences/:id").setPath(ById).setPayload(SequencePatch).addSuccess(Sequence))
+  .add(
+    HttpApiEndpoint.post("create", "/v1/bulk/sequences").setPayload(SequenceCreate).addSuccess(Sequence, { status: 201 })
+      .annotate(OpenApi.Summary, "Create a sequence (automated steps sent at offsets after enrolment)")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/v1/bulk/sequences").setUrlParams(Schema.Struct({ limit: Limit, offset: Offset })).addSuccess(page(Sequence)).addError(Unprocessable)
+      .annotate(OpenApi.Summary, "List the key's sequences with their step and subscription counts")
+  )
+  .add(
+    HttpApiEndpoint.get("read", "/v1/bulk/sequences/:id").setPath(ById).addSuccess(Sequence)
+      .annotate(OpenApi.Summary, "A sequence with its step and subscription counts")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/v1/bulk/sequences/:id").setPath(ById).setPayload(SequencePatch).addSuccess(Sequence)
+      .annotate(OpenApi.Summary, "Update a sequence's name, status or sender")
+  )
   .add(
     HttpApiEndpoint.del("remove", "/v1/bulk/sequences/:id").setPath(ById).addSuccess(Deleted)
       .annotate(OpenApi.Summary, "Delete a sequence (409 while a subscription is active or paused)")
@@ -156,15 +168,24 @@ export class SequencesGroup extends HttpApiGroup.make("sequences")
     HttpApiEndpoint.post("createStep", "/v1/bulk/sequences/:id/steps").setPath(ById).setPayload(StepCreate).addSuccess(Step, { status: 201 })
       .annotate(OpenApi.Summary, "Append a step (content from its template or its own fields; its own win)")
   )
-  .add(HttpApiEndpoint.get("steps", "/v1/bulk/sequences/:id/steps").setPath(ById).addSuccess(Schema.Array(Step)))
+  .add(
+    HttpApiEndpoint.get("steps", "/v1/bulk/sequences/:id/steps").setPath(ById).addSuccess(Schema.Array(Step))
+      .annotate(OpenApi.Summary, "The sequence's steps in order")
+  )
   .add(
     HttpApiEndpoint.put("order", "/v1/bulk/sequences/:id/steps/order").setPath(ById)
       .setPayload(Schema.Struct({ order: boundedArray(Schema.Int, MAX_STEPS_IN_ORDER).annotations({ description: "Ids of ALL steps of the sequence in the desired order" }) }))
       .addSuccess(Schema.Array(Step))
       .annotate(OpenApi.Summary, "Reorder the steps (409 while a subscription is active or paused); answers them renumbered 1..N")
   )
-  .add(HttpApiEndpoint.get("readStep", "/v1/bulk/sequences/:id/steps/:step_id").setPath(StepPath).addSuccess(Step))
-  .add(HttpApiEndpoint.patch("updateStep", "/v1/bulk/sequences/:id/steps/:step_id").setPath(StepPath).setPayload(StepPatch).addSuccess(Step))
+  .add(
+    HttpApiEndpoint.get("readStep", "/v1/bulk/sequences/:id/steps/:step_id").setPath(StepPath).addSuccess(Step)
+      .annotate(OpenApi.Summary, "One step of a sequence")
+  )
+  .add(
+    HttpApiEndpoint.patch("updateStep", "/v1/bulk/sequences/:id/steps/:step_id").setPath(StepPath).setPayload(StepPatch).addSuccess(Step)
+      .annotate(OpenApi.Summary, "Update some fields of a step")
+  )
   .add(
     HttpApiEndpoint.del("removeStep", "/v1/bulk/sequences/:id/steps/:step_id").setPath(StepPath).addSuccess(StepDeleted)
       .annotate(OpenApi.Summary, "Delete a step (409 while a subscription is active or paused)")
@@ -180,6 +201,7 @@ export class SequencesGroup extends HttpApiGroup.make("sequences")
     HttpApiEndpoint.get("subscriptions", "/v1/bulk/sequences/:id/subscriptions").setPath(ById)
       .setUrlParams(Schema.Struct({ state: Schema.optional(State), limit: Limit, offset: Offset }))
       .addSuccess(page(Subscription))
+      .annotate(OpenApi.Summary, "The sequence's subscriptions (filter by state)")
   )
   .add(action("pause", "Pause a subscription (active → paused)"))
   .add(action("resume", "Resume a subscription (paused → active; due at the later of its due time and now)"))

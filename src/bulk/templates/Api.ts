@@ -148,12 +148,18 @@ export class TemplatesGroup extends HttpApiGroup.make("templates")
     HttpApiEndpoint.post("create", "/v1/bulk/templates").setPayload(TemplateCreate).addSuccess(Template, { status: 201 })
       .annotate(OpenApi.Summary, "Create a template (a version is stored; at most 512 KB of fields together)")
   )
-  .add(HttpApiEndpoint.get("list", "/v1/bulk/templates").setUrlParams(ListParams).addSuccess(TemplateList).addError(Unprocessable))
+  .add(
+    HttpApiEndpoint.get("list", "/v1/bulk/templates").setUrlParams(ListParams).addSuccess(TemplateList).addError(Unprocessable)
+      .annotate(OpenApi.Summary, "List the key's templates, newest first")
+  )
   .add(
     HttpApiEndpoint.post("preview", "/v1/bulk/templates/preview").setPayload(PreviewRequest).addSuccess(PreviewResponse)
       .annotate(OpenApi.Summary, "Render content with the engine of real sends; saves nothing")
   )
-  .add(HttpApiEndpoint.get("read", "/v1/bulk/templates/:id").setPath(Id).addSuccess(Template).addError(NotFound))
+  .add(
+    HttpApiEndpoint.get("read", "/v1/bulk/templates/:id").setPath(Id).addSuccess(Template).addError(NotFound)
+      .annotate(OpenApi.Summary, "A template with its content")
+  )
   .add(
     HttpApiEndpoint.patch("update", "/v1/bulk/templates/:id").setPath(Id).setPayload(TemplatePatch).addSuccess(Template)
       .addError(NotFound)

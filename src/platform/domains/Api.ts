@@ -80,13 +80,20 @@ export class DomainsGroup extends HttpApiGroup.make("domains")
       .addError(Conflict)
       .annotate(OpenApi.Summary, "Register a sending domain; returns the DNS records to publish")
   )
-  .add(HttpApiEndpoint.get("list", "/v1/client/domains").addSuccess(Schema.Struct({ items: Schema.Array(Domain) })))
-  .add(HttpApiEndpoint.get("get", "/v1/client/domains/:domain").setPath(DomainPath).addSuccess(Domain).addError(NotFound))
+  .add(
+    HttpApiEndpoint.get("list", "/v1/client/domains").addSuccess(Schema.Struct({ items: Schema.Array(Domain) }))
+      .annotate(OpenApi.Summary, "List the account's sending domains with their DNS records")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/v1/client/domains/:domain").setPath(DomainPath).addSuccess(Domain).addError(NotFound)
+      .annotate(OpenApi.Summary, "A sending domain with its DNS records")
+  )
   .add(
     HttpApiEndpoint.del("remove", "/v1/client/domains/:domain")
       .setPath(DomainPath)
       .addSuccess(Schema.Struct({ domain: Schema.String, deleted: Schema.Literal(true) }))
       .addError(NotFound)
+      .annotate(OpenApi.Summary, "Remove a sending domain: mail from it is refused afterwards")
   )
   .add(
     verify("verify", "/v1/client/domains/:domain/verify").annotate(
@@ -96,6 +103,7 @@ export class DomainsGroup extends HttpApiGroup.make("domains")
   )
   .add(
     verify("verifyLegacy", "/v1/domains/:domain/verify")
+      .annotate(OpenApi.Summary, "Deprecated alias of POST /v1/client/domains/{domain}/verify")
       .annotate(OpenApi.Deprecated, true)
       .annotate(
         OpenApi.Description,

@@ -92,6 +92,7 @@ export class KeysGroup extends HttpApiGroup.make("keys")
       .addSuccess(KeyView)
       .addError(NotFound)
       .addError(Forbidden)
+      .annotate(OpenApi.Summary, "One key of the account (no token, no secret)")
   )
   .add(
     HttpApiEndpoint.patch("update", "/v1/client/keys/:id")

@@ -37,9 +37,10 @@ export class SubscriptionsGroup extends HttpApiGroup.make("subscriptions")
       .annotate(
         OpenApi.Description,
         "Upgrades apply at once with a prorated charge; downgrades wait for the next reset. Errors: " +
-          "400 unknown_package, same_package, package_not_selectable (param package_id); 403 incorrect_password. " +
+          "400 `unknown_package`, `same_package`, `package_not_selectable` (param package_id); 403 `incorrect_password`. " +
           "A downgrade replaces a pending one; GET /v1/client/usage shows the pending change."
       )
+      .annotate(OpenApi.Summary, "Change the account's plan (upgrade now, downgrade at the next reset)")
   )
   .add(
     HttpApiEndpoint.post("cancelPendingChange", "/v1/client/subscriptions/cancel-pending-change")
@@ -51,7 +52,7 @@ export class SubscriptionsGroup extends HttpApiGroup.make("subscriptions")
       .annotate(
         OpenApi.Description,
         "The account stays on its current package after the next reset. Any key of the account; the password as " +
-          "change-plan asks it. Answers the usage record. Errors: 403 incorrect_password; 404 not_found when no change is pending."
+          "change-plan asks it. Answers the usage record. Errors: 403 `incorrect_password`; 404 `not_found` when no change is pending."
       )
   )
   .middleware(Authentication)

@@ -33,7 +33,10 @@ export const UsageRecord = Schema.Struct({
 }).annotations({ identifier: "UsageRecord" })
 
 export class UsageGroup extends HttpApiGroup.make("usage")
-  .add(HttpApiEndpoint.get("get", "/v1/client/usage").addSuccess(UsageRecord))
+  .add(
+    HttpApiEndpoint.get("get", "/v1/client/usage").addSuccess(UsageRecord)
+      .annotate(OpenApi.Summary, "The account's usage this period: plan, per-key sends and quota left, next reset, pending plan change, overage")
+  )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Usage")
 {}

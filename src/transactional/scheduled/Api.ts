@@ -17,7 +17,10 @@ export const ScheduledSend = Schema.Struct({
 const Id = Schema.Struct({ id: IdText })
 
 export class ScheduledGroup extends HttpApiGroup.make("scheduled")
-  .add(HttpApiEndpoint.get("get", "/v1/mail/scheduled/:id").setPath(Id).addSuccess(ScheduledSend).addError(NotFound))
+  .add(
+    HttpApiEndpoint.get("get", "/v1/mail/scheduled/:id").setPath(Id).addSuccess(ScheduledSend).addError(NotFound)
+      .annotate(OpenApi.Summary, "A scheduled send: its status, due time and message id")
+  )
   .add(
     HttpApiEndpoint.del("cancel", "/v1/mail/scheduled/:id")
       .setPath(Id)

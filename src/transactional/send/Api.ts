@@ -69,6 +69,7 @@ export class SendGroup extends HttpApiGroup.make("send")
         "Queues one message per personalization. The 202 comes after the rows are committed. Every send response " +
           "carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset (Unix seconds)."
       )
+      .annotate(OpenApi.Summary, "Send an email (full or flat form), now or at send_at; one message per personalization")
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Send")

@@ -1,0 +1,76 @@
+/** The reference's errors and examples for /v1/bulk/campaigns (src/http/reference.ts). */
+import type { GroupReference } from "../../http/reference.ts"
+import { MAILING_ERRORS } from "../reference-errors.ts"
+import type { CampaignsGroup } from "./Api.ts"
+
+const CAMPAIGN_ID = "cp_6tV1nB8mK3qW5xZ2pL9d"
+const LIST_ID = "ls_2kR7mW4pX9vB1nQ6tZ3c"
+const NOT_FOUND = "404 `not_found` when this key has no campaign `{id}`."
+const STATE = "409 `conflict` when the campaign's state does not allow the call (the group's state table); nothing changes."
+const FIELDS = "400 `validation_failed` (param names the field) for a template_id, list or segment this key does not have, "
+  + "or both a template_id and inline content; `render_failed` when the content does not compile; 413 `payload_too_large` over "
+  + "512 KB of content; 503 `render_busy` when every render worker is taken."
+const START = "400 `validation_failed` (param names the field) when the campaign is incomplete (no sender, subject, content, "
+  + "list_ids or segment_id, or its template or segment is gone); 422 `query_too_expensive` when freezing the recipients runs "
+  + `past the long statement timeout. ${MAILING_ERRORS}`
+
+const campaign = {
+  id: CAMPAIGN_ID,
+  name: "November news",
+  status: "draft",
+  pause_reason: null,
+  template_id: "tp_4mQ8vR2kT6wX9zB3nC5d",
+  subject: null,
+  html: null,
+  body_text: null,
+  mjml: null,
+  preheader: null,
+  from_email: "news@example.org",
+  from_name: "Example News",
+  reply_to: null,
+  list_ids: [LIST_ID],
+  segment_id: null,
+  total_contacts: null,
+  scheduled_at: null,
+  sent_count: 0,
+  failed_count: 0,
+  delivery_rate: 0,
+  created_at: "2026-11-02T10:15:00.000Z",
+  started_at: null,
+  completed_at: null
+}
+const started = { ...campaign, total_contacts: 1200, sent_count: 480, delivery_rate: 0.4, started_at: "2026-11-04T09:00:00.000Z" }
+
+export const campaignsReference: GroupReference<typeof CampaignsGroup> = {
+  create: {
+    errors: FIELDS,
+    request: {
+      name: "November news",
+      template_id: "tp_4mQ8vR2kT6wX9zB3nC5d",
+      from_email: "news@example.org",
+      from_name: "Example News",
+      list_ids: [LIST_ID]
+    },
+    response: campaign
+  },
+  list: {
+    errors: "422 `query_too_expensive` when the read runs past the statement timeout.",
+    response: { total: 1, limit: 50, offset: 0, items: [campaign] }
+  },
+  read: { errors: NOT_FOUND, response: campaign },
+  update: {
+    errors: `${NOT_FOUND} ${STATE} ${FIELDS} 400 \`validation_failed\` (param \`html\`) when html alone is given for a campaign whose mjml compiles it.`,
+    request: { name: "November news (final)", preheader: "What changed this month" },
+    response: { ...campaign, name: "November news (final)", preheader: "What changed this month" }
+  },
+  remove: { errors: `${NOT_FOUND} ${STATE}`, response: { id: CAMPAIGN_ID, deleted: true } },
+  send: {
+    errors: `${NOT_FOUND} ${STATE} 400 \`validation_failed\` (param \`scheduled_at\`) for a date that is not ISO 8601 with a `
+      + `time zone, in the past or more than 90 days ahead. ${START}`,
+    request: { scheduled_at: "2026-12-01T09:00:00Z" },
+    response: { id: CAMPAIGN_ID, status: "scheduled", scheduled_at: "2026-12-01T09:00:00.000Z" }
+  },
+  pause: { errors: `${NOT_FOUND} ${STATE}`, response: { ...started, status: "paused", pause_reason: "manual" } },
+  resume: { errors: `${NOT_FOUND} ${STATE} ${START}`, response: { ...started, status: "sending" } },
+  cancel: { errors: `${NOT_FOUND} ${STATE}`, response: { ...started, status: "cancelled" } }
+}

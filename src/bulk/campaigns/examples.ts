@@ -28,6 +28,7 @@ const campaign = {
   from_email: "news@example.org",
   from_name: "Example News",
   reply_to: null,
+  sender: { from_email: "news@example.org", from_name: "Example News", reply_to: "help@example.org" },
   list_ids: [LIST_ID],
   segment_id: null,
   total_contacts: null,

@@ -47,3 +47,6 @@ CREATE TABLE tls_rpt_reports (
   outcome       text,
   PRIMARY KEY (policy_domain, day)
 );
+
+-- The daily TLS-RPT scan reads one day of attempts that had an SMTP session (src/mta/tls-rpt/store.ts).
+CREATE INDEX delivery_attempts_tls_at ON delivery_attempts (at) WHERE tls_verified IS NOT NULL;

@@ -30,7 +30,7 @@ export interface FetchOptions {
   readonly ca: ReadonlyArray<string> | undefined
 }
 
-const answeringWith = (address: string): LookupFunction => {
+export const answeringWith = (address: string): LookupFunction => {
   const family = address.includes(":") ? 6 : 4
   return (_host, opts, callback) => opts.all === true ? callback(null, [{ address, family }]) : callback(null, address, family)
 }
@@ -79,20 +79,29 @@ const get = (url: URL, address: string, ca: ReadonlyArray<string> | undefined) =
     request.on("error", reject)
   })
 
+/**
+ * `raw` through the outbound address check (src/lib/url-check.ts), its host resolved through the
+ * appliance's resolver: the URL and the one address to connect to, or why not. Used by the policy
+ * fetch and by TLS-RPT's https reports.
+ */
+export const checkedTarget = (raw: string, publicOnly: boolean) =>
+  Effect.gen(function*() {
+    const dns = yield* Dns
+    const policy: UrlPolicy = { production: publicOnly, allowPrivate: !publicOnly }
+    const checked = checkWebhookUrlSync(raw, policy)
+    if ("ok" in checked) return checked
+    return checkAddresses(checked, [
+      ...yield* dns.a(checked.host).pipe(Effect.orElseSucceed(() => [] as Array<string>)),
+      ...yield* dns.aaaa(checked.host).pipe(Effect.orElseSucceed(() => [] as Array<string>))
+    ], policy)
+  })
+
 /** The policy body of `domain`, fetched from the checked address, or why not. */
 export const fetchPolicyText = (domain: string, options: FetchOptions) =>
   Effect.gen(function*() {
-    const dns = yield* Dns
-    const policy: UrlPolicy = { production: options.publicOnly, allowPrivate: !options.publicOnly }
     const host = `mta-sts.${domain}`
     const port = options.port === 443 ? "" : `:${options.port}`
-    const checked = checkWebhookUrlSync(`https://${host}${port}/.well-known/mta-sts.txt`, policy)
-    const target = "ok" in checked
-      ? checked
-      : checkAddresses(checked, [
-        ...yield* dns.a(host).pipe(Effect.orElseSucceed(() => [] as Array<string>)),
-        ...yield* dns.aaaa(host).pipe(Effect.orElseSucceed(() => [] as Array<string>))
-      ], policy)
+    const target = yield* checkedTarget(`https://${host}${port}/.well-known/mta-sts.txt`, options.publicOnly)
     if (!target.ok) return yield* new PolicyFetchFailed({ reason: `the policy host is refused: ${target.reason}` })
     return yield* Effect.tryPromise({
       try: () => get(target.url, target.address, options.ca),

@@ -68,6 +68,8 @@ import { Dns } from "./lib/dns.ts"
 import { Delivery } from "./mta/Delivery.ts"
 import { Destinations } from "./mta/Destinations.ts"
 import { MtaLive } from "./mta/Mta.ts"
+import { MtaSts } from "./mta/mta-sts/MtaSts.ts"
+import { TlsRptJobLive } from "./mta/tls-rpt/TlsRptJob.ts"
 import { MtaConfigLive } from "./mta/MtaConfig.ts"
 import { QueueOverview } from "./mta/overview/QueueOverview.ts"
 import { DeliveryQueue } from "./mta/queue/DeliveryQueue.ts"
@@ -188,6 +190,7 @@ export const ServicesLive = Layer.merge(BulkServicesLive, KeyPortsLive).pipe(
  */
 const MtaServicesLive = Delivery.Default.pipe(
   Layer.provide(BulkContentLive),
+  Layer.provideMerge(MtaSts.Default),
   Layer.provideMerge(Destinations.Default),
   Layer.provideMerge(MtaConfigLive)
 )
@@ -209,6 +212,7 @@ const ActorsLive = Layer.mergeAll(
   TrackingPruneLive,
   TrackingAggregatorLive,
   MtaActorLive,
+  TlsRptJobLive.pipe(Layer.provide(MtaConfigLive)),
   DispatcherLive,
   RemoteWakeupsLive,
   MxListenerLive.pipe(Layer.provide(InboundStore.Default)),

@@ -17,6 +17,7 @@ import { ensureListenAddressesFree } from "./listen-addresses.ts"
 import { operatorCommand } from "./output.ts"
 import { ensureProductionUrls } from "./production-urls.ts"
 import { suppressionsCommand } from "./suppressions.ts"
+import { tlsRptCommand } from "./tlsrpt.ts"
 
 const refuseStart = (line: string) =>
   Effect.sync(() => {
@@ -72,6 +73,7 @@ export const herald = Command.make("herald", {}, () => runAppliance).pipe(
     keysCommand,
     suppressionsCommand,
     blockedDomainsCommand,
-    domainsCommand
+    domainsCommand,
+    tlsRptCommand
   ])
 )

@@ -3,7 +3,7 @@
  * private, link-local (169.254/16, cloud metadata), CGNAT, multicast and other reserved ranges,
  * IPv4 or IPv6 — an IPv6 address that stands for an IPv4 one (mapped, translated, NAT64, 6to4)
  * follows that address's rules; IPv4-compatible ::/96, local-use NAT64 64:ff9b:1::/48 and
- * site-local fec0::/10 are refused outright. Used by webhook URLs (src/webhooks/ssrf.ts) and by
+ * site-local fec0::/10 are refused outright. Used by webhook URLs and MTA-STS policy hosts (src/lib/url-check.ts) and by
  * the MTA's MX hosts in production (src/mta/mx.ts).
  */
 import { BlockList, isIP } from "node:net"

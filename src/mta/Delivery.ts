@@ -24,7 +24,7 @@ import type { Dns } from "../lib/dns.ts"
 import { returnPathDomain } from "../platform/domains/records.ts"
 import { Reputation } from "../platform/reputation/Reputation.ts"
 import { isSimulatorAddress } from "../lib/simulator.ts"
-import { classifyReply, type Reply } from "./classify.ts"
+import { classifyReply } from "./classify.ts"
 import { BulkContent, type RenderedReference } from "./compose/BulkContent.ts"
 import { composeStored } from "./compose/compose.ts"
 import { makeRenderAtDelivery } from "./compose/render-at-delivery.ts"
@@ -34,13 +34,15 @@ import { makeLookups } from "./delivery/lookups.ts"
 import type { SigningKey } from "./dkim.ts"
 import { Destinations } from "./Destinations.ts"
 import { MtaConfig } from "./MtaConfig.ts"
+import { type ActivePolicy, MtaSts } from "./mta-sts/MtaSts.ts"
+import { mxMatches } from "./mta-sts/policy.ts"
 import { publicTargets } from "./mx.ts"
 import { type ClaimedDelivery, DeliveryQueue, type LoadedMessage, type MessageForDelivery, type Outcome } from "./queue/DeliveryQueue.ts"
 import { decideDelivery } from "./queue/delivery-checks.ts"
 import type { StoredMessage } from "./queue/StoredMessage.ts"
 import { abandonedReason, isExpired, retryDelayMs } from "./retry-schedule.ts"
 import { complainsAfter, completeWithComplaint, simulatedOutcome } from "./simulator.ts"
-import { type Hop, SmtpClient } from "./smtp-client.ts"
+import { type Hop, SmtpClient, type SentReply } from "./smtp-client.ts"
 import { encodeVerp } from "./verp.ts"
 import { VerpSecret } from "./VerpSecret.ts"
 
@@ -69,6 +71,8 @@ interface Loaded {
 interface Routed {
   readonly hosts: ReadonlyArray<string>
   readonly hops: ReadonlyArray<Hop>
+  /** The recipient domain's MTA-STS mode (recorded with the attempt); null: none applies. */
+  readonly mtaSts: ActivePolicy["mode"] | null
 }
 
 /** The message signed for this recipient, and the subject its render gave (campaign and sequence mail). */
@@ -96,10 +100,10 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
     const sql = yield* SqlClient.SqlClient
     // Campaign and sequence messages are rendered per contact by the bulk area (the BulkContent port) before they are composed.
     const bulk = yield* BulkContent
+    const mtaSts = yield* MtaSts
     const rendering = makeRenderAtDelivery(bulk)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
-    const smtp = new SmtpClient()
-    yield* Effect.addFinalizer(() => Effect.sync(() => smtp.close()))
+    const smtp = yield* Effect.acquireRelease(Effect.sync(() => new SmtpClient()), (client) => Effect.sync(() => client.close()))
 
     const verpSecret = (yield* VerpSecret).value
     /**
@@ -114,8 +118,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
 
     const { keyOf, routeOf, targetsOf } = makeLookups(queue)
     // Concurrent attempts read their messages and write their outcomes a group per statement.
-    const io = yield* makeGroupIo(queue, now)
-    const { messageOf, complete, fail, failUnread } = io
+    const { messageOf, complete, fail, failUnread, hold: holdGroup } = yield* makeGroupIo(queue, now)
     const { holding, decodedOf, signedOf } = makeHeldMessages()
     /** The message as its delivery gets it: a campaign message's tracking tokens name its (only) delivery; other messages ignore it. */
     const composeFor = (d: ClaimedDelivery, loaded: Loaded, rendered: RenderedReference | undefined) => () =>
@@ -131,7 +134,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
     const retryOrFail = retryOrFailWithin(mta.maxAgeMs)
 
     /** The delivery goes back with its hold (an account's or a campaign's pause): the outcome is the hold's to write. */
-    const hold = (owner: string, d: ClaimedDelivery, at: Date) => Effect.as(io.hold(owner, d, at), Done.notWritten)
+    const hold = (owner: string, d: ClaimedDelivery, at: Date) => Effect.as(holdGroup(owner, d, at), Done.notWritten)
 
     /**
      * Decide: may the delivery be attempted at all? Decided before the content is read: reading it
@@ -184,7 +187,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
     const route = (owner: string, d: ClaimedDelivery, m: MessageForDelivery): Effect.Effect<Done | Routed, SqlError, Dns> =>
       Effect.gen(function*() {
         // The smarthost is the operator's own choice, wherever it is.
-        if (Option.isSome(mta.smarthost)) return { hosts: [mta.smarthost.value.host], hops: [mta.smarthost.value] }
+        if (Option.isSome(mta.smarthost)) return { hosts: [mta.smarthost.value.host], hops: [mta.smarthost.value], mtaSts: null }
         const found = yield* routeOf(d.recipient_domain)
         if (found._tag !== "hosts") {
           const at = yield* now
@@ -193,7 +196,12 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
             : retryOrFail(d, null, "4.4.3", found.reason, at)
           return Done.of(yield* complete(owner, d, m, outcome, at))
         }
-        const addresses = yield* targetsOf(found.hosts)
+        // MTA-STS enforce (RFC 8461 §4.2): only the MX hosts the policy names, only over verified TLS.
+        const policy = yield* mtaSts.policyFor(d.recipient_domain)
+        const enforce = policy?.mode === "enforce"
+        const hosts = enforce ? found.hosts.filter((host) => mxMatches(policy.mx, host)) : found.hosts
+        if (hosts.length === 0) return Done.of(yield* unnamedMx(owner, d, m, found.hosts))
+        const addresses = yield* targetsOf(hosts)
         const { allowed, refused } = publicMxOnly ? publicTargets(addresses) : { allowed: addresses, refused: [] }
         if (allowed.length === 0 && refused.length > 0) {
           // Like a null MX: a domain whose mail would go into a private network is never delivered to.
@@ -204,7 +212,24 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
           const at = yield* now
           return Done.of(yield* complete(owner, d, m, retryOrFail(d, null, "4.4.4", `no address for the MX hosts of ${d.recipient_domain}`, at), at))
         }
-        return { hosts: found.hosts, hops: allowed.map((t) => ({ host: t.address, servername: t.name, port: mta.mxPort })) }
+        // The extra CA (tests and staging) also lets a testing-mode session's certificate verify, for its record.
+        const tls = enforce ? { requireTls: true, verifyCertificate: true, ca: mta.tlsCa } : { ca: mta.tlsCa }
+        return {
+          hosts,
+          hops: allowed.map((t) => ({ host: t.address, servername: t.name, port: mta.mxPort, ...tls })),
+          mtaSts: policy?.mode ?? null
+        }
+      })
+
+    /**
+     * An enforce policy that names none of the domain's MX hosts: the delivery waits (the policy or
+     * the MX may be fixed) and never goes to a host the policy does not name (RFC 8461 §4.2).
+     */
+    const unnamedMx = (owner: string, d: ClaimedDelivery, m: MessageForDelivery, hosts: ReadonlyArray<string>) =>
+      Effect.flatMap(now, (at) => {
+        const reply = `MTA-STS: no MX host of ${d.recipient_domain} (${hosts.join(", ")}) is named by its enforce policy`
+        const tls = { version: null, verified: false, failure: "validation-failure", mtaSts: "enforce" } as const
+        return complete(owner, d, m, { ...retryOrFail(d, null, "4.7.5", reply, at), tls }, at)
       })
 
     /**
@@ -267,7 +292,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
       })
 
     /** Classify: the outcome the destination's reply makes (a throttling reply slows the destination down), and its time. */
-    const classify = (d: ClaimedDelivery, reply: Reply & { readonly host: string }) =>
+    const classify = (d: ClaimedDelivery, reply: SentReply, mtaStsMode: Routed["mtaSts"]) =>
       Effect.gen(function*() {
         const c = classifyReply(reply)
         if (c.throttle) yield* destinations.throttle(d.recipient_domain)
@@ -275,11 +300,12 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
         const text = reply.text.trim()
         // The host whose reply decided (recorded with the attempt); empty when there was no hop at all.
         const host = reply.host === "" ? undefined : reply.host
+        const tls = reply.tls === undefined ? undefined : { ...reply.tls, mtaSts: mtaStsMode }
         const outcome: Outcome = c.outcome === "sent"
-          ? { _tag: "sent", code: reply.code ?? 250, status: c.status, reply: text, host }
+          ? { _tag: "sent", code: reply.code ?? 250, status: c.status, reply: text, host, tls }
           : c.outcome === "bounced"
-          ? { _tag: "bounced", code: reply.code, status: c.status, category: c.category, reply: text, suppress: c.suppress, host }
-          : { ...retryOrFail(d, reply.code, c.status, text, at), host }
+          ? { _tag: "bounced", code: reply.code, status: c.status, category: c.category, reply: text, suppress: c.suppress, host, tls }
+          : { ...retryOrFail(d, reply.code, c.status, text, at), host, tls }
         return { outcome, at }
       })
 
@@ -320,7 +346,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
           if (composed instanceof Done) return composed.written
           const reply = yield* send(owner, d, loaded.m, routed, composed.raw, leftDestination)
           if (reply instanceof Done) return reply.written
-          const { outcome, at } = yield* classify(d, reply)
+          const { outcome, at } = yield* classify(d, reply, routed.mtaSts)
           return yield* record(owner, d, loaded.m, outcome, at, composed.subject)
         }))
 

@@ -21,6 +21,7 @@
  * messages go out on the open connection before its own had said hello (test/mta/lanes.test.ts).
  */
 import SMTPConnection from "nodemailer/lib/smtp-connection"
+import { type SessionTls, sessionTls } from "./tls-session.ts"
 
 export interface PoolOptions {
   readonly host: string
@@ -32,6 +33,8 @@ export interface PoolOptions {
   readonly requireTLS: boolean
   readonly rejectUnauthorized: boolean
   readonly servername: string | undefined
+  /** Trusted CA certificates (the system's plus HERALD_TLS_CA_FILE's); undefined: Node's defaults. */
+  readonly ca?: ReadonlyArray<string> | undefined
   readonly maxConnections: number
   readonly maxMessages: number
 }
@@ -42,7 +45,12 @@ interface Pooled {
   readonly connection: SMTPConnection
   sent: number
   dead: boolean
+  /** The session's TLS, known once it is set up (recorded with each attempt made on it). */
+  tls: SessionTls | undefined
 }
+
+/** The server's reply to a message, with the TLS of the session it went over. */
+export type SentInfo = SMTPConnection.SentMessageInfo & { readonly tls: SessionTls | undefined }
 
 /** One send waiting for a connection: handed one, or told (undefined) that one may be opened or the pool closed. */
 interface Waiter {
@@ -65,13 +73,13 @@ export class SmtpPool {
   constructor(private readonly options: PoolOptions) {}
 
   /** Sends `raw` to one recipient; resolves with the server's final reply or rejects with its error. */
-  async send(from: string, to: string, raw: Buffer, urgent = false): Promise<SMTPConnection.SentMessageInfo> {
+  async send(from: string, to: string, raw: Buffer, urgent = false): Promise<SentInfo> {
     const pooled = await this.acquire(urgent)
     const reused = pooled.sent > 0
     try {
       const info = await this.transact(pooled, from, to, raw)
       this.release(pooled)
-      return info
+      return { ...info, tls: pooled.tls }
     } catch (error) {
       const e = error as SmtpError
       if ((e.code === "EENVELOPE" || e.code === "EMESSAGE") && e.responseCode !== 421 && !pooled.dead) {
@@ -218,12 +226,16 @@ export class SmtpPool {
       secure: o.secure,
       name: o.heloName,
       requireTLS: o.requireTLS,
-      tls: { rejectUnauthorized: o.rejectUnauthorized, ...(o.servername === undefined ? {} : { servername: o.servername }) },
+      tls: {
+        rejectUnauthorized: o.rejectUnauthorized,
+        ...(o.servername === undefined ? {} : { servername: o.servername }),
+        ...(o.ca === undefined ? {} : { ca: [...o.ca] })
+      },
       connectionTimeout: 30_000,
       greetingTimeout: 30_000,
       socketTimeout: 120_000
     })
-    const pooled: Pooled = { connection, sent: 0, dead: false }
+    const pooled: Pooled = { connection, sent: 0, dead: false, tls: undefined }
     return new Promise<Pooled>((resolve, reject) => {
       let settled = false
       const fail = (error: unknown) => {
@@ -242,6 +254,8 @@ export class SmtpPool {
       connection.on("end", () => (settled ? this.retire(pooled) : fail(Object.assign(new Error("Connection closed"), { code: "ECONNECTION" }))))
       connection.connect((error) => {
         if (error) return fail(error)
+        // The socket is the TLS one once STARTTLS is done (nodemailer keeps it as `_socket`).
+        pooled.tls = sessionTls(connection.secure, (connection as unknown as { _socket?: unknown })._socket)
         if (o.auth === undefined) {
           settled = true
           return resolve(pooled)

@@ -29,3 +29,18 @@ export const markOnce = (name: string) =>
       ON CONFLICT DO NOTHING RETURNING name`
     return rows.length > 0
   })
+
+/**
+ * The appliance-wide value named `name`, made by `make` if no replica has stored one yet (the
+ * first writer wins; every replica then reads the same). For values that are not random tokens,
+ * such as the TLS-RPT reports' DKIM key (src/mta/tls-rpt/appliance-key.ts).
+ */
+export const applianceValue = <E, R>(name: string, make: Effect.Effect<string, E, R>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [known] = yield* sql<{ value: string }>`SELECT value FROM appliance_settings WHERE name = ${name}`
+    if (known !== undefined) return known.value
+    yield* sql`INSERT INTO appliance_settings (name, value) VALUES (${name}, ${yield* make}) ON CONFLICT DO NOTHING`
+    const [row] = yield* sql<{ value: string }>`SELECT value FROM appliance_settings WHERE name = ${name}`
+    return row!.value
+  })

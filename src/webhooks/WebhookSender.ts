@@ -14,7 +14,7 @@ import { VERSION } from "../version.ts"
 import { burstOffsetMs, type NextStep, nextStep } from "./ladder.ts"
 import { type AttemptResult, startWebhook } from "./post.ts"
 import { signPayload } from "./signature.ts"
-import { checkAddresses, type CheckedUrl, checkWebhookUrlSync, type HostToResolve, isLocalhost, type UrlPolicy } from "./ssrf.ts"
+import { checkAddresses, type CheckedUrl, checkWebhookUrlSync, type HostToResolve, isLocalhost, type UrlPolicy } from "../lib/url-check.ts"
 import { type HeldDelivery, type Outcome, WebhookStore } from "./WebhookStore.ts"
 
 /** How long past a burst retry's due time its lease lasts (a crashed replica's burst resumes then). */

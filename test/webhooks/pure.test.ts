@@ -11,7 +11,7 @@ import { ATTEMPT_TIMEOUT_MS, postWebhook } from "../../src/webhooks/post.ts"
 import { generateWebhookSecret, maskSecret } from "../../src/webhooks/secret.ts"
 import { signPayload, verifySignature } from "../../src/webhooks/signature.ts"
 import { makeSlots } from "../../src/webhooks/slots.ts"
-import { checkAddresses, checkWebhookUrlSync, embeddedV4, forbiddenAddress, type UrlPolicy } from "../../src/webhooks/ssrf.ts"
+import { checkAddresses, checkWebhookUrlSync, embeddedV4, forbiddenAddress, type UrlPolicy } from "../../src/lib/url-check.ts"
 import { selfSignedCert } from "../support/smtp-sink.ts"
 
 /** The whole check as WebhookSender makes it: the URL alone, then (for a host name) its addresses. */

@@ -84,6 +84,17 @@ export interface LoadedMessage extends MessageForDelivery {
  */
 interface Attempted {
   readonly host?: string | undefined
+  /** The TLS of the session that decided it, and the MTA-STS mode that applied (delivery_attempts' tls_* columns). */
+  readonly tls?: AttemptTls | undefined
+}
+
+/** What an attempt records of its session's TLS (src/mta/tls-session.ts) and the MTA-STS mode it was made under. */
+export interface AttemptTls {
+  readonly version: string | null
+  readonly verified: boolean
+  /** RFC 8460 result type when TLS fell short (the TLS-RPT report counts it); null when it verified. */
+  readonly failure: string | null
+  readonly mtaSts: "enforce" | "testing" | null
 }
 
 /** What the classification of an attempt decided, ready to be written. */
@@ -161,6 +172,10 @@ const rowOf = (c: Completion) => {
     reply: outcome.reply.slice(0, 1000),
     host: outcome.host?.slice(0, 255) ?? null,
     rendered_subject: c.renderedSubject ?? null,
+    tls_version: outcome.tls?.version ?? null,
+    tls_verified: outcome.tls?.verified ?? null,
+    tls_failure: outcome.tls?.failure ?? null,
+    mta_sts_mode: outcome.tls?.mtaSts ?? null,
     next_attempt_at: (outcome._tag === "deferred" ? outcome.retryAt : now).toISOString(),
     completed_at: outcome._tag === "deferred" ? null : now.toISOString(),
     updated_at: now.toISOString(),
@@ -283,7 +298,7 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
             SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS o(
               id text, owner text, state text, code int, status text, reply text, next_attempt_at timestamptz, completed_at timestamptz,
               updated_at timestamptz, event_id text, account_id text, key_id text, event text, payload jsonb, host text,
-              rendered_subject text)
+              rendered_subject text, tls_version text, tls_verified boolean, tls_failure text, mta_sts_mode text)
           ), done AS (
             UPDATE deliveries d SET
               state = o.state, attempts = d.attempts + 1, claims_since_outcome = 0, last_code = o.code, last_status = o.status, last_reply = o.reply,
@@ -298,8 +313,9 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
             SELECT o.event_id, o.account_id, o.key_id, o.event, o.payload, o.updated_at FROM o JOIN done ON done.id = o.id
             WHERE o.event IS NOT NULL
           ), attempted AS (
-            INSERT INTO delivery_attempts (delivery_id, account_id, at, host, code, status, reply, outcome)
-            SELECT o.id, o.account_id, o.updated_at, o.host, o.code, o.status, o.reply, o.state FROM o JOIN done ON done.id = o.id
+            INSERT INTO delivery_attempts (delivery_id, account_id, at, host, code, status, reply, outcome, tls_version, tls_verified, tls_failure, mta_sts_mode)
+            SELECT o.id, o.account_id, o.updated_at, o.host, o.code, o.status, o.reply, o.state, o.tls_version, o.tls_verified, o.tls_failure, o.mta_sts_mode
+            FROM o JOIN done ON done.id = o.id
           )
           SELECT id FROM done`
         // A simulator address is never put on a suppression list, whatever its outcome asks.

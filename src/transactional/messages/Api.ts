@@ -24,7 +24,16 @@ export const TimelineEntry = Schema.Struct({
     description: "attempt: the SMTP reply; bounced or deferred by a DSN: its diagnostic; an outcome no SMTP reply decided: the reason"
   }),
   status: Schema.optional(Schema.String).annotations({ description: "The enhanced status code (a DSN's for a late bounce)" }),
-  url: Schema.optional(Schema.String).annotations({ description: "clicked: the link followed (campaign mail only, like opened)" })
+  url: Schema.optional(Schema.String).annotations({ description: "clicked: the link followed (campaign mail only, like opened)" }),
+  tls_version: Schema.optional(Schema.String).annotations({
+    description: "attempt: the session's TLS version (TLSv1.3, TLSv1.2…); absent when it stayed in plaintext or no session was set up"
+  }),
+  tls_verified: Schema.optional(Schema.Boolean).annotations({
+    description: "attempt: whether the MX certificate verified for its host name (recorded since MTA-STS support)"
+  }),
+  mta_sts: Schema.optional(Schema.Literal("enforce", "testing")).annotations({
+    description: "attempt: the recipient domain's MTA-STS policy mode that applied (RFC 8461); absent when it has none"
+  })
 }).annotations({ identifier: "TimelineEntry" })
 export type TimelineEntry = typeof TimelineEntry.Type
 

@@ -44,7 +44,10 @@ const Row = Schema.Struct({
     code: Schema.NullOr(Schema.Number),
     status: NullableString,
     reply: NullableString,
-    outcome: Schema.String
+    outcome: Schema.String,
+    tls_version: Schema.optional(NullableString),
+    tls_verified: Schema.optional(Schema.NullOr(Schema.Boolean)),
+    mta_sts: Schema.optional(NullableString)
   })),
   bounces: Schema.Array(Schema.Struct({
     delivery_id: Schema.String,
@@ -88,7 +91,8 @@ export class MessageLookup extends Effect.Service<MessageLookup>()("herald/Messa
               ORDER BY d.created_at, array_position(ARRAY['to', 'cc', 'bcc'], d.recipient_kind), d.recipient), '[]')
             FROM deliveries d WHERE d.message_id = m.id) AS deliveries,
           (SELECT coalesce(json_agg(json_build_object('delivery_id', a.delivery_id, 'at', a.at, 'host', a.host, 'code', a.code,
-              'status', a.status, 'reply', a.reply, 'outcome', a.outcome) ORDER BY a.at, a.id), '[]')
+              'status', a.status, 'reply', a.reply, 'outcome', a.outcome, 'tls_version', a.tls_version, 'tls_verified', a.tls_verified,
+              'mta_sts', a.mta_sts_mode) ORDER BY a.at, a.id), '[]')
             FROM delivery_attempts a WHERE a.delivery_id IN (SELECT id FROM deliveries WHERE message_id = m.id)) AS attempts,
           (SELECT coalesce(json_agg(json_build_object('delivery_id', b.delivery_id, 'at', b.created_at, 'status', b.status,
               'action', b.action, 'diagnostic', b.diagnostic) ORDER BY b.created_at, b.id), '[]')

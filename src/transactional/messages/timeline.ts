@@ -32,6 +32,10 @@ export interface AttemptFact {
   readonly status: string | null
   readonly reply: string | null
   readonly outcome: string
+  /** The session's TLS (columns added with MTA-STS, #35): null for attempts without a session or recorded before. */
+  readonly tls_version?: string | null | undefined
+  readonly tls_verified?: boolean | null | undefined
+  readonly mta_sts?: string | null | undefined
 }
 
 export interface BounceFact {
@@ -94,6 +98,13 @@ const entry = (
   ...(fields.url == null ? {} : { url: fields.url })
 })
 
+/** An attempt's TLS facts as its timeline entry shows them (only those on record). */
+const tlsFields = (a: AttemptFact): Pick<TimelineEntry, "tls_version" | "tls_verified" | "mta_sts"> => ({
+  ...(a.tls_version == null ? {} : { tls_version: a.tls_version }),
+  ...(a.tls_verified == null ? {} : { tls_verified: a.tls_verified }),
+  ...(a.mta_sts === "enforce" || a.mta_sts === "testing" ? { mta_sts: a.mta_sts } : {})
+})
+
 const byDelivery = <A extends { readonly delivery_id: string }>(rows: ReadonlyArray<A>) => {
   const grouped = new Map<string, Array<A>>()
   for (const row of rows) grouped.set(row.delivery_id, [...(grouped.get(row.delivery_id) ?? []), row])
@@ -110,7 +121,7 @@ const recipientEntries = (
   const entries: Array<TimelineEntry> = [entry(d.created_at, "queued", d.recipient)]
   for (const a of attempts) {
     const smtp = a.host !== null || a.code !== null
-    if (smtp) entries.push(entry(a.at, "attempt", d.recipient, { host: a.host, reply: a.reply }))
+    if (smtp) entries.push({ ...entry(a.at, "attempt", d.recipient, { host: a.host, reply: a.reply }), ...tlsFields(a) })
     const type = OUTCOMES.has(a.outcome) ? (a.outcome as TimelineType) : "failed"
     entries.push(entry(a.at, type, d.recipient, { status: a.status, reply: smtp ? null : a.reply }))
   }

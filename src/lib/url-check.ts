@@ -1,14 +1,15 @@
 /**
- * Where webhooks may go: only to public addresses — never to loopback, private, link-local,
+ * Where outbound HTTP made on someone else's behalf may go (webhook URLs, and the MTA-STS policy
+ * fetch of a recipient domain, src/mta/mta-sts/fetch.ts): only to public addresses — never to loopback, private, link-local,
  * CGNAT, multicast or other reserved ranges, IPv4 or IPv6 (the rules, shared with the MTA, are in
  * src/lib/forbidden-address.ts). The check resolves the host once and the delivery connects to the
  * checked address, so a name that later resolves elsewhere (DNS rebinding) cannot slip through.
  * In production only https.
  */
 import { isIP } from "node:net"
-import { forbiddenAddress } from "../lib/forbidden-address.ts"
+import { forbiddenAddress } from "./forbidden-address.ts"
 
-export { embeddedV4, forbiddenAddress, ipv6Bytes } from "../lib/forbidden-address.ts"
+export { embeddedV4, forbiddenAddress, ipv6Bytes } from "./forbidden-address.ts"
 
 export interface UrlPolicy {
   readonly production: boolean

@@ -20,6 +20,10 @@ const corpus = new URL("corpus-sisimai/", import.meta.url)
 const expected = JSON.parse(fs.readFileSync(new URL("expected.json", corpus), "utf8")) as Record<string, Expected>
 const files = Object.keys(expected).sort()
 
+/* The issue's targets: share of stated facts met on the files rules were written against, and on the set-aside third. */
+const RULES_TARGET = 98
+const SET_ASIDE_TARGET = 95
+
 const tally = { rules: { hit: 0, total: 0 }, setAside: { hit: 0, total: 0 } }
 const percent = (t: { hit: number; total: number }) => (t.total === 0 ? 0 : (100 * t.hit) / t.total)
 const figure = (t: { hit: number; total: number }) => `${t.hit}/${t.total} facts (${percent(t).toFixed(1)} %)`
@@ -42,5 +46,11 @@ describe("sisimai corpus", () => {
     t.hit += facts.filter((f) => f.ok).length
     const misses = facts.filter((f) => !f.ok).map((f) => f.fact)
     expect(misses).toEqual((KNOWN_MISSES[file] ?? []).map((m) => m.fact))
+  })
+
+  it("meets the issue's targets on both thirds", () => {
+    expect(tally.rules.total + tally.setAside.total).toBeGreaterThan(0)
+    expect(percent(tally.rules)).toBeGreaterThanOrEqual(RULES_TARGET)
+    expect(percent(tally.setAside)).toBeGreaterThanOrEqual(SET_ASIDE_TARGET)
   })
 })

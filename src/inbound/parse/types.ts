@@ -10,7 +10,10 @@ export type BounceClass = "hard" | "soft"
 export interface BouncedRecipient {
   /** The failed recipient's address, lower-cased. */
   readonly email: string
-  /** Enhanced status code (RFC 3463): the DSN `Status:` field, else the code in the diagnostic text. */
+  /**
+   * Enhanced status code (RFC 3463): the DSN `Status:` field, or the remote server's own code in the
+   * diagnostic where the Status field is a generic one (bounce/prefer.ts); else the code in the text.
+   */
   readonly status: string
   /** DSN `Action:` (`failed`, `delayed`, …); `failed` for a non-DSN bounce that gives none. */
   readonly action: string

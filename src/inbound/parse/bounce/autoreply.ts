@@ -5,26 +5,8 @@
  * bounce even though it too is sent to the original's sender, often with a null return path.
  */
 import { field } from "../fields.ts"
+import { BOUNCE_SUBJECT, DAEMON_ADDRESS, DAEMON_NAME } from "./daemon.ts"
 import type { MailView } from "./view.ts"
-
-const DAEMON_ADDRESS = /^(mailer-?daemon|mail-?daemon|postmaster|mail-?delivery|maildelivery|mdaemon|bounces?|double-bounce)@/i
-const DAEMON_NAME = /mail delivery (subsystem|system|service)|mailer[- ]daemon|postmaster/i
-
-const BOUNCE_SUBJECT = new RegExp(
-  [
-    "undeliver(able|ed)",
-    "delivery (status notification|failure|failed|has failed|report|problem|notification|status report)",
-    "failure notice",
-    "returned mail",
-    "mail delivery failed",
-    "could not be delivered",
-    "non[- ]?delivery",
-    "mail failure",
-    "Недоставленное",
-    "не доставлено"
-  ].join("|"),
-  "i"
-)
 
 /* RFC 3834 §5 Auto-Submitted; the vendor headers and subjects of vacation responders. */
 const AUTO_SUBJECT = /^\s*(auto(matic)?[ -]?(reply|response|antwort)|out of (the )?office|away from|vacation|abwesenheit|absence)\b/i

@@ -15,13 +15,28 @@ interface TextRule {
 export interface BounceRules {
   readonly rules: ReadonlyArray<TextRule>
   readonly delay: ReadonlyArray<RegExp>
+  /** What MTAs write before a failed address that opens a line, anchored at the line's start. */
+  readonly recipientLabel: RegExp
+  /** Phrases that make a line naming an address a failure line. */
+  readonly failure: ReadonlyArray<RegExp>
+}
+
+interface RulesFile {
+  readonly rules: ReadonlyArray<{ pattern: string; status: string }>
+  readonly delay_patterns: ReadonlyArray<string>
+  readonly recipient_labels?: ReadonlyArray<{ pattern: string }>
+  readonly failure_phrases?: ReadonlyArray<{ pattern: string }>
 }
 
 export const parseBounceRules = (json: unknown): BounceRules => {
-  const data = json as { rules: Array<{ pattern: string; status: string }>; delay_patterns: Array<string> }
+  const data = json as RulesFile
+  const labels = (data.recipient_labels ?? []).map((l) => `(?:${l.pattern})`)
   return {
     rules: data.rules.map((r) => ({ pattern: new RegExp(r.pattern, "i"), status: r.status })),
-    delay: data.delay_patterns.map((p) => new RegExp(p, "i"))
+    delay: data.delay_patterns.map((p) => new RegExp(p, "i")),
+    // Never empty: `(?!)` matches nothing, so a rules file without labels strips nothing.
+    recipientLabel: new RegExp(`^\\s*(?:${labels.length === 0 ? "(?!)" : labels.join("|")})\\s*`, "i"),
+    failure: (data.failure_phrases ?? []).map((p) => new RegExp(p.pattern, "i"))
   }
 }
 

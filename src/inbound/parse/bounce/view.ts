@@ -7,6 +7,7 @@
 import { type Fields, field, headerBlock, noOriginal, originalFromHeaders, parseFields } from "../fields.ts"
 import { type AddressField, hasOnlyBareCR, type ParsedMail } from "../mail.ts"
 import type { OriginalMessage } from "../types.ts"
+import { isReportHeader } from "./daemon.ts"
 
 export interface MailView {
   readonly headers: Fields
@@ -65,6 +66,22 @@ const ORIGINAL_FIELD =
   /^(received|return-path|message-id|from|to|subject|date|delivered-to|dkim-signature|x-received|mime-version|reply-to|sender):/i
 const ANY_FIELD = /^[A-Za-z][A-Za-z0-9-]*:/
 
+const blockEnd = (lines: ReadonlyArray<string>, from: number) => {
+  let end = from + 1
+  while (end < lines.length && lines[end]!.trim() !== "") end++
+  return end
+}
+
+/*
+ * A quoted header block that is a mail system's own report (a bounce forwarded in the text, as
+ * OCN's relays do, or IMail's summary of the bounce above its explanation) is part of the report,
+ * not the returned original: the report goes on after it.
+ */
+const isReportBlock = (block: ReadonlyArray<string>) => {
+  const value = (name: string) => block.find((l) => l.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1) ?? ""
+  return isReportHeader(value("from"), value("subject"))
+}
+
 const returnedStart = (lines: ReadonlyArray<string>): { cut: number; from: number } | null => {
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!
@@ -72,7 +89,11 @@ const returnedStart = (lines: ReadonlyArray<string>): { cut: number; from: numbe
     if (ORIGINAL_FIELD.test(line)) {
       let j = i + 1
       while (j < lines.length && /^[ \t]/.test(lines[j]!)) j++
-      if (j < lines.length && ANY_FIELD.test(lines[j]!)) return { cut: i, from: i }
+      if (j < lines.length && ANY_FIELD.test(lines[j]!)) {
+        const end = blockEnd(lines, i)
+        if (!isReportBlock(lines.slice(i, end))) return { cut: i, from: i }
+        i = end
+      }
     }
   }
   return null
@@ -112,9 +133,22 @@ const fromRaw = (raw: Buffer): MailView => {
   }
 }
 
+/*
+ * A multipart message whose declared boundary never occurs in its body (a boundary rewritten by a
+ * relay or an anonymiser after the parts were written, as in Postfix bounces passed through list
+ * software): the MIME walk finds no part at all, so the body is read as text, the DSN fields in it
+ * as embedded ones.
+ */
+const unsplitMultipart = (mail: ParsedMail, headers: Fields) =>
+  /^\s*multipart\//i.test(field(headers, "content-type") ?? "") &&
+  mail.text === undefined &&
+  mail.html === false &&
+  mail.attachments.length === 0
+
 export const mailView = (mail: ParsedMail, raw: Buffer): MailView => {
   if (hasOnlyBareCR(raw)) return fromRaw(raw)
   const headers = parseFields(mail.headerLines.map((h) => h.line).join("\n"))
+  if (unsplitMultipart(mail, headers)) return fromRaw(raw)
   const text = mail.text ?? (typeof mail.html === "string" ? htmlText(mail.html) : "")
   const { report, returned } = splitReturned(text)
   const partText = (contentType: RegExp) =>
@@ -146,4 +180,19 @@ export const originalOf = (view: MailView): OriginalMessage => {
     if (known(original)) return original
   }
   return noOriginal
+}
+
+const headerValue = (message: string, name: string) => field(parseFields(headerBlock(lf(message).replace(/^\n+/, ""))), name) ?? ""
+
+/** Enclosed messages that are themselves a mail system's report (a bounce forwarded as an attachment). */
+export const forwardedReports = (view: MailView): ReadonlyArray<string> =>
+  view.enclosed.filter((part) => isReportHeader(headerValue(part, "from"), headerValue(part, "subject")))
+
+/** The To: addresses of the returned original (enclosed, else quoted in the text), lower-cased. */
+export const originalRecipients = (view: MailView): ReadonlyArray<string> => {
+  const source = view.enclosed[0] ?? view.returned
+  if (source === undefined || source === null) return []
+  // An unanchored search is quadratic in the text's length: a To: field longer than any real one is not read.
+  const to = headerValue(source, "to")
+  return to.length > 10_000 ? [] : [...to.matchAll(new RegExp(ADDRESS.source, "g"))].map((m) => m[0].toLowerCase())
 }

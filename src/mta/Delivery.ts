@@ -43,6 +43,7 @@ import { complainsAfter, completeWithComplaint, simulatedOutcome } from "./simul
 import { type Hop, SmtpClient } from "./smtp-client.ts"
 import { encodeVerp } from "./verp.ts"
 import { VerpSecret } from "./VerpSecret.ts"
+import { recordSmtpReply } from "../lib/metrics.ts"
 
 /**
  * The attempt ended before its last step, with its outcome written (`written`: on record) or the
@@ -108,7 +109,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
 
     const { keyOf, routeOf, targetsOf } = makeLookups(queue)
     // Concurrent attempts read their messages and write their outcomes a group per statement.
-    const io = yield* makeGroupIo(queue, now)
+    const io = yield* makeGroupIo(queue, now, destinations.shapingNameOf)
     const { messageOf, complete, fail, failUnread } = io
     const { holding, decodedOf, signedOf } = makeHeldMessages()
     /** The message as its delivery gets it: a campaign message's tracking tokens name its (only) delivery; other messages ignore it. */
@@ -260,6 +261,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
     const classify = (d: ClaimedDelivery, reply: Reply & { readonly host: string }) =>
       Effect.gen(function*() {
         const c = classifyReply(reply)
+        recordSmtpReply(reply.code)
         if (c.throttle) yield* destinations.throttle(d.recipient_domain)
         const at = yield* now
         const text = reply.text.trim()

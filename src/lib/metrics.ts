@@ -20,7 +20,7 @@
  * `AggregatorRegistry.aggregate`; counters sum, and the appliance-wide gauges read from the
  * database carry `aggregator: "max"` so N workers do not report N times the queue.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client"
+import { collectDefaultMetrics, Counter, Gauge, Registry } from "prom-client"
 
 export const registry = new Registry()
 
@@ -74,6 +74,67 @@ const grid2 = <A extends string, B extends string>(
   bs: ReadonlyArray<B>
 ): Readonly<Record<A, Readonly<Record<B, CounterCell>>>> =>
   Object.fromEntries(as.map((a) => [a, Object.fromEntries(bs.map((b) => [b, counter.cell({ [names[0]]: a, [names[1]]: b })]))])) as never
+
+/** One labelled cell of a histogram: `observe` counts into its bucket, no allocation. */
+export interface HistogramCell {
+  readonly observe: (value: number) => void
+}
+
+/**
+ * A histogram whose cells are arrays of bucket counts, exported in prom-client's metric format (a
+ * registered metric is anything with `get()`; the registry and `AggregatorRegistry` read only
+ * that). prom-client's own `observe` allocates a closure and a label object and hashes the labels
+ * on every call: measured 8 µs a call on the loaded test machine, against 0.1 µs for a cell.
+ */
+const cellHistogram = <L extends string>(name: string, help: string, labelNames: ReadonlyArray<L>, buckets: ReadonlyArray<number>) => {
+  const cells = new Map<string, { labels: Readonly<Record<L, string>>; counts: Float64Array; sum: number; count: number }>()
+  registry.registerMetric({
+    name,
+    help,
+    type: "histogram",
+    aggregator: "sum",
+    get: async () => ({
+      name,
+      help,
+      type: "histogram",
+      aggregator: "sum",
+      values: [...cells.values()].flatMap((c) => {
+        let cumulative = 0
+        const values: Array<{ labels: Record<string, string | number>; value: number; metricName: string }> = buckets.map((le, i) => {
+          cumulative += c.counts[i]!
+          return { labels: { ...c.labels, le }, value: cumulative, metricName: `${name}_bucket` }
+        })
+        values.push({ labels: { ...c.labels, le: "+Inf" }, value: c.count, metricName: `${name}_bucket` })
+        values.push({ labels: { ...c.labels }, value: c.sum, metricName: `${name}_sum` })
+        values.push({ labels: { ...c.labels }, value: c.count, metricName: `${name}_count` })
+        return values
+      })
+    }),
+    reset: () => cells.clear()
+  } as never)
+  const cell = (labels: Readonly<Record<L, string>>): HistogramCell => {
+    const key = labelNames.map((l) => labels[l]).join("\u0000")
+    let found = cells.get(key)
+    if (found === undefined) {
+      found = { labels, counts: new Float64Array(buckets.length), sum: 0, count: 0 }
+      cells.set(key, found)
+    }
+    const c = found
+    return {
+      observe: (value) => {
+        c.sum += value
+        c.count += 1
+        for (let i = 0; i < buckets.length; i++) {
+          if (value <= buckets[i]!) {
+            c.counts[i]! += 1
+            return
+          }
+        }
+      }
+    }
+  }
+  return { cell }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Accepted sends, by channel
@@ -167,12 +228,16 @@ export const recordSmtpReply = (code: number | null | undefined): void =>
   replies[code === null || code === undefined ? "none" : code >= 500 ? "5xx" : code >= 400 ? "4xx" : code >= 200 && code < 300 ? "2xx" : "none"]
     .inc()
 
-const dkimSeconds = new Histogram({
-  name: "herald_dkim_sign_seconds",
-  help: "Time to DKIM-sign one outbound message",
-  buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1],
-  registers: [registry]
-})
+const dkimSeconds = cellHistogram("herald_dkim_sign_seconds", "Time to DKIM-sign one outbound message", [], [
+  0.0005,
+  0.001,
+  0.002,
+  0.005,
+  0.01,
+  0.025,
+  0.05,
+  0.1
+]).cell({})
 export const recordDkimSign = (seconds: number): void => dkimSeconds.observe(seconds)
 
 // ---------------------------------------------------------------------------------------------
@@ -222,22 +287,22 @@ export const recordAuthFailure = (endpoint: typeof AUTH_ENDPOINTS[number]): void
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
 const httpRequests = cellCounter("herald_http_requests_total", "HTTP requests by method, route template and status", ["method", "route", "status"])
-const httpSeconds = new Histogram<"method" | "route">({
-  name: "herald_http_request_duration_seconds",
-  help: "HTTP request latency by method and route template",
-  labelNames: ["method", "route"],
-  buckets: HTTP_BUCKETS,
-  registers: [registry]
-})
+const httpSeconds = cellHistogram(
+  "herald_http_request_duration_seconds",
+  "HTTP request latency by method and route template",
+  ["method", "route"],
+  HTTP_BUCKETS
+)
 
 /** Methods as labels: the standard ones, anything else one label. */
 const HTTP_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
 
 interface RouteCells {
   readonly byStatus: Map<number, CounterCell>
-  readonly latency: Histogram.Internal<"method" | "route">
+  readonly latency: HistogramCell
 }
-const routeCells = new Map<string, RouteCells>()
+/** route → method → cells: found without building a key string. */
+const routeCells = new Map<string, Map<string, RouteCells>>()
 
 /**
  * One answered request. `route` is a path template from the API's own routes (or the one
@@ -245,11 +310,12 @@ const routeCells = new Map<string, RouteCells>()
  */
 export const recordHttpRequest = (method: string, route: string, status: number, seconds: number): void => {
   const m = HTTP_METHODS.has(method) ? method : "OTHER"
-  const key = `${m} ${route}`
-  let cells = routeCells.get(key)
+  let byMethod = routeCells.get(route)
+  if (byMethod === undefined) routeCells.set(route, byMethod = new Map())
+  let cells = byMethod.get(m)
   if (cells === undefined) {
-    cells = { byStatus: new Map(), latency: httpSeconds.labels({ method: m, route }) }
-    routeCells.set(key, cells)
+    cells = { byStatus: new Map(), latency: httpSeconds.cell({ method: m, route }) }
+    byMethod.set(m, cells)
   }
   let cell = cells.byStatus.get(status)
   if (cell === undefined) {

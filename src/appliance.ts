@@ -86,6 +86,9 @@ import { MxListenerLive } from "./inbound/listener/MxListener.ts"
 import { InboundConfigLive } from "./inbound/InboundConfig.ts"
 import { InboundQueue } from "./inbound/processor/InboundQueue.ts"
 import { InboundProcessorLive } from "./inbound/processor/Processor.ts"
+import { AuthFailuresLive } from "./http/auth-failures.ts"
+import { MetricsScrape } from "./api/metrics/MetricsScrape.ts"
+import { MetricsPortLive } from "./api/metrics/routes.ts"
 
 /**
  * Configuration and logging: everything else runs inside these. Tracing is off: Herald exports no
@@ -198,8 +201,17 @@ const MtaServicesLive = Delivery.Default.pipe(
 /** The MTA actor; its status is also read by the admin queue view (one actor: layers are shared by reference). */
 const MtaActorLive = MtaLive.pipe(Layer.provide(MtaServicesLive))
 
-/** What the HTTP API reads of the actors: the queue's snapshot (GET /v1/admin/queue) with the MTA's status. */
-const ActorViewsLive = QueueOverview.Default.pipe(Layer.provide(Layer.merge(MtaActorLive, MtaConfigLive)))
+/**
+ * What the HTTP API reads of the actors: the queue's snapshot (GET /v1/admin/queue) with the MTA's
+ * status, and GET /metrics with the MTA's and the dispatcher's (the same actors as ActorsLive's:
+ * layers are shared by reference) and the failed-authentication table the API's bearer shares.
+ */
+const MetricsScrapeLive = MetricsScrape.Default.pipe(Layer.provide(Layer.mergeAll(MtaActorLive, DispatcherLive, AuthFailuresLive)))
+const ActorViewsLive = Layer.mergeAll(
+  QueueOverview.Default.pipe(Layer.provide(Layer.merge(MtaActorLive, MtaConfigLive))),
+  MetricsScrapeLive,
+  AuthFailuresLive
+)
 
 /** The actors: long-running loops of every replica. */
 const ActorsLive = Layer.mergeAll(
@@ -222,7 +234,7 @@ const ActorsLive = Layer.mergeAll(
 const BootstrapLive = Layer.effectDiscard(Effect.zipRight(dnsConfigWarnings, bootstrap))
 
 /** `herald serve`: migrations, bootstrap, then the HTTP API (later: MTA, MX listener, webhooks). */
-export const ApplianceLive = Layer.merge(HttpLive.pipe(Layer.provide(ActorViewsLive)), ActorsLive).pipe(
+export const ApplianceLive = Layer.mergeAll(HttpLive.pipe(Layer.provide(ActorViewsLive)), MetricsPortLive.pipe(Layer.provide(MetricsScrapeLive)), ActorsLive).pipe(
   Layer.provide(BootstrapLive),
   Layer.provide(ServicesLive)
 )

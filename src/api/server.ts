@@ -33,6 +33,9 @@ import { HeraldApi } from "./api.ts"
 import { ConsoleStaticLive } from "./console/static.ts"
 import { AdminAuthenticationLive } from "../http/admin-auth.ts"
 import { AuthenticationLive } from "../http/auth.ts"
+import { AuthFailuresLive } from "../http/auth-failures.ts"
+import { makeRouteTemplates } from "../http/route-templates.ts"
+import { MetricsRoutesLive } from "./metrics/routes.ts"
 import { DocsRoutesLive } from "./docs/routes.ts"
 import { FrontDoorServer, openFrontDoor } from "./front-door.ts"
 import { ErrorMappingLive } from "./error-mapping.ts"
@@ -75,7 +78,8 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     SequencesHttpLive
   ]),
   Layer.provide(AdminAuthenticationLive),
-  Layer.provide(AuthenticationLive)
+  // The failed-authentication table is the appliance's one (the same constant as /metrics' own).
+  Layer.provide(AuthenticationLive.pipe(Layer.provide(AuthFailuresLive)))
 )
 
 /** The longest path parameter the router matches (see ServeLive). */
@@ -108,7 +112,9 @@ const ServeLive = Layer.unwrapEffect(
     // parse each request's URL and redact its headers before finding that out.
     // NUL and lone surrogates in a path or query are refused before routing (storable-input.ts).
     const served = withStorableUrl(router.routes, withMethodNotAllowed(router.routes, app))
-    return HttpServer.serve(requestMiddleware(policy)(served)).pipe(
+    // The HTTP metrics' route label: the template of the router's routes, never the raw path.
+    const routeOf = makeRouteTemplates(router.routes)
+    return HttpServer.serve(requestMiddleware(policy, routeOf)(served)).pipe(
       HttpMiddleware.withTracerDisabledWhen(() => true),
       Layer.provide(bodyLimitLayer(config.httpMaxBodyBytes))
     )
@@ -145,6 +151,7 @@ const NodeServerLive = Layer.unwrapEffect(
 
 export const HttpLive = ServeLive.pipe(
   Layer.provide(DocsRoutesLive),
+  Layer.provide(MetricsRoutesLive),
   Layer.provide(PublicPagesLive),
   Layer.provide(ConsoleStaticLive),
   Layer.provide(ErrorMappingLive),

@@ -105,6 +105,12 @@ export interface AppConfigShape {
   readonly exportPoolMax: number
   /** HERALD_EXPORT_WRITE_TIMEOUT_S in milliseconds: an export whose client takes nothing for this long is ended. */
   readonly exportWriteTimeoutMs: number
+  /** HERALD_METRICS_TOKEN: the bearer token GET /metrics requires, on either port (src/api/metrics/). */
+  readonly metricsToken: Option.Option<Redacted.Redacted<string>>
+  /** HERALD_METRICS_PORT: a separate listener that serves only /metrics; unset: none. */
+  readonly metricsPort: Option.Option<number>
+  /** HERALD_METRICS_HOST: the address the metrics port binds to (default 127.0.0.1). */
+  readonly metricsHost: string
 }
 
 export class AppConfig extends Context.Tag("herald/AppConfig")<AppConfig, AppConfigShape>() {}
@@ -274,7 +280,22 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   queryTimeoutMs: atLeast("HERALD_QUERY_TIMEOUT_MS", 100, 5_000),
   longQueryTimeoutMs: atLeast("HERALD_LONG_QUERY_TIMEOUT_MS", 1_000, 300_000),
   exportPoolMax: atLeast("HERALD_EXPORT_POOL_MAX", 1, 3),
-  exportWriteTimeoutMs: atLeast("HERALD_EXPORT_WRITE_TIMEOUT_S", 1, 30).pipe(Config.map((s) => s * 1000))
+  exportWriteTimeoutMs: atLeast("HERALD_EXPORT_WRITE_TIMEOUT_S", 1, 30).pipe(Config.map((s) => s * 1000)),
+  metricsToken: Config.redacted().pipe(
+    Config.validate({
+      message: "must be at least 16 characters without spaces",
+      validation: (token) => Redacted.value(token) === "" || /^\S{16,}$/.test(Redacted.value(token))
+    }),
+    Config.nested("HERALD_METRICS_TOKEN"),
+    Config.option,
+    Config.map(Option.filter((token) => Redacted.value(token) !== ""))
+  ),
+  metricsPort: Config.integer().pipe(
+    Config.validate({ message: "must be a port number from 1 to 65535", validation: (n) => n >= 1 && n <= 65535 }),
+    Config.nested("HERALD_METRICS_PORT"),
+    Config.option
+  ),
+  metricsHost: Config.string("HERALD_METRICS_HOST").pipe(Config.withDefault("127.0.0.1"))
 }).pipe(
   Config.map((raw) => {
     const baseUrl = Option.getOrElse(raw.baseUrl, () => `http://localhost:${raw.httpPort}`)

@@ -13,6 +13,8 @@
  * could rotate through its addresses.
  */
 import * as net from "node:net"
+import { Context, Effect, Layer } from "effect"
+import { AppConfig } from "../config/app-config.ts"
 import { type FixedWindow, makeFixedWindows } from "../lib/fixed-windows.ts"
 
 export const WINDOW_MS = 60_000
@@ -68,3 +70,13 @@ export const makeAuthFailures = (limit: number, maxAddresses = MAX_ADDRESSES) =>
     size: windows.size
   }
 }
+
+/**
+ * The one table of the process: every place that takes a credential from a client (the API's
+ * bearer, /metrics' token, SMTP submission's AUTH) counts its failures here, so alternating
+ * between them gains a guesser nothing.
+ */
+export class AuthFailures extends Context.Tag("herald/AuthFailures")<AuthFailures, ReturnType<typeof makeAuthFailures>>() {}
+
+/** Built once per appliance (layers memoize by reference): provide this same constant everywhere. */
+export const AuthFailuresLive = Layer.effect(AuthFailures, Effect.map(AppConfig, (config) => makeAuthFailures(config.authFailuresPerMin)))

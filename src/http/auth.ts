@@ -22,7 +22,8 @@
 import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest, OpenApi } from "@effect/platform"
 import { Clock, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { AppConfig } from "../config/app-config.ts"
-import { makeAuthFailures } from "./auth-failures.ts"
+import { AuthFailures } from "./auth-failures.ts"
+import { recordAuthFailure } from "../lib/metrics.ts"
 import { csrfRefusal, originOf } from "./csrf.ts"
 import { Forbidden, forbidden, RateLimited, RateLimitedError, Unauthorized, unauthorized } from "./errors.ts"
 import { KeyLookup, type Principal } from "./key-lookup.ts"
@@ -83,7 +84,7 @@ export const AuthenticationLive = Layer.effect(
     const keys = yield* KeyLookup
     const context = yield* Effect.context<SessionLookup | AppConfig>()
     const { authFailuresPerMin } = yield* AppConfig
-    const failures = makeAuthFailures(authFailuresPerMin)
+    const failures = yield* AuthFailures
 
     const refuse = (until: number, now: number) =>
       Effect.zipRight(
@@ -114,6 +115,7 @@ export const AuthenticationLive = Layer.effect(
           const principal = yield* Effect.orDie(identify)
           if (Option.isNone(principal)) {
             failures.record(address, now)
+            recordAuthFailure("api")
             return yield* (until === undefined ? Effect.fail(unauthorized()) : refuse(until, now))
           }
           return yield* admit(principal.value)

@@ -16,6 +16,7 @@
 import { FileSystem, HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, Exit, Layer, Option, Scope } from "effect"
 import { randomBase62 } from "../lib/ids.ts"
+import { recordHttpRequest } from "../lib/metrics.ts"
 import { type BodyBudget, makeBodyBudget } from "./body-budget.ts"
 import { BodyRejected, type BodyReadLimits, isChunked } from "./body-reader.ts"
 import { boundedJsonRequest } from "./bounded-request.ts"
@@ -109,12 +110,13 @@ const handle = <E, R>(
   app: HttpApp.Default<E, R>,
   state: RequestState,
   policy: BodyPolicy,
-  release: Effect.Effect<void>
+  release: Effect.Effect<void>,
+  routeOf: (url: string) => string
 ) =>
   Effect.gen(function*() {
     const { requestId } = state
     const request = yield* HttpServerRequest.HttpServerRequest
-    const started = Date.now()
+    const started = performance.now()
     const limits = bodyLimitsFor(request, policy)
     const declared = Number(request.headers["content-length"] ?? "0")
     const hasBody = isChunked(request) || declared > 0
@@ -142,6 +144,9 @@ const handle = <E, R>(
         })
       )
     const final = HttpServerResponse.setHeaders(response, { ...state.responseHeaders, "x-request-id": requestId })
+    // Until the response is ready to be written (a streamed export's rows go after): the handler's time.
+    const ms = performance.now() - started
+    recordHttpRequest(request.method, routeOf(request.url), final.status, ms / 1000)
     // Built only when debug lines are written: the annotations cost something on every request.
     yield* Effect.whenLogLevel(
       Effect.logDebug("http").pipe(
@@ -149,7 +154,7 @@ const handle = <E, R>(
           method: request.method,
           path: request.url.split("?")[0] ?? request.url,
           status: final.status,
-          ms: Date.now() - started
+          ms: Math.round(ms)
         })
       ),
       "Debug"
@@ -166,13 +171,17 @@ const handle = <E, R>(
 export const bodyLimitLayer = (maxBodyBytes: number) =>
   Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(maxBodyBytes)))
 
-export const requestMiddleware = (policy: BodyPolicy) => {
+/**
+ * `routeOf` names a request's route template for the HTTP metrics (route-templates.ts): never the
+ * raw path.
+ */
+export const requestMiddleware = (policy: BodyPolicy, routeOf: (url: string) => string) => {
   const budget = makeBodyBudget(policy)
   return <E, R>(app: HttpApp.Default<E, R>) =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       const address = Option.getOrElse(request.remoteAddress, () => "unknown")
       const { release, slot } = requestBodyBudget(budget, address)
       const state: RequestState = { requestId: `req_${randomBase62(20)}`, responseHeaders: {}, bodyBudget: slot }
-      return Effect.locally(handle(app, state, policy, release), currentRequest, state)
+      return Effect.locally(handle(app, state, policy, release, routeOf), currentRequest, state)
     })
 }

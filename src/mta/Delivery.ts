@@ -45,6 +45,7 @@ import { complainsAfter, completeWithComplaint, simulatedOutcome } from "./simul
 import { type Hop, SmtpClient, type SentReply } from "./smtp-client.ts"
 import { encodeVerp } from "./verp.ts"
 import { VerpSecret } from "./VerpSecret.ts"
+import { recordSmtpReply } from "../lib/metrics.ts"
 
 /**
  * The attempt ended before its last step, with its outcome written (`written`: on record) or the
@@ -118,7 +119,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
 
     const { keyOf, routeOf, targetsOf } = makeLookups(queue)
     // Concurrent attempts read their messages and write their outcomes a group per statement.
-    const { messageOf, complete, fail, failUnread, hold: holdGroup } = yield* makeGroupIo(queue, now)
+    const { messageOf, complete, fail, failUnread, hold: holdGroup } = yield* makeGroupIo(queue, now, destinations.shapingNameOf)
     const { holding, decodedOf, signedOf } = makeHeldMessages()
     /** The message as its delivery gets it: a campaign message's tracking tokens name its (only) delivery; other messages ignore it. */
     const composeFor = (d: ClaimedDelivery, loaded: Loaded, rendered: RenderedReference | undefined) => () =>
@@ -295,6 +296,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
     const classify = (d: ClaimedDelivery, reply: SentReply, mtaStsMode: Routed["mtaSts"]) =>
       Effect.gen(function*() {
         const c = classifyReply(reply)
+        recordSmtpReply(reply.code)
         if (c.throttle) yield* destinations.throttle(d.recipient_domain)
         const at = yield* now
         const text = reply.text.trim()

@@ -38,6 +38,7 @@ import { makeDestinationStore } from "./destinations/store.ts"
 import { MtaConfig } from "./MtaConfig.ts"
 import type { Channel } from "./queue/StoredMessage.ts"
 import { loadShapingFile, resolveShaping, type Shaping } from "./shaping.ts"
+import { allowDestinationSites } from "../lib/metrics.ts"
 
 const BACKOFF_MAX_MS = 3_600_000
 /** Longer than the SMTP client keeps an idle connection open (nodemailer's pool: 4 minutes). */
@@ -258,6 +259,22 @@ export class Destinations extends Effect.Service<Destinations>()("herald/Destina
     yield* Effect.forkScoped(Effect.repeat(heartbeat, Schedule.spaced(Duration.millis(mta.leaseMs / 4))))
     yield* Effect.addFinalizer(() => store.releaseAll(me).pipe(Effect.ignoreLogged))
 
-    return { run, throttle, paused, connectionsFor } as const
+    /**
+     * The shaping entry's name of `domain`, as the metrics' destination label: by the domain's
+     * own name first, else by the MX hosts its site was found at (a company domain hosted by
+     * Gmail is `gmail`). A site is its MX set, shaped by the first domain seen there, so the
+     * domain's own entry goes first.
+     */
+    const shapingNameOf = (domain: string): string => {
+      const own = resolveShaping(file, domain).name
+      if (own !== "default") return own
+      const key = domainSite.get(domain)
+      return (key === undefined ? undefined : sites.get(key))?.shaping.name ?? own
+    }
+
+    /** The shaping file's provider names: the only destination labels metrics allow (src/lib/metrics.ts). */
+    allowDestinationSites(file.providers.map((p) => p.name))
+
+    return { run, throttle, paused, connectionsFor, shapingNameOf } as const
   })
 }) {}

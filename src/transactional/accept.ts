@@ -11,6 +11,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Data, Effect, Option } from "effect"
 import { domainOf } from "../lib/email.ts"
 import { newId } from "../lib/ids.ts"
+import type { SendOutcome } from "../lib/metrics.ts"
 import { allSimulatorAddresses, quotaCountOf } from "../lib/simulator.ts"
 import { Domains } from "../platform/domains/Domains.ts"
 import { Suppressions } from "../platform/suppressions/Suppressions.ts"
@@ -72,6 +73,19 @@ export const recipientsOf = (p: Personalization): ReadonlyArray<Recipient> => [
 ]
 
 /** The whole 202 body: the flat form's answer adds its one item's message_id at the top. */
+/**
+ * What became of an accepted send, as the metrics count it (src/lib/metrics.ts
+ * `recordAcceptedSend`, called by each entry with its channel: the API's send, SMTP submission).
+ */
+export const acceptedOutcome = (response: SendResponse): SendOutcome =>
+  response.sandbox
+    ? "sandbox"
+    : response.message === "scheduled"
+    ? "scheduled"
+    : response.items.some((item) => item.status === "queued")
+    ? "queued"
+    : "nothing_to_send"
+
 const answer = (input: AcceptInput, response: SendResponse): SendResponse =>
   input.form === "flat" && response.items[0] !== undefined
     ? { ...response, message_id: response.items[0].message_id }

@@ -27,6 +27,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Context, Duration, Effect, Fiber, Layer, Queue, Schedule } from "effect"
 import { AppConfig } from "../config/app-config.ts"
 import { randomBase62 } from "../lib/ids.ts"
+import { recordWebhookAttempt } from "../lib/metrics.ts"
 import { QueueSignal } from "../db/QueueSignal.ts"
 import {
   afterRefill,
@@ -92,6 +93,8 @@ const attemptWriter = Effect.gen(function*() {
   let finished: Array<Outcome> = []
   const arrived = yield* Effect.makeLatch(false)
   const recordDone = (outcome: Outcome) => {
+    // The metrics count each attempt here, once: a pending outcome means another attempt follows.
+    recordWebhookAttempt(outcome.status === "pending" ? "retry" : outcome.status)
     finished.push(outcome)
     if (finished.length === 1) arrived.unsafeOpen()
   }

@@ -19,6 +19,7 @@
  * one read of the deliveries the batch names, one UPDATE (effects only for the messages that name
  * a delivery — most reports do not).
  */
+import { type InboundKind, INBOUND_KINDS, recordInbound, recordInboundParseFailure } from "../../lib/metrics.ts"
 import { Cause, Clock, Duration, Effect, Exit, Option, Queue, Schedule } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { actorLayer } from "../../lib/actor.ts"
@@ -38,6 +39,9 @@ import { type ClaimedInbound, InboundQueue, type Parsed } from "./InboundQueue.t
 import { lookupDeliveries } from "./mapping.ts"
 import { ReportedDeliveries, ReportHooks } from "./ports.ts"
 import { makeReportTrust } from "./trust.ts"
+
+/** A parsed message's kind as a metrics label (an unsubscribe request by mail is `other`). */
+const inboundKindOf = (kind: string): InboundKind => (INBOUND_KINDS as ReadonlyArray<string>).includes(kind) ? kind as InboundKind : "other"
 
 export const INBOUND_CHANNEL: Channel = "herald_inbound"
 const LEASE_MS = 5 * 60_000
@@ -151,9 +155,10 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
       Effect.annotateLogs({ inbound_message_id: message.id })
     )
 
-  /** A parse failure that will always fail: parked at once, not retried. */
+  /** A parse failure that will always fail: parked at once, not retried (and counted for the metrics). */
   const park = (message: ClaimedInbound, kind: string | null, error: string, now: Date) =>
     Effect.logWarning("inbound message refused by the parsers; parked as failed").pipe(
+      Effect.tap(() => recordInboundParseFailure()),
       Effect.annotateLogs({ error }),
       Effect.zipRight(queue.park(owner, message.id, kind, error)),
       Effect.catchAllCause((cause) => recordFailure(message, cause, now)),
@@ -213,6 +218,7 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
         processedAt: parsed.now,
         effects: effectsOf(parsed, keys[i]!, index, settings, trusted[i]!)
       })))
+      for (const parsed of group) recordInbound(inboundKindOf(parsed.understood.kind))
       yield* Effect.logDebug("inbound messages processed").pipe(Effect.annotateLogs({ messages: group.length }))
       return new Set(outcomes.flatMap((outcome) => outcome?.accounts ?? []))
     })

@@ -8,6 +8,7 @@
  */
 import { Effect } from "effect"
 import { makeGroupCommit } from "../../lib/group-commit.ts"
+import { recordDelivery } from "../../lib/metrics.ts"
 import { HOLD_RECHECK_MS } from "../queue/delivery-checks.ts"
 import type { ClaimedDelivery, Completion, DeliveryQueue, LoadedMessage, MessageForDelivery, Outcome } from "../queue/DeliveryQueue.ts"
 import type { Held } from "./held-messages.ts"
@@ -17,8 +18,11 @@ const LOAD_GROUP = 200
 /** Outcomes written in one statement, at most (a parameter list and a JSON document per group). */
 const WRITE_GROUP = 500
 
-/** The attempts' reads and writes, each shared with the attempts running at the same time; `now` is the attempts' clock. */
-export const makeGroupIo = (queue: DeliveryQueue, now: Effect.Effect<Date>) =>
+/**
+ * The attempts' reads and writes, each shared with the attempts running at the same time; `now` is
+ * the attempts' clock; `siteOf` names a recipient domain's destination site for the metrics.
+ */
+export const makeGroupIo = (queue: DeliveryQueue, now: Effect.Effect<Date>, siteOf: (domain: string) => string) =>
   Effect.gen(function*() {
     // Each message with its sending domain's row as it is now (every attempt), its stored parts when asked.
     const loads = yield* makeGroupCommit({
@@ -59,7 +63,10 @@ export const makeGroupIo = (queue: DeliveryQueue, now: Effect.Effect<Date>) =>
      * back its leases), rather than leaving a sent message to be sent again.
      */
     const complete = (owner: string, d: ClaimedDelivery, m: MessageForDelivery, outcome: Outcome, now: Date, renderedSubject?: string) =>
-      Effect.uninterruptible(outcomes.submit({ owner, d, m, outcome, now, renderedSubject }))
+      Effect.uninterruptible(outcomes.submit({ owner, d, m, outcome, now, renderedSubject })).pipe(
+        // Counted once on record: an outcome another replica's lease overtook was not this one's.
+        Effect.tap((written) => (written ? recordDelivery(outcome._tag, siteOf(d.recipient_domain)) : undefined))
+      )
 
     /** Fails the delivery for good with `status` and `reply` (no SMTP session decided it). */
     const fail = (owner: string, d: ClaimedDelivery, m: MessageForDelivery, status: string, reply: string) =>

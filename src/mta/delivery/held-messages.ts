@@ -7,6 +7,7 @@
  */
 import { Data, Effect, type Either } from "effect"
 import { signMessage, type SigningKey } from "../dkim.ts"
+import { recordDkimSign } from "../../lib/metrics.ts"
 import { decodeStoredMessage, type StoredMessage } from "../queue/StoredMessage.ts"
 
 /** The message cannot be made into MIME: the same every time, so its delivery fails. */
@@ -61,7 +62,13 @@ export const makeHeldMessages = () => {
         const composed = Promise.resolve()
           .then(compose)
           .then(
-            (raw) => signMessage(raw, key),
+            (raw) => {
+              const started = performance.now()
+              return signMessage(raw, key).then((signed) => {
+                recordDkimSign((performance.now() - started) / 1000)
+                return signed
+              })
+            },
             (error: unknown) =>
               new Uncomposable({ reason: `the message could not be composed: ${error instanceof Error ? error.message : String(error)}` })
           )

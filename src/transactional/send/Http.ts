@@ -25,7 +25,8 @@ import {
 import { overageMessage, senderRefusals } from "../mail-refusals.ts"
 import { requestId, setResponseHeaders } from "../../http/request-context.ts"
 import { rateLimitHeaders } from "../../platform/usage/RateLimiter.ts"
-import { Accept, recipientAddresses } from "../accept.ts"
+import { Accept, acceptedOutcome, recipientAddresses } from "../accept.ts"
+import { recordAcceptedSend } from "../../lib/metrics.ts"
 import { sendResponseText } from "../Idempotency.ts"
 import { checkAttachmentSizes, checkSchedule } from "../limits.ts"
 import { canonicalize } from "../normalize.ts"
@@ -135,11 +136,15 @@ export const SendHttpLive = HttpApiBuilder.group(groupApi(SendGroup), "send", (h
           maxRecipients: config.maxRecipients,
           form
         }, limits, sender!)
+        recordAcceptedSend("api", acceptedOutcome(response), response.items)
         // Written here, not encoded by HttpApi, so that an idempotent replay answers these very bytes.
         return jsonText(sendResponseText(response), 202)
       }).pipe(
         Effect.catchTags({
-          IdempotentReplay: (e) => Effect.succeed(jsonText(String(e.response), e.status)),
+          IdempotentReplay: (e) => {
+            recordAcceptedSend("api", "replayed", [])
+            return Effect.succeed(jsonText(String(e.response), e.status))
+          },
           IdempotencyConflict: (e) =>
             Effect.fail(new ConflictError({
               type: "idempotency_error",

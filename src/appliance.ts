@@ -6,6 +6,7 @@
 import { Effect, Layer } from "effect"
 import { AppConfig, AppConfigLive } from "./config/app-config.ts"
 import { DatabaseLive } from "./db/database.ts"
+import { AuthFailures } from "./http/auth-failures.ts"
 import { runMigrations } from "./db/migrator.ts"
 import { HttpLive } from "./api/server.ts"
 import { LoggingLive } from "./logging.ts"
@@ -112,6 +113,8 @@ export const PortsLive = Layer.mergeAll(
 
 /** Services over the database, each built once. */
 const CoreServicesLive = Layer.mergeAll(
+  // One table of failed authentications for the HTTP API and SMTP submission.
+  AuthFailures.Default,
   ApiKeys.Default,
   Accounts.Default,
   ConsoleSessions.Default,

@@ -9,10 +9,14 @@
  * rest, and every token that fails, get 429 (src/http/auth.ts).
  *
  * The table is bounded (MAX_ADDRESSES) and kept per replica, as src/lib/fixed-windows.ts says why.
+ * It is one table for every protocol that takes an API key (the HTTP API's Bearer tokens, SMTP
+ * submission's AUTH): `AuthFailures`, so that alternating protocols gains a guesser nothing.
  * IPv6 clients are counted by their /64, the block one subscriber usually holds, or a single host
  * could rotate through its addresses.
  */
 import * as net from "node:net"
+import { Effect } from "effect"
+import { AppConfig } from "../config/app-config.ts"
 import { type FixedWindow, makeFixedWindows } from "../lib/fixed-windows.ts"
 
 export const WINDOW_MS = 60_000
@@ -68,3 +72,8 @@ export const makeAuthFailures = (limit: number, maxAddresses = MAX_ADDRESSES) =>
     size: windows.size
   }
 }
+
+/** The appliance's one table of failed authentications (HERALD_AUTH_FAILURES_PER_MIN), shared by every protocol. */
+export class AuthFailures extends Effect.Service<AuthFailures>()("herald/AuthFailures", {
+  effect: Effect.map(AppConfig, (config) => ({ limit: config.authFailuresPerMin, ...makeAuthFailures(config.authFailuresPerMin) }))
+}) {}

@@ -22,7 +22,7 @@
 import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest, OpenApi } from "@effect/platform"
 import { Clock, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { AppConfig } from "../config/app-config.ts"
-import { makeAuthFailures } from "./auth-failures.ts"
+import { AuthFailures } from "./auth-failures.ts"
 import { csrfRefusal, originOf } from "./csrf.ts"
 import { Forbidden, forbidden, RateLimited, RateLimitedError, Unauthorized, unauthorized } from "./errors.ts"
 import { KeyLookup, type Principal } from "./key-lookup.ts"
@@ -82,8 +82,8 @@ export const AuthenticationLive = Layer.effect(
   Effect.gen(function*() {
     const keys = yield* KeyLookup
     const context = yield* Effect.context<SessionLookup | AppConfig>()
-    const { authFailuresPerMin } = yield* AppConfig
-    const failures = makeAuthFailures(authFailuresPerMin)
+    const failures = yield* AuthFailures
+    const authFailuresPerMin = failures.limit
 
     const refuse = (until: number, now: number) =>
       Effect.zipRight(

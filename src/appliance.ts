@@ -56,6 +56,7 @@ import { AccountHooksLive, DeliveredCountsLive, reportedDeliveries } from "./mta
 import { ReputationSweepLive } from "./platform/reputation/SweepJob.ts"
 import { Accept } from "./transactional/accept.ts"
 import { SendContext } from "./transactional/send-context.ts"
+import { SubmissionListenerLive } from "./transactional/submission/SubmissionListener.ts"
 import { QueueWriter } from "./mta/queue/enqueue.ts"
 import { AuditLog } from "./transactional/audit/AuditLog.ts"
 import { MessageContent } from "./transactional/messages/MessageContent.ts"
@@ -215,6 +216,7 @@ const ActorsLive = Layer.mergeAll(
   DispatcherLive,
   RemoteWakeupsLive,
   MxListenerLive.pipe(Layer.provide(InboundStore.Default)),
+  SubmissionListenerLive,
   InboundProcessorLive.pipe(Layer.provide(Layer.merge(InboundQueue.Default, InboundConfigLive)))
 )
 

@@ -51,7 +51,11 @@ try {
     HERALD_SMTP_MAX_MESSAGES_PER_MINUTE_PER_IP: "100000000", HERALD_BOOTSTRAP_KEY: token,
     HERALD_MTA_ENABLED: "false", HERALD_INBOUND_ENABLED: "false"
   })
-  await waitFor(`http://127.0.0.1:${httpPort}/health`, 240_000)
+  // A start that never gets healthy must not leave the appliance running after the bench.
+  await waitFor(`http://127.0.0.1:${httpPort}/health`, 240_000).catch(async (error: unknown) => {
+    await herald.stop()
+    throw error
+  })
   await fetch(`http://127.0.0.1:${httpPort}/v1/client/domains`, {
     method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ domain: "bench.example" })
   })

@@ -286,10 +286,12 @@ export const smtpLoad = async (options: {
   readonly warmup?: number
   /** Called when the measured part begins (after the warm-up). */
   readonly onStart?: () => void
+  /** AUTH on each connection (SMTP submission: an API key as the password). */
+  readonly auth?: { readonly user: string; readonly pass: string }
 }): Promise<LoadResult> => {
   const transport = nodemailer.createTransport({
     host: "127.0.0.1", port: options.port, pool: true, maxConnections: options.concurrency, maxMessages: Infinity,
-    ignoreTLS: true, connectionTimeout: 10_000, socketTimeout: 30_000
+    ignoreTLS: true, connectionTimeout: 10_000, socketTimeout: 30_000, ...(options.auth === undefined ? {} : { auth: options.auth })
   })
   let counter = 0
   const send = async () => {

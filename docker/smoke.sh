@@ -68,15 +68,15 @@ docker build --network host --build-arg BASE_IMAGE=herald-base:bookworm -f docke
 
 # 4. Run it (host network: an unprivileged process cannot bind port 25 there, so 2525-style ports).
 free_port() { node -e 's=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
-http_port=$(free_port); smtp_port=$(free_port)
+http_port=$(free_port); smtp_port=$(free_port); submission_port=$(free_port)
 token="hrld_smoke_$(node -e 'console.log(require("crypto").randomBytes(16).toString("hex"))')"
 # The image's HERALD_ENV=production refuses http public URLs at start: first that refusal, then a
 # run with an https base URL (nothing here fetches it; the smoke talks to the port directly).
-refusal=$(docker run --rm --network host -e HERALD_HTTP_PORT="$http_port" -e HERALD_SMTP_PORT="$smtp_port" \
+refusal=$(docker run --rm --network host -e HERALD_HTTP_PORT="$http_port" -e HERALD_SMTP_PORT="$smtp_port" -e HERALD_SUBMISSION_PORT="$submission_port" \
   -e HERALD_BASE_URL="http://127.0.0.1:$http_port" "$image" 2>&1) && fail "started in production with an http HERALD_BASE_URL"
 grep -q "HERALD_ENV=production needs https public URLs" <<<"$refusal" || fail "no one-line refusal of an http HERALD_BASE_URL: $refusal"
 say "PASS production refuses an http HERALD_BASE_URL"
-container=$(docker run -d --network host -e HERALD_HTTP_PORT="$http_port" -e HERALD_SMTP_PORT="$smtp_port" \
+container=$(docker run -d --network host -e HERALD_HTTP_PORT="$http_port" -e HERALD_SMTP_PORT="$smtp_port" -e HERALD_SUBMISSION_PORT="$submission_port" \
   -e HERALD_BASE_URL="https://herald.smoke.invalid" -e HERALD_BOOTSTRAP_KEY="$token" "$image")
 say "container ${container:0:12} on :$http_port"
 base="http://127.0.0.1:$http_port"

@@ -6,6 +6,7 @@
 import { Effect, Layer } from "effect"
 import { AppConfig, AppConfigLive } from "./config/app-config.ts"
 import { DatabaseLive } from "./db/database.ts"
+import { AuthFailures } from "./http/auth-failures.ts"
 import { runMigrations } from "./db/migrator.ts"
 import { HttpLive } from "./api/server.ts"
 import { LoggingLive } from "./logging.ts"
@@ -55,6 +56,7 @@ import { AccountHooksLive, DeliveredCountsLive, reportedDeliveries } from "./mta
 import { ReputationSweepLive } from "./platform/reputation/SweepJob.ts"
 import { Accept } from "./transactional/accept.ts"
 import { SendContext } from "./transactional/send-context.ts"
+import { SubmissionListenerLive } from "./transactional/submission/SubmissionListener.ts"
 import { QueueWriter } from "./mta/queue/enqueue.ts"
 import { AuditLog } from "./transactional/audit/AuditLog.ts"
 import { MessageContent } from "./transactional/messages/MessageContent.ts"
@@ -117,6 +119,8 @@ export const PortsLive = Layer.mergeAll(
 
 /** Services over the database, each built once. */
 const CoreServicesLive = Layer.mergeAll(
+  // One table of failed authentications for the HTTP API and SMTP submission.
+  AuthFailures.Default,
   ApiKeys.Default,
   Accounts.Default,
   ConsoleSessions.Default,
@@ -228,6 +232,7 @@ const ActorsLive = Layer.mergeAll(
   DispatcherLive,
   RemoteWakeupsLive,
   MxListenerLive.pipe(Layer.provide(InboundStore.Default)),
+  SubmissionListenerLive,
   InboundProcessorLive.pipe(Layer.provide(Layer.merge(InboundQueue.Default, InboundConfigLive)))
 )
 

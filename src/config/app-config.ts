@@ -30,6 +30,9 @@ export interface AppConfigShape {
   readonly smtpMaxMessagesPerMinutePerIp: number
   readonly smtpTlsCert: Option.Option<string>
   readonly smtpTlsKey: Option.Option<string>
+  /** SMTP submission (src/transactional/submission/): STARTTLS port, and the implicit-TLS port (with a certificate only). */
+  readonly submissionPort: number
+  readonly submissionTlsPort: number
   readonly baseUrl: string
   readonly trackUrl: string
   readonly hostname: string
@@ -188,6 +191,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   smtpMaxMessagesPerMinutePerIp: atLeast("HERALD_SMTP_MAX_MESSAGES_PER_MINUTE_PER_IP", 1, 600),
   smtpTlsCert: Config.option(Config.string("HERALD_SMTP_TLS_CERT")),
   smtpTlsKey: Config.option(Config.string("HERALD_SMTP_TLS_KEY")),
+  submissionPort: port("HERALD_SUBMISSION_PORT", 2587),
+  submissionTlsPort: port("HERALD_SUBMISSION_TLS_PORT", 2465),
   baseUrl: url("HERALD_BASE_URL"),
   trackUrl: url("HERALD_TRACK_URL"),
   hostname: Config.string("HERALD_HOSTNAME").pipe(Config.withDefault(os.hostname())),

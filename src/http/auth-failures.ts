@@ -9,11 +9,13 @@
  * rest, and every token that fails, get 429 (src/http/auth.ts).
  *
  * The table is bounded (MAX_ADDRESSES) and kept per replica, as src/lib/fixed-windows.ts says why.
+ * It is one table for every protocol that takes an API key (the HTTP API's Bearer tokens, SMTP
+ * submission's AUTH): `AuthFailures`, so that alternating protocols gains a guesser nothing.
  * IPv6 clients are counted by their /64, the block one subscriber usually holds, or a single host
  * could rotate through its addresses.
  */
 import * as net from "node:net"
-import { Context, Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { AppConfig } from "../config/app-config.ts"
 import { type FixedWindow, makeFixedWindows } from "../lib/fixed-windows.ts"
 
@@ -71,12 +73,10 @@ export const makeAuthFailures = (limit: number, maxAddresses = MAX_ADDRESSES) =>
   }
 }
 
-/**
- * The one table of the process: every place that takes a credential from a client (the API's
- * bearer, /metrics' token, SMTP submission's AUTH) counts its failures here, so alternating
- * between them gains a guesser nothing.
- */
-export class AuthFailures extends Context.Tag("herald/AuthFailures")<AuthFailures, ReturnType<typeof makeAuthFailures>>() {}
+/** The appliance's one table of failed authentications (HERALD_AUTH_FAILURES_PER_MIN), shared by every protocol. */
+export class AuthFailures extends Effect.Service<AuthFailures>()("herald/AuthFailures", {
+  effect: Effect.map(AppConfig, (config) => ({ limit: config.authFailuresPerMin, ...makeAuthFailures(config.authFailuresPerMin) }))
+}) {}
 
-/** Built once per appliance (layers memoize by reference): provide this same constant everywhere. */
-export const AuthFailuresLive = Layer.effect(AuthFailures, Effect.map(AppConfig, (config) => makeAuthFailures(config.authFailuresPerMin)))
+/** The layer of the one table (the same constant everywhere, so it is built once per appliance). */
+export const AuthFailuresLive = AuthFailures.Default

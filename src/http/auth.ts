@@ -83,8 +83,8 @@ export const AuthenticationLive = Layer.effect(
   Effect.gen(function*() {
     const keys = yield* KeyLookup
     const context = yield* Effect.context<SessionLookup | AppConfig>()
-    const { authFailuresPerMin } = yield* AppConfig
     const failures = yield* AuthFailures
+    const authFailuresPerMin = failures.limit
 
     const refuse = (until: number, now: number) =>
       Effect.zipRight(

@@ -19,7 +19,7 @@ import type { Limits } from "../platform/usage/AccountLimits.ts"
 import { releaseQuota } from "../platform/usage/Quota.ts"
 import { QuotaReserver } from "../platform/usage/QuotaReserver.ts"
 import { QueueSignal } from "../db/QueueSignal.ts"
-import { structuredMessages } from "../mta/queue/StoredMessage.ts"
+import { type StoredMessage, structuredMessages } from "../mta/queue/StoredMessage.ts"
 import { hashBody, Idempotency } from "./Idempotency.ts"
 import { planItems, type Recipient } from "./plan-items.ts"
 import { type QueuedMessage, QueueWriter, writeQueue } from "../mta/queue/enqueue.ts"
@@ -32,18 +32,40 @@ import type { SendItem, SendResponse } from "./send/Api.ts"
 /** The canonical send request (the full form, whatever form the client used: normalize.ts). */
 export type CanonicalRequest = FullRequest
 
-export interface AcceptInput {
+/** A send, whichever entry took it (the API's JSON, SMTP submission's MIME): who, when, and how it is keyed. */
+export interface SendBase {
   readonly accountId: string
   readonly keyId: string
   readonly requestId: string
   readonly now: Date
   readonly sandbox: boolean
-  readonly request: CanonicalRequest
+  /** What the Idempotency-Key compares: the API's exact body; a submission's envelope and message. */
   readonly rawBody: string
   readonly idempotencyKey: Option.Option<string>
   readonly maxRecipients: number
   /** The flat form's 202 adds a top-level `message_id` (its one item's). */
   readonly form?: "full" | "flat" | undefined
+}
+
+export interface AcceptInput extends SendBase {
+  readonly request: CanonicalRequest
+}
+
+/**
+ * What acceptance needs of the mail itself: its sender, each message's recipients (a
+ * personalization each; one message for a submission), and each message's subject and stored
+ * form. The API's request becomes this in `mailOfRequest`; a submission in submission/message.ts.
+ */
+export interface MailToAccept {
+  readonly fromEmail: string
+  readonly personalizations: ReadonlyArray<ReadonlyArray<Recipient>>
+  readonly messageOf: (index: number) => { readonly subject: string; readonly stored: StoredMessage }
+  /** The API's send_at: one scheduled send (its request, released later) instead of queue rows. */
+  readonly scheduled?: { readonly sendAt: string; readonly request: CanonicalRequest } | undefined
+}
+
+export interface MailInput extends SendBase {
+  readonly mail: MailToAccept
 }
 
 export class AccountSuspended extends Data.TaggedError("AccountSuspended")<{}> {}
@@ -72,6 +94,17 @@ export const recipientsOf = (p: Personalization): ReadonlyArray<Recipient> => [
   ...(p.bcc ?? []).map((a) => ({ ...a, kind: "bcc" as const }))
 ]
 
+/** The API's request as acceptance reads it: one shared stored part for every personalization, never copied per message. */
+export const mailOfRequest = (request: CanonicalRequest): MailToAccept => {
+  const storedFor = structuredMessages(request)
+  return {
+    fromEmail: request.from.email,
+    personalizations: request.personalizations.map(recipientsOf),
+    messageOf: (index) => ({ subject: request.personalizations[index]?.subject ?? request.subject, stored: storedFor(index) }),
+    scheduled: request.send_at === undefined ? undefined : { sendAt: request.send_at, request }
+  }
+}
+
 /** The whole 202 body: the flat form's answer adds its one item's message_id at the top. */
 /**
  * What became of an accepted send, as the metrics count it (src/lib/metrics.ts
@@ -86,7 +119,7 @@ export const acceptedOutcome = (response: SendResponse): SendOutcome =>
     ? "queued"
     : "nothing_to_send"
 
-const answer = (input: AcceptInput, response: SendResponse): SendResponse =>
+const answer = (input: SendBase, response: SendResponse): SendResponse =>
   input.form === "flat" && response.items[0] !== undefined
     ? { ...response, message_id: response.items[0].message_id }
     : response
@@ -123,40 +156,61 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
     const quota = yield* QuotaReserver
     const queueWriter = yield* QueueWriter
 
-    const refuse = (input: AcceptInput, limits: Limits, domainState: SenderFacts["domainState"]) =>
-      refuseSender(input.request.from.email, recipientAddresses(input.request), limits, domainState)
+    const refuse = (mail: MailToAccept, limits: Limits, domainState: SenderFacts["domainState"]) =>
+      refuseSender(mail.fromEmail, [...new Set(mail.personalizations.flat().map((r) => r.email.toLowerCase()))], limits, domainState)
 
     /** The scheduler's re-check at release: the same rules, the domain read on its own. */
     const checkSender = (input: AcceptInput, limits: Limits) =>
       Effect.gen(function*() {
         const { state } = yield* domains.sendingState(input.accountId, domainOf(input.request.from.email), input.now)
-        yield* refuse(input, limits, state)
+        yield* refuse(mailOfRequest(input.request), limits, state)
         return limits
       })
 
-    const planWith = (input: AcceptInput, facts: Pick<SenderFacts, "suppressed" | "blockedDomains">) =>
+    const planWith = (input: SendBase, mail: MailToAccept, facts: Pick<SenderFacts, "suppressed" | "blockedDomains">) =>
       planItems({
-        personalizations: input.request.personalizations.map(recipientsOf),
+        personalizations: mail.personalizations,
         suppressed: facts.suppressed,
         blockedDomains: facts.blockedDomains,
         maxRecipients: input.maxRecipients
       })
 
-    /** The scheduler's plan at release, its suppressions and block list read on their own. */
-    const plan = (input: AcceptInput) =>
+    /** The recipients' suppressions and blocked domains, read on their own (not in send-context.ts's round trip). */
+    const recipientFacts = (accountId: string, recipients: ReadonlyArray<string>) =>
       Effect.gen(function*() {
-        const all = recipientAddresses(input.request)
-        const suppressed = yield* suppressions.check(input.accountId, all)
+        const suppressed = yield* suppressions.check(accountId, recipients)
         const blocked = yield* sql<{ domain: string }>`
-          SELECT domain FROM blocked_domains WHERE domain IN ${sql.in([...new Set(all.map(domainOf))])}`
-        return planWith(input, { suppressed, blockedDomains: new Set(blocked.map((b) => b.domain)) })
+          SELECT domain FROM blocked_domains WHERE domain IN ${sql.in([...new Set(recipients.map(domainOf))])}`
+        return { suppressed, blockedDomains: new Set(blocked.map((b) => b.domain)) }
       })
 
-    /** The send endpoint's acceptance, given what send-context.ts read in its one round trip. */
-    const accept = (input: AcceptInput, limits: Limits, facts: SenderFacts) =>
+    /** The scheduler's plan at release, its suppressions and block list read on their own. */
+    const plan = (input: AcceptInput) =>
+      Effect.flatMap(
+        recipientFacts(input.accountId, recipientAddresses(input.request)),
+        (facts) => Effect.succeed(planWith(input, mailOfRequest(input.request), facts))
+      )
+
+    /**
+     * What send-context.ts reads with the rate window, read without counting in it: for a
+     * submission, whose rate window was counted at MAIL, before its message was known.
+     */
+    const senderFacts = (accountId: string, fromEmail: string, recipients: ReadonlyArray<string>, now: Date) =>
       Effect.gen(function*() {
-        yield* refuse(input, limits, facts.domainState)
-        const planned = planWith(input, facts)
+        const { state } = yield* domains.sendingState(accountId, domainOf(fromEmail), now)
+        const facts = yield* recipientFacts(accountId, recipients)
+        return { domainState: state, ...facts } satisfies SenderFacts
+      })
+
+    /**
+     * Acceptance of a send from any entry (the API's JSON, SMTP submission), given the sender's
+     * facts (send-context.ts's one round trip, or `senderFacts`).
+     */
+    const acceptMail = (input: MailInput, limits: Limits, facts: SenderFacts) =>
+      Effect.gen(function*() {
+        const { mail } = input
+        yield* refuse(mail, limits, facts.domainState)
+        const planned = planWith(input, mail, facts)
         const ids = planned.map(() => newId("msg"))
         const items: ReadonlyArray<SendItem> = planned.map((item, i) => ({
           personalization_index: item.index,
@@ -182,17 +236,14 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
           })
         if (Option.isSome(keyed)) yield* replayStored(keyed.value)
 
-        const scheduled = input.request.send_at !== undefined && queued.length > 0
+        const scheduled = mail.scheduled !== undefined && queued.length > 0
         const response = answer(input, scheduled
           ? { ...base, message: "scheduled", id: newId("sch") }
           : { ...base, message: queued.length > 0 ? "accepted" : "nothing to send" })
-        // One shared part for every personalization: stored once, never copied per message.
-        const storedFor = structuredMessages(input.request)
         const messages: ReadonlyArray<QueuedMessage> = queued.map((item) => ({
           messageId: ids[planned.indexOf(item)]!,
           personalizationIndex: item.index,
-          subject: input.request.personalizations[item.index]?.subject ?? input.request.subject,
-          stored: storedFor(item.index),
+          ...mail.messageOf(item.index),
           recipients: item.recipients
         }))
 
@@ -203,7 +254,7 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
           accountId: input.accountId,
           keyId: input.keyId,
           requestId: input.requestId,
-          fromEmail: input.request.from.email,
+          fromEmail: mail.fromEmail,
           now: input.now
         }
         const rows: Effect.Effect<void, SqlError, SqlClient.SqlClient> = scheduled
@@ -213,8 +264,8 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
             keyId: input.keyId,
             requestId: input.requestId,
             messageId: messages[0]!.messageId,
-            request: input.request,
-            sendAt: new Date(input.request.send_at!),
+            request: mail.scheduled!.request,
+            sendAt: new Date(mail.scheduled!.sendAt),
             now: input.now
           })
           : Effect.asVoid(writeQueue(context, messages))
@@ -238,6 +289,10 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
         return response
       })
 
-    return { accept, plan, checkSender } as const
+    /** The send endpoint's acceptance, given what send-context.ts read in its one round trip. */
+    const accept = (input: AcceptInput, limits: Limits, facts: SenderFacts) =>
+      acceptMail({ ...input, mail: mailOfRequest(input.request) }, limits, facts)
+
+    return { accept, acceptMail, senderFacts, plan, checkSender } as const
   })
 }) {}

@@ -17,12 +17,19 @@ export interface SizeLimits {
   readonly maxTotalBytes: number
 }
 
-export const checkAttachmentSizes = (request: FullRequest, limits: SizeLimits): string | null => {
+/** One attachment as the size rules see it, whichever entry brought it (a JSON field, a MIME part). */
+export interface AttachmentSize {
+  readonly filename: string
+  /** Decoded bytes. */
+  readonly size: number
+}
+
+/** The API's 413 message (and a submission's 552) for the first attachment, or the total, over its limit. */
+export const checkSizes = (attachments: ReadonlyArray<AttachmentSize>, limits: SizeLimits): string | null => {
   let total = 0
-  for (const [i, attachment] of (request.attachments ?? []).entries()) {
-    const size = decodedSize(attachment.content)
+  for (const [i, { filename, size }] of attachments.entries()) {
     if (size > limits.maxAttachmentBytes) {
-      return `attachments[${i}] (${attachment.filename}) is ${size} bytes; the limit is ${limits.maxAttachmentBytes} bytes per attachment (MAX_ATTACHMENT_MB)`
+      return `attachments[${i}] (${filename}) is ${size} bytes; the limit is ${limits.maxAttachmentBytes} bytes per attachment (MAX_ATTACHMENT_MB)`
     }
     total += size
   }
@@ -30,6 +37,9 @@ export const checkAttachmentSizes = (request: FullRequest, limits: SizeLimits): 
     ? `attachments total ${total} bytes; the limit is ${limits.maxTotalBytes} bytes (MAX_TOTAL_ATTACHMENTS_MB)`
     : null
 }
+
+export const checkAttachmentSizes = (request: FullRequest, limits: SizeLimits): string | null =>
+  checkSizes((request.attachments ?? []).map((a) => ({ filename: a.filename, size: decodedSize(a.content) })), limits)
 
 export const SCHEDULE_HORIZON_MS = 90 * 86_400_000
 export const SCHEDULE_SKEW_MS = 60_000

@@ -71,3 +71,7 @@ export const rateLimited = (limit: number, reset: string | number) =>
     code: "rate_limit_exceeded",
     message: `Too many requests: ${limit} per minute (sends, test-sends, campaign sends, enrolments and calls that may queue confirmation mail together); the window resets at ${reset}`
   }))
+
+/** The send's per-minute rate limit (POST /v1/mail/send's 429, a submission's 451 at MAIL). */
+export const sendRateMessage = (limit: number, reset: string | number) =>
+  `Too many requests: ${limit} sends per minute for this key and as many for all of its account's keys together; the window resets at ${reset}`

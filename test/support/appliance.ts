@@ -17,6 +17,8 @@ export interface Appliance {
   readonly databaseUrl: string
   /** The MX listener's port on 127.0.0.1. */
   readonly smtpPort: number
+  /** The SMTP submission listener's port (STARTTLS) on 127.0.0.1. */
+  readonly submissionPort: number
   /** The bootstrap admin key's token. */
   readonly adminToken: string
   readonly request: (method: string, route: string, options?: RequestOptions) => Promise<ApiResponse>
@@ -73,6 +75,8 @@ const baseEnv = async (options: StartOptions) => {
   const databaseUrl = options.databaseUrl === null ? "" : options.databaseUrl ?? (await freshDatabase())
   const port = await freePort()
   const smtpPort = await freePort()
+  const submissionPort = await freePort()
+  const submissionTlsPort = await freePort()
   const adminToken = options.bootstrapKey === undefined ? newToken() : options.bootstrapKey ?? ""
   const env: Record<string, string> = {
     ...(databaseUrl === "" ? {} : { DATABASE_URL: databaseUrl }),
@@ -80,6 +84,8 @@ const baseEnv = async (options: StartOptions) => {
     HERALD_HTTP_HOST: "127.0.0.1",
     HERALD_SMTP_PORT: String(smtpPort),
     HERALD_SMTP_HOST: "127.0.0.1",
+    HERALD_SUBMISSION_PORT: String(submissionPort),
+    HERALD_SUBMISSION_TLS_PORT: String(submissionTlsPort),
     ...(adminToken === "" ? {} : { HERALD_BOOTSTRAP_KEY: adminToken }),
     HERALD_LOG_LEVEL: "warn",
     HERALD_HOSTNAME: "herald.test",
@@ -87,12 +93,12 @@ const baseEnv = async (options: StartOptions) => {
     HERALD_MTA_ENABLED: "false",
     ...options.env
   }
-  return { databaseUrl, port, smtpPort, adminToken, env }
+  return { databaseUrl, port, smtpPort, submissionPort, adminToken, env }
 }
 
 /** Runs the appliance layer in this process, configured only by `env` (not the real environment). */
 export const startAppliance = async (options: StartOptions = {}): Promise<Appliance> => {
-  const { adminToken, databaseUrl, env, port, smtpPort } = await baseEnv(options)
+  const { adminToken, databaseUrl, env, port, smtpPort, submissionPort } = await baseEnv(options)
   const provider = ConfigProvider.fromMap(new Map(Object.entries(env)))
   const fiber = Effect.runFork(
     Layer.launch(ApplianceLive).pipe(Effect.provide(BaseLive), Effect.withConfigProvider(provider))
@@ -106,6 +112,7 @@ export const startAppliance = async (options: StartOptions = {}): Promise<Applia
     baseUrl,
     databaseUrl,
     smtpPort,
+    submissionPort,
     adminToken,
     request: makeRequest(baseUrl, adminToken),
     stop: () => Effect.runPromise(Fiber.interrupt(fiber)).then(() => undefined)
@@ -139,7 +146,7 @@ export interface SpawnOptions extends StartOptions {
 }
 
 export const spawnAppliance = async (options: SpawnOptions = {}): Promise<ApplianceProcess> => {
-  const { adminToken, databaseUrl, env, port, smtpPort } = await baseEnv(options)
+  const { adminToken, databaseUrl, env, port, smtpPort, submissionPort } = await baseEnv(options)
   const command = options.runtime === "deno"
     ? [path.join(repoRoot, "node_modules/.bin/deno"), "run", "-A", "src/main.ts"]
     : heraldUnderNode
@@ -168,6 +175,7 @@ export const spawnAppliance = async (options: SpawnOptions = {}): Promise<Applia
     baseUrl,
     databaseUrl,
     smtpPort,
+    submissionPort,
     adminToken,
     child,
     exited,

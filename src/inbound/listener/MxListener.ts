@@ -9,19 +9,16 @@
  * chunks as it arrives (receive.ts); a session that finds no room stops reading its socket until
  * there is, and is answered 451 if none comes within BUDGET_WAIT_MS.
  */
-import * as fs from "node:fs"
 import type { SqlClient } from "@effect/sql"
-import { Clock, Effect, Layer, Option, Runtime } from "effect"
+import { Clock, Effect, Layer, Runtime } from "effect"
 import { SMTPServer, type SMTPServerSession } from "smtp-server"
 import { AppConfig } from "../../config/app-config.ts"
+import { listenScoped, makeConnectionCounter, readTlsFiles, smtpReply as reply } from "../../lib/smtp-listener.ts"
 import { ByteBudget } from "./ByteBudget.ts"
 import { InboundStore, type ReceivedEnvelope } from "./InboundStore.ts"
 import { MessageRate } from "./rate.ts"
 import { receiveMessage } from "./receive.ts"
 import { recipientDecision, returnPathVerified } from "./recipients.ts"
-
-/** An error smtp-server turns into an SMTP reply. */
-const reply = (code: number, message: string) => Object.assign(new Error(message), { responseCode: code })
 
 /**
  * A message larger than this is staged to PostgreSQL in chunks of this size; a smaller one (nearly
@@ -49,12 +46,10 @@ export const MxListenerLive = Layer.scopedDiscard(
     const run = Runtime.runPromise(runtime)
     const now = () => Runtime.runSync(runtime)(Clock.currentTimeMillis)
     const fixedDomains = new Set([config.bounceDomain, ...config.inboundDomains])
-    const perIp = new Map<string, number>()
+    const perIp = makeConnectionCounter(config.smtpMaxPerIp)
     const budget = new ByteBudget(config.smtpInboundBudgetBytes)
     const rate = new MessageRate(config.smtpMaxMessagesPerMinutePerIp)
-    const tls = Option.isSome(config.smtpTlsCert) && Option.isSome(config.smtpTlsKey)
-      ? { cert: fs.readFileSync(config.smtpTlsCert.value), key: fs.readFileSync(config.smtpTlsKey.value) }
-      : undefined
+    const tls = readTlsFiles(config.smtpTlsCert, config.smtpTlsKey)
 
     const server = new SMTPServer({
       name: config.hostname,
@@ -68,16 +63,11 @@ export const MxListenerLive = Layer.scopedDiscard(
       closeTimeout: 5_000,
       logger: false,
       onConnect(session, callback) {
-        const ip = session.remoteAddress
-        const open = (perIp.get(ip) ?? 0) + 1
-        if (open > config.smtpMaxPerIp) return callback(reply(421, "4.7.0 Too many connections from your address"))
-        perIp.set(ip, open)
+        if (!perIp.enter(session.remoteAddress)) return callback(reply(421, "4.7.0 Too many connections from your address"))
         callback()
       },
       onClose(session) {
-        const open = (perIp.get(session.remoteAddress) ?? 1) - 1
-        if (open <= 0) perIp.delete(session.remoteAddress)
-        else perIp.set(session.remoteAddress, open)
+        perIp.leave(session.remoteAddress)
       },
       onMailFrom(_address, session, callback) {
         if (rate.admit(session.remoteAddress, now())) return callback()
@@ -115,13 +105,7 @@ export const MxListenerLive = Layer.scopedDiscard(
       }
     })
 
-    yield* Effect.acquireRelease(
-      Effect.async<void, Error>((resume) => {
-        server.once("error", (error) => resume(Effect.fail(error)))
-        server.listen(config.smtpPort, config.smtpHost, () => resume(Effect.void))
-      }),
-      () => Effect.async<void>((resume) => server.close(() => resume(Effect.void)))
-    )
+    yield* listenScoped(server, config.smtpPort, config.smtpHost)
     yield* Effect.logInfo("MX listener ready").pipe(
       Effect.annotateLogs({ actor: "mx-listener", port: config.smtpPort, domains: [...fixedDomains].join(",") })
     )

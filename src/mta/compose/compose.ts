@@ -8,13 +8,15 @@
  * - `Message-ID: <{messageId}@{sending domain}>`, `X-Herald-Message-Id` and
  *   `X-Herald-Channel` (the stored message's channel: transactional or bulk) are always the
  *   appliance's own;
- * - inline attachments (content_id) are `cid:` parts of a multipart/related body.
+ * - inline attachments (content_id) are `cid:` parts of a multipart/related body;
+ * - a `raw` message (SMTP submission) is kept as written but for those same fields (raw-headers.ts).
  *
  * What a message may hold to be composed at all is checked before, when it is decoded
  * (src/mta/queue/compose-limits.ts).
  */
 import MailComposer from "nodemailer/lib/mail-composer"
 import type { Channel, StoredMessage, StructuredContent } from "../queue/StoredMessage.ts"
+import { composeRaw } from "./raw-headers.ts"
 import type { BulkContentShape, Reference, RenderedReference } from "./BulkContent.ts"
 
 export interface ComposeOptions {
@@ -76,7 +78,12 @@ export const composeStored = (stored: StoredMessage, options: ComposeOptions): P
     case "system":
       return composeMessage(stored.message, { to: stored.to }, stored.channel, options)
     case "raw":
-      return Promise.resolve(Buffer.from(stored.message.mime_base64, "base64"))
+      return Promise.resolve(composeRaw(Buffer.from(stored.message.mime_base64, "base64"), {
+        messageId: options.messageId,
+        sendingDomain: options.sendingDomain,
+        date: options.date,
+        channel: stored.channel
+      }))
     case "campaign":
     case "sequence":
       return options.bulk === undefined || options.rendered === undefined

@@ -72,6 +72,10 @@ export class BlockedDomains extends Effect.Service<BlockedDomains>()("herald/Blo
         return { domain: name, deleted: true as const }
       })
 
+    /** Whether mail to `domain` is refused by policy (SMTP submission's RCPT; the send path reads the list with its recipients). */
+    const isBlocked = (domain: string) =>
+      Effect.map(sql`SELECT 1 FROM blocked_domains WHERE domain = ${normalizeDomain(domain)}`, (rows) => rows.length > 0)
+
     /** The blocked domains in name order, with the count of all that match the filter. */
     const list = (filter: BlockedDomainFilter = {}) =>
       Effect.gen(function*() {
@@ -83,6 +87,6 @@ export class BlockedDomains extends Effect.Service<BlockedDomains>()("herald/Blo
         return { total: Number(count?.total ?? 0), items: rows.map(view) }
       })
 
-    return { add, remove, list } as const
+    return { add, remove, list, isBlocked } as const
   })
 }) {}

@@ -22,7 +22,7 @@ import {
   RateLimitedError,
   SendRequestError
 } from "../../http/errors.ts"
-import { overageMessage, senderRefusals } from "../mail-refusals.ts"
+import { overageMessage, senderRefusals, sendRateMessage } from "../mail-refusals.ts"
 import { requestId, setResponseHeaders } from "../../http/request-context.ts"
 import { rateLimitHeaders } from "../../platform/usage/RateLimiter.ts"
 import { Accept, acceptedOutcome, recipientAddresses } from "../accept.ts"
@@ -109,7 +109,7 @@ export const SendHttpLive = HttpApiBuilder.group(groupApi(SendGroup), "send", (h
           return yield* new RateLimitedError({
             type: "rate_limit_error",
             code: "rate_limit_exceeded",
-            message: `Too many requests: ${limits.ratePerMin} sends per minute for this key and as many for all of its account's keys together; the window resets at ${rate.reset}`
+            message: sendRateMessage(limits.ratePerMin, rate.reset)
           })
         }
 

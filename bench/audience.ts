@@ -322,7 +322,8 @@ try {
   })
   const rss = rssSampler(child.process.pid!)
   try {
-    await waitFor(`http://127.0.0.1:${port}/health`)
+    // A loaded machine (several engineers on 2 cores) has taken over a minute to start the appliance.
+    await waitFor(`http://127.0.0.1:${port}/health`, 180_000)
     const base = `http://127.0.0.1:${port}`
     const newKey = (label: string) =>
       fetch(`${base}/v1/client/keys`, {

@@ -24,6 +24,10 @@
  *   workers at a time (a worker it ran past its time counts until replaced); the rest wait in its
  *   own line (`ownerQueue`) while other owners' tasks pass to free workers.
  *
+ * - Progress: a task may post values before its answer (`onProgress`, e.g. the import's chunks of
+ *   rows); its clock stops while its caller handles one and runs on once the caller resumes it, so
+ *   the deadline bounds the worker's own work, not the caller's.
+ *
  * The bookkeeping is plain callbacks, not fibers: a task costs one `Effect.async`, one message each
  * way and one timer, which matters when the main thread is the busy one.
  * The worker entry speaks a tiny protocol (`TaskRequest` in, `WorkerReply` out, `{ ready: true }`

@@ -6,6 +6,10 @@
  *
  * The pool starts at the first import, not with the appliance: most appliances never import, and each worker is a thread with its own heap. Every read goes through `read`, which takes
  * the account: the place where one account's share of the workers is decided.
+ *
+ * A read hands its rows over as it goes (chunks of COPY text for the import's staging table,
+ * import-staging.ts), and its worker waits for each chunk's copy: the deadline counts the worker's
+ * own time, not the database's (each COPY has the import's statement timeout).
  */
 import { Data, Duration, Effect, Scope } from "effect"
 import { AppConfig } from "../../config/app-config.ts"

@@ -1,9 +1,10 @@
 /**
  * Reading a JSON contact import in the import worker (import-worker.ts; plain code, no database):
- * the body's bytes in, its contacts staged as COPY text sent in chunks (import-rows.ts). Parsing, the schema's decode and the gathering of a MAX_JSON_MB body are
- * seconds of CPU on a loaded machine; on the main thread they froze every other request. Here
- * they run under the import pool's deadline (HERALD_IMPORT_PARSE_TIMEOUT_S), which stops the
- * worker, and its fair shares.
+ * the body's bytes in, its contacts staged as COPY text sent in chunks (import-rows.ts). Parsing,
+ * the schema's decode and the staging of a MAX_JSON_MB body are seconds of CPU on a loaded
+ * machine; on the main thread they froze every other request. Here they run under the import
+ * pool's deadline (HERALD_IMPORT_PARSE_TIMEOUT_S; its clock stops while a chunk is being copied),
+ * which stops the worker, and its fair shares.
  *
  * A refusal is a value with what the answer needs (Http.ts): the same codes and `param`s as when
  * the main thread did this work.

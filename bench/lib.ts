@@ -81,7 +81,9 @@ export const waitFor = async (url: string, ms = 60_000) => {
   const end = Date.now() + ms
   while (Date.now() < end) {
     try {
-      if ((await fetch(url)).ok) return
+      // Bounded: a request the starting appliance accepted but never answered held this loop for
+      // undici's five-minute header timeout, past the whole wait.
+      if ((await fetch(url, { signal: AbortSignal.timeout(2_000) })).ok) return
     } catch {
       // not up yet
     }

@@ -24,6 +24,10 @@
  *   workers at a time (a worker it ran past its time counts until replaced); the rest wait in its
  *   own line (`ownerQueue`) while other owners' tasks pass to free workers.
  *
+ * - Progress: a task may post values before its answer (`onProgress`, e.g. the import's chunks of
+ *   rows); its clock stops while its caller handles one and runs on once the caller resumes it, so
+ *   the deadline bounds the worker's own work, not the caller's.
+ *
  * The bookkeeping is plain callbacks, not fibers: a task costs one `Effect.async`, one message each
  * way and one timer, which matters when the main thread is the busy one.
  * The worker entry speaks a tiny protocol (`TaskRequest` in, `WorkerReply` out, `{ ready: true }`
@@ -41,9 +45,13 @@ export interface TaskRequest {
   readonly input?: unknown // what the task is, when one worker does more than one kind of work
 }
 
-/** What a worker posts back: `{ ready: true }` once it has loaded, then one reply per task. */
+/**
+ * What a worker posts back: `{ ready: true }` once it has loaded, then one reply per task, before
+ * which a task may post `progress` values (each handed to its caller's `onProgress`).
+ */
 export type WorkerReply =
   | { readonly ready: true }
+  | { readonly id: number; readonly progress: unknown }
   | { readonly id: number; readonly ok: true; readonly value: unknown }
   | { readonly id: number; readonly ok: false; readonly error: string }
 
@@ -67,8 +75,8 @@ export interface WorkerPoolOptions<A> {
   readonly size: number
   /** The longest a task may run in its worker before that worker is replaced. */
   readonly timeout: Duration.DurationInput
-  /** The same work in this thread, for when no worker can be started. */
-  readonly inProcess: (bytes: Uint8Array, input: unknown) => Promise<A>
+  /** The same work in this thread, for when no worker can be started (`progress` as a worker's progress messages). */
+  readonly inProcess: (bytes: Uint8Array, input: unknown, progress: (value: unknown) => void) => Promise<A>
   /** Tasks handed to each worker at a time (default 2: one runs, the next waits in the worker). */
   readonly pipeline?: number
   /** Tasks that may wait for a worker; past them `run` fails with `busy` (default 4 × size × pipeline). */
@@ -101,7 +109,7 @@ export interface WorkerPoolStats {
 export interface WorkerPool<A> {
   readonly size: number
   /** Runs one task; the bytes are handed over (see above). `owner` names whose share it counts against. */
-  readonly run: (bytes: Uint8Array, owner?: string, input?: unknown) => Effect.Effect<A, WorkerTaskError>
+  readonly run: (bytes: Uint8Array, owner?: string, input?: unknown, onProgress?: OnProgress) => Effect.Effect<A, WorkerTaskError>
   /**
    * Runs several tasks and resumes once all have settled, with each one's outcome in order: one
    * effect for a batch rather than a fiber per task, for callers that handle tasks in batches.
@@ -110,8 +118,21 @@ export interface WorkerPool<A> {
   readonly stats: Effect.Effect<WorkerPoolStats>
 }
 
+/**
+ * A task's progress value, and `resume`: the task's clock stops while its caller handles a progress
+ * value (the worker waits for it then, e.g. for a database write) and runs again once it is called.
+ */
+export type OnProgress = (value: unknown, resume: () => void) => void
+
 interface Task<A> {
   readonly id: number
+  readonly onProgress: OnProgress | undefined
+  /** What is left of its time while its clock is stopped (undefined: not started, or running). */
+  remainingMs: number | undefined
+  /** When its time runs out, while its clock runs. */
+  deadline: number
+  /** Its clock is stopped: a progress value is with its caller. */
+  paused: boolean
   readonly owner: string | undefined
   readonly input: unknown
   /** Until it is handed over. */
@@ -177,11 +198,32 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
     /** The running task's clock starts when it reaches the head of its worker's line. */
     const armHead = (slot: Slot<A>, worker: Worker) => {
       const head = slot.inflight[0]
-      if (head === undefined || head.timer !== undefined || slot.state !== "ready") return
+      if (head === undefined || head.timer !== undefined || head.paused || slot.state !== "ready") return
+      const ms = head.remainingMs ?? timeoutMs
+      head.remainingMs = undefined
+      head.deadline = Date.now() + ms
       head.timer = setTimeout(() => {
         if (slot.worker !== worker || slot.inflight[0] !== head) return
         replace(slot, worker, `the task ran longer than ${Duration.format(Duration.millis(timeoutMs))}`, "timeout")
-      }, timeoutMs)
+      }, ms)
+    }
+
+    /** A progress value of `task`: its clock stops until its caller resumes it. */
+    const progress = (slot: Slot<A>, worker: Worker, task: Task<A>, value: unknown) => {
+      if (task.done || task.onProgress === undefined) return
+      if (task.timer !== undefined) {
+        clearTimeout(task.timer)
+        task.timer = undefined
+        task.remainingMs = Math.max(0, task.deadline - Date.now())
+      }
+      task.paused = true
+      let resumed = false
+      task.onProgress(value, () => {
+        if (resumed) return
+        resumed = true
+        task.paused = false
+        if (slot.worker === worker && !task.done) armHead(slot, worker)
+      })
     }
 
     /** Lets a crashed or stuck worker go: what it had been handed fails, and a new one starts. */
@@ -261,6 +303,7 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
         }
         const index = slot.inflight.findIndex((task) => task.id === message.id)
         if (index < 0) return
+        if ("progress" in message) return progress(slot, worker, slot.inflight[index]!, message.progress)
         const [task] = slot.inflight.splice(index, 1)
         // The entry promises values of type A: it is code of this program.
         settle(task!, message.ok ? Exit.succeed(message.value as A) : taskError("failed", message.error))
@@ -275,7 +318,9 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
       if (slot.state === "fallback") {
         task.bytes = undefined
         counts.inProcess++
-        Promise.resolve(bytes).then((b) => options.inProcess(b, task.input)).then(
+        // In this thread nothing waits for the caller: its progress values are handed over as they come.
+        const onValue = (value: unknown) => task.onProgress?.(value, () => {})
+        Promise.resolve(bytes).then((b) => options.inProcess(b, task.input, onValue)).then(
           (value) => Exit.succeed(value),
           (error: unknown) => taskError("failed", errorText(error))
         ).then((exit) => {
@@ -332,8 +377,10 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
 
     const waitingOf = (owner: string) => queue.reduce((n, task) => (task.owner === owner ? n + 1 : n), 0)
 
-    const submit = (bytes: Uint8Array, owner: string | undefined, resume: Task<A>["resume"], input?: unknown): Task<A> => {
-      const task: Task<A> = { id: ++nextId, owner, input, bytes, done: false, resume, timer: undefined }
+    const submit = (bytes: Uint8Array, owner: string | undefined, resume: Task<A>["resume"], input?: unknown, onProgress?: OnProgress): Task<A> => {
+      const task: Task<A> = {
+        id: ++nextId, owner, input, bytes, done: false, resume, timer: undefined, onProgress, remainingMs: undefined, deadline: 0, paused: false
+      }
       if (closed) settle(task, taskError("shutdown", `${options.name}: the pool is shut down`))
       else if (queue.length >= maxQueue) settle(task, taskError("busy", `${options.name}: ${maxQueue} tasks are waiting already`))
       else if (owner !== undefined && ownerQueue < maxQueue && waitingOf(owner) >= ownerQueue) {
@@ -373,9 +420,9 @@ export const makeWorkerPool = <A>(options: WorkerPoolOptions<A>): Effect.Effect<
     }
     for (const slot of slots) start(slot)
 
-    const run = (bytes: Uint8Array, owner?: string, input?: unknown): Effect.Effect<A, WorkerTaskError> =>
+    const run = (bytes: Uint8Array, owner?: string, input?: unknown, onProgress?: OnProgress): Effect.Effect<A, WorkerTaskError> =>
       Effect.async<A, WorkerTaskError>((resume) => {
-        const task = submit(bytes, owner, resume, input)
+        const task = submit(bytes, owner, resume, input, onProgress)
         return Effect.sync(() => abandon(task))
       })
 

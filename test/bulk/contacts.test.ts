@@ -118,6 +118,53 @@ describe("import", () => {
       .toMatchObject({ code: "validation_failed", param: "list_ids" })
   })
 
+  it("folds a repeated address into its first row as the rows come (in SQL, from the staging table): last name, tags in order, metadata merged", async () => {
+    const key = await siblingKey(rig.app, sender)
+    const folded = await api("POST", "/v1/bulk/contacts/import", {
+      contacts: [
+        { email: "fold@example.org", name: "First", tags: ["a"], metadata: { k: 1, j: 1 } },
+        { email: "other@example.org", tags: ["x"] },
+        { email: "FOLD@example.org", tags: ["imported", "b", "a"], metadata: { k: 2 } },
+        { email: " fold@example.org ", name: null, metadata: { deep: { v: true } } },
+        { email: "Fold@Example.org", name: "Last", tags: ["c"] }
+      ],
+      tags: ["imported"]
+    }, key.token)
+    expect(folded.json).toEqual({ created: 2, updated: 0, skipped: 0, invalid: 0, errors: [] })
+    const [fold] = await db<{ id: string; email: string; name: string; tags: Array<string>; metadata: unknown }>(
+      "SELECT id, email, name, tags, metadata FROM contacts WHERE key_id = $1 AND lower(email) = 'fold@example.org'", [key.keyId])
+    // The first row's address as written; the request's tag last, as the rows' running merge left it.
+    expect(fold).toMatchObject({ email: "fold@example.org", name: "Last", tags: ["a", "b", "c", "imported"], metadata: { k: 2, j: 1, deep: { v: true } } })
+    expect((await api("GET", "/v1/bulk/contacts/other%40example.org", undefined, key.token)).json.tags).toEqual(["x", "imported"])
+    // A request tag in the last row keeps its place there; a CSV's repeats fold the same way.
+    const csv = await rig.app.request("POST", "/v1/bulk/contacts/import?tags=imported&update_existing=true", {
+      token: key.token,
+      rawBody: "email,name,tags,city\nagain@example.org,A,imported;z,Oslo\nAGAIN@example.org,,y;imported;w,\n",
+      headers: { "content-type": "text/csv" }
+    })
+    expect(csv.json).toMatchObject({ created: 1, updated: 0, skipped: 0 })
+    const [again] = await db<{ name: string; tags: Array<string>; metadata: unknown }>(
+      "SELECT name, tags, metadata FROM contacts WHERE key_id = $1 AND lower(email) = 'again@example.org'", [key.keyId])
+    expect(again).toEqual({ name: "A", tags: ["z", "y", "imported", "w"], metadata: { city: "Oslo" } })
+  })
+
+  it("imports nothing from a CSV refused after thousands of its rows were staged, and leaves no staging table behind", async () => {
+    const key = await siblingKey(rig.app, sender)
+    const lines = ["email,name"]
+    for (let i = 0; i < 20_000; i++) lines.push(`staged${i}@example.org,Name ${i}`)
+    // An unclosed quote on the last line: csv-parse refuses it only once every row before it was read.
+    const res = await rig.app.request("POST", "/v1/bulk/contacts/import", {
+      token: key.token,
+      rawBody: `${lines.join("\n")}\nlast@example.org,"unclosed\n`,
+      headers: { "content-type": "text/csv" }
+    })
+    expect(res.status).toBe(400)
+    expect(res.json.error.code).toBe("validation_failed")
+    expect(await countContacts(key.keyId)).toBe(0)
+    const [temp] = await db<{ n: number }>("SELECT count(*)::int AS n FROM pg_class WHERE relname IN ('import_staging', 'import_folded')")
+    expect(temp!.n).toBe(0)
+  })
+
   it("imports CSV with quoted fields holding commas, `;` tags and metadata columns", async () => {
     const csv = [
       "email,name,tags,city,note",

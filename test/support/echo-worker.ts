@@ -1,7 +1,8 @@
 /**
  * A small worker for test/unit/worker-pool.test.ts, speaking src/lib/worker-pool.ts's protocol.
  * The task's bytes are a command: `echo:<text>`, `sleep:<ms>`, `throw` (the task fails), `crash`
- * (an uncaught error kills the worker), `exit` (the worker exits), `oom` (fills the heap), `hang` (a busy loop). Unlike
+ * (an uncaught error kills the worker), `exit` (the worker exits), `oom` (fills the heap), `hang` (a busy loop),
+ * `progress:<ms>` (posts one progress value, answers `ms` later). Unlike
  * the parse worker it answers as soon as it can (`sleep` tasks overlap).
  */
 import { parentPort, threadId } from "node:worker_threads"
@@ -21,6 +22,9 @@ port.on("message", (request: TaskRequest) => {
     case "echo":
       return answer({ text: arg, threadId, bytes: typed(request.bytes.byteLength), transferred: request.bytes.buffer.byteLength === request.bytes.byteLength })
     case "sleep":
+      return void setTimeout(() => answer({ threadId }), Number(arg))
+    case "progress":
+      reply({ id: request.id, progress: { sent: true } })
       return void setTimeout(() => answer({ threadId }), Number(arg))
     case "throw":
       return reply({ id: request.id, ok: false, error: "told to throw" })

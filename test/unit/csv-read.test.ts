@@ -1,24 +1,40 @@
 /**
  * The contact import's CSV reader (src/bulk/contacts/csv-read.ts), as its worker runs it: the caps
  * checked before csv-parse runs (at their edge and one past it), the cell budget, records that
- * quoted line breaks or CR line ends make, and what crosses to the main thread: the gathered
- * contacts as the INSERT's batch texts.
+ * quoted line breaks or CR line ends make, and what crosses to the main thread: every row as a
+ * line of COPY text for the import's staging table, in chunks (the fold by address is SQL's:
+ * test/bulk/contacts.test.ts).
  */
 import { describe, expect, it } from "vitest"
 import { type CsvReadLimits, type CsvReadResult, readCsv } from "../../src/bulk/contacts/csv-read.ts"
-import { BATCH } from "../../src/bulk/contacts/import-rows.ts"
+import { STAGE_CHUNK_BYTES } from "../../src/bulk/contacts/import-rows.ts"
 
 const limits: CsvReadLimits = { maxColumns: 5, maxLineBytes: 40, maxValues: 12 }
-const read = (csv: string, within: CsvReadLimits = limits, tags: ReadonlyArray<string> = []) => readCsv(Buffer.from(csv), within, tags)
 
-/** The rows of a successful read as the INSERT reads them from its batch texts. */
+/** Each read's chunks of COPY text, as the worker sent them. */
+const chunksOf = new WeakMap<CsvReadResult, Array<Uint8Array>>()
+
+const read = (csv: string, within: CsvReadLimits = limits, tags: ReadonlyArray<string> = []) => {
+  const chunks: Array<Uint8Array> = []
+  const result = readCsv(Buffer.from(csv), within, tags, (chunk) => chunks.push(chunk))
+  chunksOf.set(result, chunks)
+  return result
+}
+
+/** A field of COPY's text format as its value (`\N`: NULL). */
+const field = (text: string) => text === "\\N" ? null : text.replace(/\\(.)/g, (_, c: string) => (c === "t" ? "\t" : c === "n" ? "\n" : c === "r" ? "\r" : c))
+
+/** A text[] literal as its elements (every element quoted, as the reader writes them). */
+const arrayOf = (literal: string) => literal === "{}" ? [] : [...literal.slice(1, -1).matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]!.replace(/\\(.)/g, "$1"))
+
+/** The rows of a successful read as the staging table gets them from its COPY lines. */
 const rowsOf = (result: CsvReadResult) => {
   if (!result.ok) throw new Error(result.message)
-  const { batches, bytes } = result.gathered
-  return batches.flatMap((batch) =>
-    (JSON.parse(new TextDecoder().decode(bytes.subarray(batch.start, batch.end))) as Array<{ email: string; name: string | null; tags: Array<string>; metadata: Record<string, unknown> }>)
-      .map(({ email, metadata, name, tags }) => ({ email, name, tags, metadata }))
-  )
+  const text = chunksOf.get(result)!.map((chunk) => new TextDecoder().decode(chunk)).join("")
+  return text.split("\n").filter((line) => line !== "").map((line) => {
+    const [, , email, , name, tags, metadata] = line.split("\t").map(field)
+    return { email: email!, name, tags: arrayOf(tags!), metadata: JSON.parse(metadata!) as Record<string, unknown> }
+  })
 }
 
 describe("the caps, before csv-parse runs", () => {
@@ -49,7 +65,7 @@ describe("the caps, before csv-parse runs", () => {
 describe("the rows", () => {
   it("reads only the columns that map to something, a named column as a metadata key", () => {
     const result = read("Email,Name,TAGS,,city\nx@example.org, Ada ,a;b,ignored,Oslo\ny@example.org,,,,\n", { ...limits, maxColumns: 10 })
-    expect(result).toMatchObject({ ok: true, gathered: { unique: 2, valid: 2, invalidRows: 0 } })
+    expect(result).toMatchObject({ ok: true, staged: { received: 2, staged: 2, invalidRows: 0 } })
     expect(rowsOf(result)).toEqual([
       { email: "x@example.org", name: "Ada", tags: ["a", "b"], metadata: { city: "Oslo" } },
       { email: "y@example.org", name: null, tags: [], metadata: {} }
@@ -63,16 +79,24 @@ describe("the rows", () => {
     expect(read(`email,name,tags,k\n${rows(3)}\nr9@example.org\n`)).toMatchObject({ ok: false, kind: "size" })
   })
 
-  it("gathers by address into batches of BATCH rows, the query's tags added, invalid rows counted", () => {
+  it("stages every row in chunks of STAGE_CHUNK_BYTES, the query's tags added, invalid rows counted", () => {
     const wide: CsvReadLimits = { maxColumns: 1_000, maxLineBytes: 1 << 20, maxValues: 1 << 30 }
-    const addresses = Array.from({ length: BATCH + 1 }, (_, i) => `n${i}@example.org,t`)
+    const many = 5_000
+    const addresses = Array.from({ length: many }, (_, i) => `n${i}@example.org,t`)
     const result = read(`email,tags\n${addresses.join("\n")}\nN0@EXAMPLE.org,u\nnot-an-address,\n`, wide, ["imported", " "])
-    expect(result).toMatchObject({ ok: true, gathered: { unique: BATCH + 2, valid: BATCH + 1, invalidRows: 1, invalidUnique: 1 } })
-    expect(result.ok && result.gathered.batches).toHaveLength(2)
-    expect(rowsOf(result)).toHaveLength(BATCH + 1)
-    // The repeated address folded into its first row, its tags merged; the query's tags on every row.
-    expect(rowsOf(result)[0]).toMatchObject({ email: "n0@example.org", tags: ["t", "u", "imported"] })
-    expect(rowsOf(result)[BATCH]).toMatchObject({ email: `n${BATCH}@example.org`, tags: ["t", "imported"] })
+    expect(result).toMatchObject({ ok: true, staged: { received: many + 2, staged: many + 1, invalidRows: 1, invalidUnique: 1, extraTags: ["imported"] } })
+    const chunks = chunksOf.get(result)!
+    expect(chunks.length).toBeGreaterThan(1)
+    expect(chunks.every((chunk) => chunk.byteLength < 2 * STAGE_CHUNK_BYTES)).toBe(true)
+    // Every row, the repeated address too (SQL folds it into its first); the query's tags on every row.
+    expect(rowsOf(result)).toHaveLength(many + 1)
+    expect(rowsOf(result)[0]).toMatchObject({ email: "n0@example.org", tags: ["t", "imported"] })
+    expect(rowsOf(result)[many]).toMatchObject({ email: "N0@EXAMPLE.org", tags: ["u", "imported"] })
+  })
+
+  it("writes tabs, line breaks, backslashes and quotes so that COPY reads them back", () => {
+    const result = read(`email,name,tags,k\nx@example.org,"a\tb\\c","q\"\"x;b\\s","l1\nl2"\n`, { ...limits, maxLineBytes: 100 })
+    expect(rowsOf(result)).toEqual([{ email: "x@example.org", name: "a\tb\\c", tags: ["q\"x", "b\\s"], metadata: { k: "l1\nl2" } }])
   })
 
   it("reads a wide row's metadata, a column named __proto__ among its keys", () => {

@@ -67,6 +67,22 @@ describe("worker pool", () => {
     })
   })
 
+  it("hands progress values to the caller and stops the task's clock until the caller resumes it", async () => {
+    await withPool(options({ size: 1, timeout: Duration.millis(600) }), async (pool) => {
+      const seen: Array<unknown> = []
+      // The worker answers 1.2 s after its progress value: past its 600 ms unless its clock stopped.
+      const held = await Effect.runPromise(Effect.either(pool.run(text("progress:1200"), undefined, undefined, (value, resume) => {
+        seen.push(value)
+        setTimeout(resume, 1_000)
+      })))
+      expect(seen).toEqual([{ sent: true }])
+      expect(held._tag).toBe("Right")
+      // Resumed at once, the clock runs on and the same task is past its time.
+      const prompt = await Effect.runPromise(Effect.either(pool.run(text("progress:1200"), undefined, undefined, (_, resume) => resume())))
+      expect(prompt._tag === "Left" && prompt.left.reason).toBe("timeout")
+    })
+  })
+
   it("transfers a buffer it owns, copies a view over part of one", async () => {
     await withPool(options({ size: 1 }), async (pool) => {
       const owned = text("echo:owned")

@@ -29,7 +29,7 @@ import { type ConfirmationRefusal, confirmationRefusal } from "../lists/Http.ts"
 import { ContactsGroup } from "./Api.ts"
 import { type ContactExists, type ContactNotFound, Contacts, type Owner, type StillSuppressed } from "./Contacts.ts"
 import { CsvReader, type ImportRejected } from "./csv-reader.ts"
-import { type ImportGate, type TooManyInvalid, type UnknownLists, writeImport } from "./import.ts"
+import { type ImportGate, type ImportOptions, importContacts as runImport, type TooManyInvalid, type UnknownLists } from "./import.ts"
 import { previewImport } from "./import-preview.ts"
 import type { MetadataTooLarge } from "./metadata-bound.ts"
 
@@ -144,20 +144,15 @@ export const ContactsHttpLive = HttpApiBuilder.group(groupApi(ContactsGroup), "c
         const csv = contentType === "text/csv"
         // A CSV row's metadata is its extra columns: the refusal names the field, the message the row.
         const metadataParam = csv ? () => "metadata" : (row: number) => `contacts[${row - 1}].metadata`
-        const { options, source } = csv
-          ? yield* Effect.gen(function*() {
-            // Read and gathered off the main thread (csv-read.ts): its batches' texts come back.
-            const tags = commaList(query.tags)
-            const read = yield* csvReader.read(me.accountId, yield* importBody(request), tags).pipe(Effect.catchAll(answer))
-            const options = { tags, updateExisting: flag(query.update_existing), listIds: commaList(query.list_ids), confirmed: flag(query.confirmed) }
-            return { options, source: read.gathered }
-          })
-          // Parsed, decoded and gathered off the main thread (import-read.ts): its batches' texts come back.
-          : yield* csvReader.readJson(me.accountId, yield* importBody(request)).pipe(
-            Effect.map((read) => ({ options: read.options, source: read.gathered })),
-            Effect.catchAll(answer)
-          )
-        return yield* writeImport(me, source, options, gate, metadataParam).pipe(
+        const body = yield* importBody(request)
+        const tags = commaList(query.tags)
+        const csvOptions: ImportOptions = { tags, updateExisting: flag(query.update_existing), listIds: commaList(query.list_ids), confirmed: flag(query.confirmed) }
+        // Read (parsed, decoded) off the main thread (csv-read.ts, import-read.ts), its rows copied
+        // into the import's staging table as they are read (import-staging.ts).
+        const imported = csv
+          ? runImport(me, (onChunk) => csvReader.read(me.accountId, body, tags, onChunk), () => csvOptions, gate, metadataParam)
+          : runImport(me, (onChunk) => csvReader.readJson(me.accountId, body, onChunk), (read) => read.options, gate, metadataParam)
+        return yield* imported.pipe(
           Effect.provideService(SqlClient.SqlClient, sql),
           Effect.provideService(ConfirmationMail, confirmationMail),
           Effect.provideService(QueueSignal, signal),

@@ -1,7 +1,7 @@
 /**
  * Reading a contact import's CSV body (run in a worker thread by csv-reader.ts; plain code, no
- * Effect, no database): bytes in, the contacts gathered and made into the INSERT's batch texts out
- * (import-rows.ts), as a JSON body's are (import-read.ts). import-worker.ts runs it.
+ * Effect, no database): bytes in, the contacts staged as they are read (import-rows.ts: COPY text
+ * sent in chunks), as a JSON body's are (import-read.ts). import-worker.ts runs it.
  *
  * The work is bounded before it is done. A first pass over the bytes (`scanCsv`, one loop, no
  * allocation) refuses a header wider than `maxColumns` and a record longer than `maxLineBytes`:
@@ -12,12 +12,12 @@
  * counted against `maxValues`: a CSV names its metadata keys once in the header, so unlike a JSON
  * body its contacts can be far larger than its bytes; the count bounds what is built.
  *
- * Only the batch texts cross to the main thread. Before, the rows crossed as compact chunks and
- * were gathered there: the main thread held every row as objects beside their texts, and a
- * 15 MiB import grew the appliance by +244–277 MB (docs/benchmarks.md).
+ * Only chunks of COPY text cross to the main thread, one at a time. Before, the rows were gathered
+ * by address (on the main thread, later in this worker) until the last was read, and a 15 MiB
+ * import grew the appliance by +244–296 MB (docs/benchmarks.md).
  */
 import { parse } from "csv-parse/sync"
-import { type GatheredImport, gatherAll, ImportRows } from "./import-rows.ts"
+import { ImportRows, type StagedImport } from "./import-rows.ts"
 
 export interface CsvReadLimits {
   /** Columns of the header row, named or not. */
@@ -29,7 +29,7 @@ export interface CsvReadLimits {
 }
 
 export type CsvReadResult =
-  | { readonly ok: true; readonly gathered: GatheredImport }
+  | { readonly ok: true; readonly staged: StagedImport }
   | {
     readonly ok: false
     /** `size`: a limit of the whole body (413); `invalid`: the CSV itself (400). */
@@ -103,14 +103,15 @@ const mapHeader = (header: ReadonlyArray<string>) => {
 }
 
 /**
- * Reads the CSV within `limits` and gathers its contacts, `extraTags` (the query's `tags`) added to
- * each; a refusal is a value, and anything csv-parse refuses is `invalid`.
+ * Reads the CSV within `limits` and stages its contacts through `emit` (import-rows.ts), `extraTags`
+ * (the query's `tags`) added to each; a refusal is a value, and anything csv-parse refuses is
+ * `invalid` (rows sent before it are thrown away with the import's transaction).
  */
-export const readCsv = (bytes: Uint8Array, limits: CsvReadLimits, extraTags: ReadonlyArray<string>): CsvReadResult => {
+export const readCsv = (bytes: Uint8Array, limits: CsvReadLimits, extraTags: ReadonlyArray<string>, emit: (chunk: Uint8Array) => void): CsvReadResult => {
   const refused = scanCsv(bytes, limits)
   if (refused !== undefined) return refused
   let head: ReturnType<typeof mapHeader> | undefined
-  const rows = new ImportRows(extraTags, CSV_METADATA_PARAM)
+  const rows = new ImportRows(extraTags, emit, CSV_METADATA_PARAM)
   let values = 0
   const addRecord = (record: ReadonlyArray<string>, { keys, mapped }: ReturnType<typeof mapHeader>) => {
     let email = ""
@@ -157,7 +158,7 @@ export const readCsv = (bytes: Uint8Array, limits: CsvReadLimits, extraTags: Rea
     return refuse("invalid", `Invalid CSV: ${text.length > 300 ? `${text.slice(0, 300)}…` : text}`)
   }
   if (head === undefined) return refuse("invalid", "The CSV body is empty: a header row with an email column is required")
-  return { ok: true, gathered: gatherAll(rows) }
+  return { ok: true, staged: rows.finish() }
 }
 
 /** Thrown from csv-parse's record hook to stop reading: the header names no email column. */

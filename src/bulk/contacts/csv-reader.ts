@@ -6,13 +6,17 @@
  *
  * The pool starts at the first import, not with the appliance: most appliances never import, and each worker is a thread with its own heap. Every read goes through `read`, which takes
  * the account: the place where one account's share of the workers is decided.
+ *
+ * A read hands its rows over as it goes (chunks of COPY text for the import's staging table,
+ * import-staging.ts), and its worker waits for each chunk's copy: the deadline counts the worker's
+ * own time, not the database's (each COPY has the import's statement timeout).
  */
 import { Data, Duration, Effect, Scope } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { makeWorkerPool, type WorkerTaskError } from "../../lib/worker-pool.ts"
 import { type CsvReadLimits, type CsvReadResult, readCsv } from "./csv-read.ts"
 import { type JsonImportResult, readJsonImport } from "./import-read.ts"
-import { csvImportTask, csvTaskTags, isJsonImport, JSON_IMPORT } from "./import-task.ts"
+import { chunkCopied, importTask, isJsonImport, stopImport, taskOf } from "./import-task.ts"
 
 /** Columns of a CSV import's header row: far more than any export of a contact list carries. */
 export const MAX_CSV_COLUMNS = 1_000
@@ -43,6 +47,9 @@ export const CSV_BYTES_PER_VALUE = 4
 const WORKER_MEMORY_MB = 128
 
 const IMPORT_WORKER = new URL("./import-worker.ts", import.meta.url)
+
+/** A chunk of an import's staged rows as COPY text, and what to call once it is copied (the worker waits until then). */
+export type OnChunk = (chunk: Uint8Array, copied: () => void) => void
 
 /** The import body could not be read: `reason` decides the answer (Http.ts). */
 export class ImportRejected extends Data.TaggedError("ImportRejected")<{
@@ -104,14 +111,32 @@ export class CsvReader extends Effect.Service<CsvReader>()("herald/CsvReader", {
         timeout: Duration.millis(timeoutMs),
         maxMemoryMb: WORKER_MEMORY_MB,
         workerData: limits,
-        inProcess: (bytes, input) => Promise.resolve(isJsonImport(input) ? readJsonImport(bytes) : readCsv(bytes, limits, csvTaskTags(input)))
+        inProcess: (bytes, input, progress) =>
+          Promise.resolve(isJsonImport(input) ? readJsonImport(bytes, progress) : readCsv(bytes, limits, taskOf(input).tags, progress))
       }),
       scope
     ))
 
-    /** Runs one body in a worker; a refusal of the body itself (a cap, invalid CSV or JSON) is an `ImportRejected` like the pool's failures. */
-    const run = <A extends CsvReadResult | JsonImportResult>(accountId: string, bytes: Uint8Array, input: unknown, what: "CSV" | "JSON body") =>
-      Effect.flatMap(pool, (workers) => workers.run(bytes, accountId, input)).pipe(
+    /**
+     * Runs one body in a worker; a refusal of the body itself (a cap, invalid CSV or JSON) is an
+     * `ImportRejected` like the pool's failures. Each chunk of staged rows goes to `onChunk` with
+     * `copied`, to call once it is in the staging table: until then the worker waits (and its
+     * deadline with it). However the read ends, a worker still waiting is let go.
+     */
+    const run = <A extends CsvReadResult | JsonImportResult>(
+      accountId: string,
+      bytes: Uint8Array,
+      task: ReturnType<typeof importTask>,
+      onChunk: OnChunk,
+      what: "CSV" | "JSON body"
+    ) =>
+      Effect.flatMap(pool, (workers) =>
+        workers.run(bytes, accountId, task, (value, resume) =>
+          onChunk(value as Uint8Array, () => {
+            chunkCopied(task)
+            resume()
+          }))).pipe(
+        Effect.ensuring(Effect.sync(() => stopImport(task))),
         Effect.mapError((error) => rejected(error, timeoutMs, what)),
         // The worker answers the kind of result its input asked for.
         Effect.map((result) => result as A),
@@ -123,12 +148,13 @@ export class CsvReader extends Effect.Service<CsvReader>()("herald/CsvReader", {
         Effect.annotateLogs({ account_id: accountId })
       )
 
-    /** Reads and gathers `accountId`'s CSV body in a worker, `tags` added to each row; the bytes are handed over (not to be read again). */
-    const read = (accountId: string, bytes: Uint8Array, tags: ReadonlyArray<string>) =>
-      run<CsvReadResult>(accountId, bytes, csvImportTask(tags), "CSV")
+    /** Reads and stages `accountId`'s CSV body in a worker, `tags` added to each row; the bytes are handed over (not to be read again). */
+    const read = (accountId: string, bytes: Uint8Array, tags: ReadonlyArray<string>, onChunk: OnChunk) =>
+      run<CsvReadResult>(accountId, bytes, importTask("csv", tags), onChunk, "CSV")
 
-    /** Parses, decodes and gathers `accountId`'s JSON import body in a worker (import-read.ts); the bytes are handed over. */
-    const readJson = (accountId: string, bytes: Uint8Array) => run<JsonImportResult>(accountId, bytes, JSON_IMPORT, "JSON body")
+    /** Parses, decodes and stages `accountId`'s JSON import body in a worker (import-read.ts); the bytes are handed over. */
+    const readJson = (accountId: string, bytes: Uint8Array, onChunk: OnChunk) =>
+      run<JsonImportResult>(accountId, bytes, importTask("json", []), onChunk, "JSON body")
 
     return { read, readJson, limits }
   })

@@ -1,10 +1,10 @@
 /**
  * Reading a JSON contact import in the import worker (import-worker.ts; plain code, no database):
- * the body's bytes in, its contacts gathered and made into the INSERT's batch texts out
- * (import-rows.ts). Parsing, the schema's decode and the gathering of a MAX_JSON_MB body are
- * seconds of CPU on a loaded machine; on the main thread they froze every other request. Here
- * they run under the import pool's deadline (HERALD_IMPORT_PARSE_TIMEOUT_S), which stops the
- * worker, and its fair shares.
+ * the body's bytes in, its contacts staged as COPY text sent in chunks (import-rows.ts). Parsing,
+ * the schema's decode and the staging of a MAX_JSON_MB body are seconds of CPU on a loaded
+ * machine; on the main thread they froze every other request. Here they run under the import
+ * pool's deadline (HERALD_IMPORT_PARSE_TIMEOUT_S; its clock stops while a chunk is being copied),
+ * which stops the worker, and its fair shares.
  *
  * A refusal is a value with what the answer needs (Http.ts): the same codes and `param`s as when
  * the main thread did this work.
@@ -13,7 +13,7 @@ import { Buffer } from "node:buffer"
 import { Either, ParseResult, Schema } from "effect"
 import { parseBoundedJson } from "../../http/bounded-json.ts"
 import { ImportRequest } from "./import-schema.ts"
-import { type GatheredImport, gatherAll, ImportRows } from "./import-rows.ts"
+import { ImportRows, type StagedImport } from "./import-rows.ts"
 
 export interface JsonImportOptions {
   readonly tags: ReadonlyArray<string>
@@ -23,7 +23,7 @@ export interface JsonImportOptions {
 }
 
 export type JsonImportResult =
-  | { readonly ok: true; readonly gathered: GatheredImport; readonly options: JsonImportOptions }
+  | { readonly ok: true; readonly staged: StagedImport; readonly options: JsonImportOptions }
   | {
     readonly ok: false
     /** `invalid`: 400 validation_failed (with `param`); `invalid_json`, `json_too_complex`: 400 with that code. */
@@ -70,22 +70,22 @@ const decodeBody = (bytes: Uint8Array): Either.Either<typeof ImportRequest.Type,
   return Either.isLeft(decoded) ? Either.left(firstIssue(decoded.left)) : Either.right(decoded.right)
 }
 
-/** Parses, decodes and gathers a JSON import body; a refusal is a value. */
-export const readJsonImport = (bytes: Uint8Array): JsonImportResult => {
+/** Parses, decodes and stages a JSON import body through `emit`; a refusal is a value. */
+export const readJsonImport = (bytes: Uint8Array, emit: (chunk: Uint8Array) => void): JsonImportResult => {
   const decoded = decodeBody(bytes)
   if (Either.isLeft(decoded)) return decoded.left
   const body = decoded.right
   const tags = body.tags ?? []
-  const rows = new ImportRows(tags)
+  const rows = new ImportRows(tags, emit)
   const contacts = body.contacts as Array<(typeof body.contacts)[number] | undefined>
   for (let i = 0; i < contacts.length; i++) {
     rows.add(contacts[i]!)
-    // Let the decoded contact go: the gathered rows hold what is kept of it.
+    // Let the decoded contact go: its staged line is what is kept of it.
     contacts[i] = undefined
   }
   return {
     ok: true,
-    gathered: gatherAll(rows),
+    staged: rows.finish(),
     options: { tags, updateExisting: body.update_existing ?? false, listIds: body.list_ids ?? [], confirmed: body.confirmed ?? false }
   }
 }

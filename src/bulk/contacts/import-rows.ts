@@ -1,14 +1,16 @@
 /**
- * An import's rows gathered by address in the import worker (plain code, no Effect, no database),
- * for a JSON body (import-read.ts) and a CSV body (csv-read.ts) alike. A repeated address
- * (compared case-insensitively) folds into its first row, invalid rows are counted and reported,
- * and each contact's metadata is held to its bound (also after the fold).
+ * An import's rows staged as they are read, in the import worker (plain code, no Effect, no
+ * database), for a JSON body (import-read.ts) and a CSV body (csv-read.ts) alike: each valid row
+ * becomes one line of `COPY … FROM STDIN` text for the import's staging table
+ * (import-staging.ts), and every STAGE_CHUNK_BYTES of lines leave as one transferred buffer of
+ * UTF-8 (`emit`), which the main thread copies into the staging table before the worker reads on.
+ * Nothing of the rows stays here: invalid rows are counted and reported, and each row's own
+ * metadata is held to its bound; repeated addresses are folded, and the fold held to the bound,
+ * in SQL (import-staging.ts), where every row is.
  *
- * Each row is kept as the text it will have in its INSERT's JSON (`jsonb_to_recordset` reads it),
- * made as it arrives; a repeated address re-reads and rewrites its first row's text (rare). The
- * batches leave as one buffer of UTF-8 bytes that is transferred, not copied, to the main thread,
- * which decodes one batch when its statement's turn comes. Rows as objects, and the batch texts as
- * strings cloned across, made the 15 MiB CSV import grow the appliance by +259–309 MB (docs/benchmarks.md).
+ * Before, every row was gathered here by address (a repeated address folds into its first row, so
+ * nothing could leave before the last row was read): the 15 MiB CSV import grew the appliance by
+ * +287–296 MB, most of it this worker's heap (docs/benchmarks.md).
  */
 import { jsonBytesUpTo, jsonDepth, MAX_METADATA_BYTES, MAX_METADATA_DEPTH } from "../../http/bounds.ts"
 import { isEmailAddress } from "../../lib/email.ts"
@@ -35,23 +37,6 @@ export interface OversizedRow {
   readonly problem: string
 }
 
-/** One batch's place in the gathered buffer, and whether any of its rows brings metadata. */
-export interface BatchSpan {
-  readonly start: number
-  readonly end: number
-  readonly bringsMetadata: boolean
-}
-
-/** A row as its INSERT reads it (and as a repeated address's fold re-reads it). */
-interface RowJson {
-  readonly source_row: number
-  readonly id: string
-  readonly email: string
-  name: string | null
-  tags: Array<string>
-  metadata: Readonly<Record<string, unknown>>
-}
-
 /** Invalid rows an import reports (and its preview lists) by name; the rest are only counted. */
 export const MAX_REPORTED_INVALID = 100
 
@@ -59,8 +44,12 @@ export const MAX_REPORTED_INVALID = 100
 export const invalidReason = (email: string): string | undefined =>
   isEmailAddress(email) ? undefined : email === "" ? "missing email" : "invalid email syntax"
 
-/** Rows of one INSERT statement. */
-export const BATCH = 2000
+/**
+ * Bytes of COPY text sent at a time: the worker waits for the main thread's copy of each before it
+ * reads on, so this (twice: one in the worker, one on its way) is all of the rows either holds.
+ * About 2,000 bench rows; a COPY statement per chunk costs a round trip, not a plan.
+ */
+export const STAGE_CHUNK_BYTES = 256 * 1024
 
 export const cleanTags = (tags: ReadonlyArray<string>): Array<string> => [...new Set(tags.map((t) => t.trim()).filter((t) => t.length > 0))]
 
@@ -69,44 +58,69 @@ const metadataProblem = (metadata: Readonly<Record<string, unknown>>): string | 
   const depth = jsonDepth(metadata)
   if (depth > MAX_METADATA_DEPTH) return `must nest at most ${MAX_METADATA_DEPTH} levels (${depth} given)`
   const bytes = jsonBytesUpTo(metadata, MAX_METADATA_BYTES)
-  return bytes > MAX_METADATA_BYTES ? `must be at most ${MAX_METADATA_BYTES} bytes as JSON (at least ${bytes} once merged)` : undefined
+  return bytes > MAX_METADATA_BYTES ? `must be at most ${MAX_METADATA_BYTES} bytes as JSON (at least ${bytes} given)` : undefined
+}
+
+/** A value as a field of COPY's text format (backslash, and the tab, newline and CR it reads as delimiters). */
+const copyField = (text: string) => text.replace(/[\\\t\n\r]/g, (c) => (c === "\\" ? "\\\\" : c === "\t" ? "\\t" : c === "\n" ? "\\n" : "\\r"))
+
+/** A text[] literal: each element quoted, its backslashes and quotes escaped. */
+const arrayLiteral = (items: ReadonlyArray<string>) => `{${items.map((item) => `"${item.replace(/[\\"]/g, "\\$&")}"`).join(",")}}`
+
+/**
+ * The staging table's columns, in the order of each COPY line (import-staging.ts creates it): the
+ * row's position, the id it gets if it is its address's first, its address as written and
+ * lower-cased (the fold's key), its name (NULL when not given), its tags with the request's, and its
+ * metadata.
+ */
+export const STAGED_COLUMNS = "source_row, id, email, address, name, tags, metadata"
+
+/** One staged row as its COPY line. */
+export const copyLine = (row: number, id: string, email: string, address: string, name: string | null, tags: ReadonlyArray<string>, metadata: Readonly<Record<string, unknown>>) =>
+  `${row}\t${id}\t${copyField(email)}\t${copyField(address)}\t${name === null ? "\\N" : copyField(name)}\t${copyField(arrayLiteral(tags))}\t${
+    copyField(JSON.stringify(metadata))
+  }\n`
+
+/**
+ * What the import writes besides its staged rows, as plain data (structured-clonable: it crosses
+ * from the worker). `staged` counts the valid rows sent, repeats included.
+ */
+export interface StagedImport {
+  readonly received: number
+  readonly staged: number
+  readonly invalidUnique: number
+  readonly invalidRows: number
+  readonly errors: ReadonlyArray<ImportError>
+  /** The first row whose own metadata is over its bound (a fold over it is found in SQL). */
+  readonly oversized: OversizedRow | undefined
+  /** The request's tags as every row got them (cleaned): the fold in SQL puts them last again. */
+  readonly extraTags: ReadonlyArray<string>
 }
 
 /**
- * The rows of one import, gathered by address as they arrive: each valid row's INSERT text, in
- * the order of first appearance. NUL and lone surrogates never reach here: the JSON body and the
- * CSV stream refuse them (http/storable-input.ts). `extraTags` (the request's `tags`) are added to
- * every row; `metadataParam` names a row's metadata in a refusal.
+ * The rows of one import, staged as they arrive. NUL and lone surrogates never reach here: the JSON
+ * body and the CSV stream refuse them (http/storable-input.ts). `extraTags` (the request's `tags`)
+ * are added to every row; `metadataParam` names a row's metadata in a refusal; `emit` takes each
+ * chunk of COPY text (and, in the worker, waits until the main thread has copied it).
  */
 export class ImportRows {
-  /** Each valid address's row text; a slot is emptied once the row is in its batch. */
-  private readonly texts: Array<string | undefined> = []
-  private readonly bringsMetadata: Array<boolean> = []
-  /** Lower-cased address → its row's slot. */
-  private readonly slots = new Map<string, number>()
-  readonly invalidAddresses = new Set<string>()
-  readonly errors: Array<ImportError> = []
-  invalidRows = 0
-  received = 0
-  /** The first row whose address's metadata is over the bound: the import is refused with it. */
-  oversized: OversizedRow | undefined
+  private lines: Array<string> = []
+  private bytes = 0
+  /** Lower-cased invalid addresses: the gate counts them once each. */
+  private readonly invalidAddresses = new Set<string>()
+  private readonly errors: Array<ImportError> = []
+  private invalidRows = 0
+  private received = 0
+  private staged = 0
+  private oversized: OversizedRow | undefined
   private readonly extraTags: Array<string>
 
   constructor(
     extraTags: ReadonlyArray<string>,
-    readonly metadataParam: (row: number) => string = (row) => `contacts[${row - 1}].metadata`
+    private readonly emit: (chunk: Uint8Array) => void,
+    private readonly metadataParam: (row: number) => string = (row) => `contacts[${row - 1}].metadata`
   ) {
     this.extraTags = cleanTags(extraTags)
-  }
-
-  private checkMetadata(row: number, email: string, metadata: Readonly<Record<string, unknown>>) {
-    if (this.oversized !== undefined) return
-    const problem = metadataProblem(metadata)
-    if (problem !== undefined) this.oversized = { row, email, param: this.metadataParam(row), problem }
-  }
-
-  private withExtraTags(tags: ReadonlyArray<string>) {
-    return this.extraTags.length === 0 ? cleanTags(tags) : cleanTags([...tags, ...this.extraTags])
   }
 
   add(input: ImportRow) {
@@ -120,88 +134,42 @@ export class ImportRows {
       if (this.errors.length < MAX_REPORTED_INVALID) this.errors.push({ row, email, reason })
       return
     }
-    const slot = this.slots.get(address)
     const metadata = input.metadata ?? {}
-    if (slot === undefined) {
-      // A JSON row was bounded by its schema; a CSV row's columns were not.
-      if (input.metadata !== undefined) this.checkMetadata(row, email, metadata)
-      const text: RowJson = { source_row: row, id: newId("ct"), email, name: input.name ?? null, tags: this.withExtraTags(input.tags ?? []), metadata }
-      this.slots.set(address, this.texts.push(JSON.stringify(text)) - 1)
-      this.bringsMetadata.push(Object.keys(metadata).length > 0)
-      return
+    // A JSON row was bounded by its schema; a CSV row's columns were not. A repeated address's
+    // merge is bounded in SQL; a row over the bound by itself makes any merge over it too.
+    if (this.oversized === undefined && Object.keys(metadata).length > 0) {
+      const problem = metadataProblem(metadata)
+      if (problem !== undefined) this.oversized = { row, email, param: this.metadataParam(row), problem }
     }
-    const seen = JSON.parse(this.texts[slot]!) as RowJson
-    if (input.name !== undefined && input.name !== null) seen.name = input.name
-    // The request's tags go last again, after the row's own and this row's.
-    const own = seen.tags.filter((tag) => !this.extraTags.includes(tag))
-    seen.tags = this.withExtraTags([...own, ...cleanTags(input.tags ?? [])])
-    if (Object.keys(metadata).length > 0) {
-      seen.metadata = { ...seen.metadata, ...metadata }
-      this.checkMetadata(row, email, seen.metadata)
-      this.bringsMetadata[slot] = true
+    const tags = cleanTags([...(input.tags ?? []), ...this.extraTags])
+    const line = copyLine(row, newId("ct"), email, address, input.name ?? null, tags, metadata)
+    this.lines.push(line)
+    this.staged++
+    // UTF-16 units: within a factor of three of the UTF-8 bytes, enough for a chunk's size.
+    this.bytes += line.length
+    if (this.bytes >= STAGE_CHUNK_BYTES) this.flush()
+  }
+
+  /** Sends the lines gathered so far (in the worker: returns once the main thread has copied them). */
+  private flush() {
+    if (this.lines.length === 0) return
+    const chunk = new TextEncoder().encode(this.lines.join(""))
+    this.lines = []
+    this.bytes = 0
+    this.emit(chunk)
+  }
+
+  /** The last lines sent, and what the import writes besides them. */
+  finish(): StagedImport {
+    this.flush()
+    return {
+      received: this.received,
+      staged: this.staged,
+      invalidUnique: this.invalidAddresses.size,
+      invalidRows: this.invalidRows,
+      errors: this.errors,
+      oversized: this.oversized,
+      extraTags: this.extraTags
     }
-    this.texts[slot] = JSON.stringify(seen)
-  }
-
-  get valid() {
-    return this.texts.length
-  }
-
-  get unique() {
-    return this.texts.length + this.invalidAddresses.size
-  }
-
-  /**
-   * The rows as batches of BATCH rows in one buffer of UTF-8 bytes. Each row's text is let go once
-   * it is in its batch's, so the bytes replace the rows in memory.
-   */
-  batches(): { readonly bytes: Uint8Array; readonly spans: ReadonlyArray<BatchSpan> } {
-    const encoder = new TextEncoder()
-    const parts: Array<Uint8Array> = []
-    const spans: Array<BatchSpan> = []
-    let offset = 0
-    for (let first = 0; first < this.texts.length; first += BATCH) {
-      const last = Math.min(first + BATCH, this.texts.length)
-      const rows = this.texts.slice(first, last) as Array<string>
-      this.texts.fill(undefined, first, last)
-      const encoded = encoder.encode(`[${rows.join(",")}]`)
-      parts.push(encoded)
-      spans.push({ start: offset, end: offset + encoded.length, bringsMetadata: this.bringsMetadata.slice(first, last).includes(true) })
-      offset += encoded.length
-    }
-    const bytes = new Uint8Array(offset)
-    parts.forEach((part, i) => bytes.set(part, spans[i]!.start))
-    return { bytes, spans }
-  }
-}
-
-/**
- * What the import writes, as plain data (structured-clonable: it crosses from the worker, `bytes`
- * transferred). Without batches when a row's metadata is over its bound: nothing will be written.
- */
-export interface GatheredImport {
-  readonly unique: number
-  readonly invalidUnique: number
-  readonly invalidRows: number
-  readonly valid: number
-  readonly errors: ReadonlyArray<ImportError>
-  readonly oversized: OversizedRow | undefined
-  /** Every batch's JSON text, one after the other, as UTF-8. */
-  readonly bytes: Uint8Array
-  readonly batches: ReadonlyArray<BatchSpan>
-}
-
-/** The gathered rows, made into their batches (in the worker: nothing else waits on its thread). */
-export const gatherAll = (rows: ImportRows): GatheredImport => {
-  const { bytes, spans } = rows.oversized === undefined ? rows.batches() : { bytes: new Uint8Array(0), spans: [] }
-  return {
-    unique: rows.unique,
-    invalidUnique: rows.invalidAddresses.size,
-    invalidRows: rows.invalidRows,
-    valid: rows.valid,
-    errors: rows.errors,
-    oversized: rows.oversized,
-    bytes,
-    batches: spans
   }
 }

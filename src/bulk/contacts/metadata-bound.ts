@@ -5,7 +5,7 @@
  * already over the bound (from before it) stays readable and may be merged with what does not
  * make it longer, but it cannot grow.
  *
- * Measured in the database, on the batch's JSON, so no stored metadata is read into the
+ * Measured in the database, on the import's folded rows (import-staging.ts), so no stored metadata is read into the
  * appliance. PostgreSQL prints jsonb with a space after each `:` and `,` between members; those
  * outside strings are taken off, so the size is the compact JSON's, the unit of the schema's bound.
  */
@@ -27,19 +27,19 @@ export class MetadataTooLarge extends Data.TaggedError("MetadataTooLarge")<{
 }> {}
 
 /** A JSON string token in PostgreSQL's (ARE) syntax, escapes included: removed before counting separators. */
-const STRING_TOKEN = String.raw`"(?:[^"\\]|\\.)*"`
+export const STRING_TOKEN = String.raw`"(?:[^"\\]|\\.)*"`
 
 /**
- * Fails with the first row of the batch (`json`: the import's rows with `source_row`, `email` and
+ * Fails with the first of the import's folded rows (`import_folded`: `source_row`, `email`,
  * `metadata`) whose merge into the key's stored contact would be over the bound and longer than
- * what is stored. Runs in the import's transaction, before the batch is written.
+ * what is stored. Runs in the import's transaction, before any row is written.
  */
-export const refuseMetadataGrowth = (owner: Owner, json: string, paramOf: (row: number) => string) =>
+export const refuseMetadataGrowth = (owner: Owner, paramOf: (row: number) => string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const [over] = yield* sql<{ row: number; email: string; bytes: number }>`
       SELECT r.source_row AS row, r.email, m.bytes
-      FROM jsonb_to_recordset(${json}::jsonb) AS r(source_row integer, email text, metadata jsonb)
+      FROM import_folded r
       JOIN contacts c ON c.key_id = ${owner.keyId} AND lower(c.email) = lower(r.email)
       CROSS JOIN LATERAL (SELECT (c.metadata || r.metadata)::text AS merged) t
       CROSS JOIN LATERAL (SELECT regexp_replace(t.merged, ${STRING_TOKEN}, '', 'g') AS bare) b

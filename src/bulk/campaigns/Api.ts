@@ -1,6 +1,6 @@
 /**
  * /v1/bulk/campaigns: campaigns of the calling key (REST conventions of shared/DESIGN.md "Rules
- * shared by the bulk issues") and their actions: send (now or scheduled), pause, resume, cancel.
+ * shared by the bulk issues") and their actions: send (now or scheduled), unschedule, pause, resume, cancel.
  * The state table (states.ts) is the OpenAPI description of the group.
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
@@ -39,7 +39,34 @@ export const Campaign = Schema.Struct({
   created_at: Schema.String,
   started_at: Schema.NullOr(Schema.String),
   completed_at: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "Campaign" })
+}).annotations({
+  identifier: "Campaign",
+  examples: [{
+    id: "cp_7Hq2Lm9Xv4Rt1Ws8Kd3N",
+    name: "December news",
+    status: "draft",
+    pause_reason: null,
+    template_id: null,
+    subject: "What is new in December, {{ name }}",
+    html: "<p>Hello {{ name }}</p><p><a href=\"{{ unsubscribe_url }}\">Unsubscribe</a></p>",
+    body_text: null,
+    mjml: null,
+    preheader: null,
+    from_email: "news@example.com",
+    from_name: "Example News",
+    reply_to: null,
+    list_ids: ["ls_4Tg8Hk2Mn6Pq1Rs5Vw9X"],
+    segment_id: null,
+    total_contacts: null,
+    scheduled_at: null,
+    sent_count: 0,
+    failed_count: 0,
+    delivery_rate: 0,
+    created_at: "2026-11-28T10:00:00.000Z",
+    started_at: null,
+    completed_at: null
+  }]
+})
 
 const contentFields = {
   template_id: Schema.NullOr(IdText),
@@ -123,6 +150,18 @@ export class CampaignsGroup extends HttpApiGroup.make("campaigns")
   .add(
     HttpApiEndpoint.post("resume", "/v1/bulk/campaigns/:id/resume").setPath(ById).addSuccess(Campaign).addError(Unprocessable)
       .annotate(OpenApi.Summary, "Resume a paused campaign with its frozen recipient set (the send refusals apply)")
+      .annotate(OpenApi.Description, "Takes no body. A campaign paused before it started whose `scheduled_at` is still ahead goes back "
+        + "to `scheduled` and starts at its time; otherwise it goes to `sending` at once. Not `paused` → 409 conflict; another key's "
+        + "campaign → 404. The send's refusals apply (403 account_suspended, sending_paused, domain_not_verified; 429 "
+        + "monthly_quota_exceeded or rate_limit_exceeded). The answer is the campaign.")
+  )
+  .add(
+    HttpApiEndpoint.post("unschedule", "/v1/bulk/campaigns/:id/unschedule").setPath(ById).addSuccess(Campaign)
+      .annotate(OpenApi.Summary, "Take a scheduled campaign off its schedule: back to draft, scheduled_at cleared, editable again")
+      .annotate(OpenApi.Description, "Takes no body. Only from `scheduled`: any other state → 409 conflict, nothing changed; "
+        + "another key's campaign → 404 not_found. Nothing was frozen or queued before the start, so nothing else is undone; "
+        + "`PATCH` it, then `send` it again (now or with a new `scheduled_at`). The answer is the campaign, `status: \"draft\"`, "
+        + "`scheduled_at: null`.")
   )
   .add(
     HttpApiEndpoint.post("cancel", "/v1/bulk/campaigns/:id/cancel").setPath(ById).addSuccess(Campaign)

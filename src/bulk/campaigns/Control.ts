@@ -1,6 +1,6 @@
 /**
- * The campaign's calls that move it between states (states.ts): send (now or scheduled), pause,
- * resume, cancel, and the scheduler's start of a due campaign. Each runs in one transaction with
+ * The campaign's calls that move it between states (states.ts): send (now or scheduled),
+ * unschedule, pause, resume, cancel, and the scheduler's start of a due campaign. Each runs in one transaction with
  * the campaign's row locked: the state is read, the call checked against the table (409 and
  * nothing changed otherwise), and the new state written with what it brings — the recipient set
  * frozen (freeze.ts), the queued rows held, woken or dropped (src/mta/queue/campaign-rows.ts).
@@ -102,6 +102,13 @@ export const pauseForRenderFailure = (campaignId: string, now: Date) =>
     sql`UPDATE campaigns SET status = 'paused', pause_reason = 'render_failed', updated_at = ${now}
       WHERE id = ${campaignId} AND status IN ('sending', 'scheduled')`.pipe(Effect.asVoid))
 
+/**
+ * A campaign paused before its start whose time is still ahead: `resume` puts it back on its
+ * schedule rather than sending at once (the marketer paused a plan, not asked for mail now).
+ */
+const stillScheduled = (row: CampaignRow, at: Date) =>
+  row.started_at === null && row.scheduled_at !== null && row.scheduled_at.getTime() > at.getTime()
+
 export class CampaignControl extends Effect.Service<CampaignControl>()("herald/CampaignControl", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -166,9 +173,19 @@ export class CampaignControl extends Effect.Service<CampaignControl>()("herald/C
         const at = yield* now
         const first = yield* locked(owner, id, "resume").pipe(sql.withTransaction)
         yield* refusals(owner, yield* senderOf(first), at)
-        yield* sql.withTransaction(Effect.flatMap(locked(owner, id, "resume"), (row) => startSending(row, at, urls, config.longQueryTimeoutMs)))
+        yield* sql.withTransaction(Effect.flatMap(locked(owner, id, "resume"), (row) =>
+          stillScheduled(row, at)
+            ? Effect.asVoid(sql`UPDATE campaigns SET status = 'scheduled', pause_reason = NULL, updated_at = ${at} WHERE id = ${id}`)
+            : startSending(row, at, urls, config.longQueryTimeoutMs)))
         return yield* campaigns.read(owner, id)
       })
+
+    /** scheduled → draft, its time forgotten: nothing is frozen or queued before the start, so nothing else to undo. */
+    const unschedule = (owner: Owner, id: string) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* locked(owner, id, "unschedule")
+        yield* sql`UPDATE campaigns SET status = 'draft', scheduled_at = NULL, pause_reason = NULL, updated_at = ${yield* now} WHERE id = ${id}`
+      })).pipe(Effect.zipRight(campaigns.read(owner, id)))
 
     const cancel = (owner: Owner, id: string) =>
       sql.withTransaction(Effect.gen(function*() {
@@ -183,6 +200,7 @@ export class CampaignControl extends Effect.Service<CampaignControl>()("herald/C
       send: (owner: Owner, id: string, scheduledAt: string | null | undefined) => withSql(send(owner, id, scheduledAt)),
       pause: (owner: Owner, id: string) => withSql(pause(owner, id)),
       resume: (owner: Owner, id: string) => withSql(resume(owner, id)),
+      unschedule: (owner: Owner, id: string) => withSql(unschedule(owner, id)),
       cancel: (owner: Owner, id: string) => withSql(cancel(owner, id))
     } as const
   })

@@ -74,5 +74,6 @@ export const CampaignsHttpLive = HttpApiBuilder.group(groupApi(CampaignsGroup), 
         Effect.flatMap(CurrentKey, (me) => control.send(me, path.id, payload?.scheduled_at)).pipe(Effect.catchAll(answerStart)))
       .handle("pause", ({ path }) => Effect.flatMap(CurrentKey, (me) => control.pause(me, path.id)).pipe(Effect.catchAll(answer)))
       .handle("resume", ({ path }) => Effect.flatMap(CurrentKey, (me) => control.resume(me, path.id)).pipe(Effect.catchAll(answerStart)))
+      .handle("unschedule", ({ path }) => Effect.flatMap(CurrentKey, (me) => control.unschedule(me, path.id)).pipe(Effect.catchAll(answer)))
       .handle("cancel", ({ path }) => Effect.flatMap(CurrentKey, (me) => control.cancel(me, path.id)).pipe(Effect.catchAll(answer)))
   }))

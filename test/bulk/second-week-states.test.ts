@@ -1,9 +1,11 @@
 /**
  * What a marketer meets in a campaign's second week (issue 30 items 1-6 and 11), against a real
  * appliance, SMTP sink and DNS server: a scheduled campaign taken off its schedule and a paused
- * one put back on it.
+ * one put back on it; a send the quota cannot cover refused (or paused when it comes due).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { query } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { type DeliveryRig, startDeliveryRig } from "../support/mta.ts"
 import { newSender, type Sender, siblingKey } from "../support/sending.ts"
 
@@ -84,5 +86,73 @@ describe("item 1: a scheduled campaign can be changed", () => {
     expect((await call(soon, "pause")).status).toBe(200)
     await sleep(2_000)
     expect((await call(soon, "resume")).json).toMatchObject({ status: "sending", total_contacts: 1 })
+  })
+})
+
+describe("item 2: a campaign the quota cannot cover does not start", () => {
+  /** An account without overage whose monthly quota is `quota`. */
+  const withQuota = async (quota: number) => {
+    const owner = await newSender(rig.app, rig.dns)
+    const limits = await rig.app.request("PATCH", `/v1/admin/accounts/${owner.accountId}/limits`, { body: { rate_per_min: 1000, monthly_quota: quota } })
+    expect(limits.status).toBe(200)
+    return owner
+  }
+  const frozen = async (id: string) =>
+    (await query<{ n: number }>(rig.app.databaseUrl, "SELECT count(*)::int AS n FROM campaign_recipients WHERE campaign_id = $1", [id]))[0]!.n
+
+  it("refuses a send whose recipients exceed what is left with 400 overage_not_offered, nothing changed; allow_partial starts it", async () => {
+    const owner = await withQuota(3)
+    const as = (method: string, route: string, body?: unknown) => api(method, route, body, owner.token)
+    // Five charged recipients and two free simulator ones: 5 needed, 3 left.
+    const listId = await listWith([1, 2, 3, 4, 5].map((i) => `q${i}@dest.example`).concat(["delivered+q1@simulator.herald.invalid", "delivered+q2@simulator.herald.invalid"]), owner.token)
+    const id = await draft({ list_ids: [listId] }, owner)
+    const before = (await as("GET", `/v1/bulk/campaigns/${id}`)).json
+
+    const refused = await as("POST", `/v1/bulk/campaigns/${id}/send`, {})
+    expect(refused.status).toBe(400)
+    expect(refused.json.error).toMatchObject({ type: "invalid_request_error", code: "overage_not_offered" })
+    expect(refused.json.error.message).toContain("needs 5 emails but only 3 of the monthly quota (0/3 used) remain")
+    expect((await as("GET", `/v1/bulk/campaigns/${id}`)).json).toEqual(before)
+    expect(await frozen(id)).toBe(0)
+
+    // The same campaign to the simulator addresses alone fits: they are free.
+    const free = await listWith(["delivered+q3@simulator.herald.invalid"], owner.token)
+    const fits = await draft({ list_ids: [free] }, owner)
+    expect((await as("POST", `/v1/bulk/campaigns/${fits}/send`, {})).json).toMatchObject({ status: "sending", total_contacts: 1 })
+
+    const partial = await as("POST", `/v1/bulk/campaigns/${id}/send`, { allow_partial: true })
+    expect(partial.json).toEqual({ id, status: "sending", total_contacts: 7 })
+    const paused = await eventually(async () => {
+      const c = (await as("GET", `/v1/bulk/campaigns/${id}`)).json
+      return c.status === "paused" ? c : undefined
+    }, "paused when the quota ran out")
+    expect(paused.pause_reason).toBe("quota_exhausted")
+  })
+
+  it("pauses a scheduled campaign the quota cannot cover when it comes due, with quota_exhausted and nothing frozen", async () => {
+    const owner = await withQuota(2)
+    const as = (method: string, route: string, body?: unknown) => api(method, route, body, owner.token)
+    const listId = await listWith(["s1@dest.example", "s2@dest.example", "s3@dest.example"], owner.token)
+    const id = await draft({ list_ids: [listId] }, owner)
+    expect((await as("POST", `/v1/bulk/campaigns/${id}/send`, { scheduled_at: new Date(Date.now() + 1_000).toISOString() })).status).toBe(200)
+    const paused = await eventually(async () => {
+      const c = (await as("GET", `/v1/bulk/campaigns/${id}`)).json
+      return c.status === "paused" ? c : undefined
+    }, "paused when due")
+    expect(paused).toMatchObject({ pause_reason: "quota_exhausted", total_contacts: null, started_at: null })
+    expect(await frozen(id)).toBe(0)
+    const [messages] = await query<{ n: number }>(rig.app.databaseUrl, "SELECT count(*)::int AS n FROM messages WHERE campaign_id = $1", [id])
+    expect(messages!.n).toBe(0)
+
+    // Scheduled with allow_partial: it starts and sends what fits.
+    const partial = await draft({ list_ids: [listId] }, owner)
+    const at = new Date(Date.now() + 1_000).toISOString()
+    expect((await as("POST", `/v1/bulk/campaigns/${partial}/send`, { scheduled_at: at, allow_partial: true })).status).toBe(200)
+    const started = await eventually(async () => {
+      const c = (await as("GET", `/v1/bulk/campaigns/${partial}`)).json
+      return c.status === "paused" ? c : undefined
+    }, "started, then paused part-way")
+    expect(started).toMatchObject({ pause_reason: "quota_exhausted", total_contacts: 3 })
+    expect(started.started_at).not.toBeNull()
   })
 })

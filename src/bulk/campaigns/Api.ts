@@ -108,14 +108,18 @@ const CampaignPage = Schema.Struct({ total: Schema.Int, limit: Schema.Int, offse
 const SendRequest = Schema.NullOr(Schema.Struct({
   scheduled_at: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(MAX_DATE_LENGTH)))).annotations({
     description: "ISO 8601 date-time with a time zone, in the future (60 s of clock skew allowed), at most 90 days ahead; omit to send now"
+  }),
+  allow_partial: Schema.optional(Schema.Boolean).annotations({
+    description: "Without overage, start even when the monthly quota left cannot cover every recipient: the campaign pauses with "
+      + "quota_exhausted when it runs out. Default false: such a send → 400 overage_not_offered, nothing changed"
   })
-}).annotations({ identifier: "CampaignSendRequest" }))
+}).annotations({ identifier: "CampaignSendRequest", examples: [{ scheduled_at: "2026-12-01T09:00:00Z" }, { allow_partial: true }] }))
 const SendResponse = Schema.Struct({
   id: Schema.String,
   status: Schema.Literal("sending", "scheduled"),
   total_contacts: Schema.optional(Schema.Int).annotations({ description: "Only when status is sending" }),
   scheduled_at: Schema.optional(Schema.String).annotations({ description: "Only when status is scheduled" })
-}).annotations({ identifier: "CampaignSendResponse" })
+}).annotations({ identifier: "CampaignSendResponse", examples: [{ id: "cp_7Hq2Lm9Xv4Rt1Ws8Kd3N", status: "sending", total_contacts: 1250 }] })
 
 const ById = Schema.Struct({ id: IdText })
 const Deleted = Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) })
@@ -140,7 +144,11 @@ export class CampaignsGroup extends HttpApiGroup.make("campaigns")
       .addError(Unprocessable)
       .annotate(OpenApi.Summary, "Send now (the recipient set is frozen) or at scheduled_at")
       .annotate(OpenApi.Description, "Counts against the per-minute rate limit. The send endpoint's refusals apply with its codes: "
-        + "an unverified sender domain (403 domain_not_verified), a suspended or paused account (403), the monthly quota used up (429).\n\n"
+        + "an unverified sender domain (403 domain_not_verified), a suspended or paused account (403), the monthly quota used up (429). "
+        + "Without overage, a send now whose recipients not yet sent (simulator addresses are free) exceed what is left of the "
+        + "monthly quota → 400 overage_not_offered (the message states what is needed and what remains), nothing changed, unless "
+        + "`allow_partial: true`; a scheduled campaign in that state pauses with `pause_reason: quota_exhausted` when it comes due. "
+        + "The check is advisory: two campaigns checked at once may both pass, and a later shortfall pauses as before.\n\n"
         + STATE_TABLE)
   )
   .add(

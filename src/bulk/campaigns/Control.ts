@@ -23,6 +23,7 @@ import type { Owner } from "../templates/Templates.ts"
 import type { TrackingUrls } from "../tracking/rewrite.ts"
 import { CampaignNotFound, Campaigns, CampaignStateConflict } from "./Campaigns.ts"
 import { checkStartable, contentSource, freeze } from "./freeze.ts"
+import { quotaCovers } from "./quota-cover.ts"
 import type { CampaignRow } from "./record.ts"
 import { allowed, type CampaignCall } from "./states.ts"
 
@@ -59,11 +60,15 @@ const quotaLeft = (limits: Limits) =>
  * The freeze reads the whole audience (1,000,000 contacts measured by bench/audience.ts) in one
  * statement: it runs under HERALD_LONG_QUERY_TIMEOUT_MS, not the request reads' limit, in a
  * savepoint, so that one past it fails as `QueryTooExpensive` (param `segment_id`) and leaves the
- * caller's transaction usable.
+ * caller's transaction usable. With `cover`, the quota must cover the recipients not yet queued
+ * (quota-cover.ts), else OverageNotOffered and the savepoint is rolled back: nothing frozen.
  */
-export const startSending = (campaign: CampaignRow, now: Date, urls: TrackingUrls, longQueryTimeoutMs: number) =>
+export const startSending = (campaign: CampaignRow, now: Date, urls: TrackingUrls, longQueryTimeoutMs: number, cover?: Limits) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.withTransaction(Effect.zipRight(setStatementTimeout(sql, longQueryTimeoutMs), moveToSending(campaign, now, urls))).pipe(
+    sql.withTransaction(Effect.zipRight(
+      setStatementTimeout(sql, longQueryTimeoutMs),
+      Effect.tap(moveToSending(campaign, now, urls), () => cover === undefined ? Effect.void : quotaCovers(campaign.id, cover))
+    )).pipe(
       Effect.catchIf((e) => isStatementTimeout(e), () =>
         Effect.fail(new QueryTooExpensive({
           param: campaign.segment_id === null ? "list_ids" : "segment_id",
@@ -133,12 +138,13 @@ export class CampaignControl extends Effect.Service<CampaignControl>()("herald/C
         const { limits, sender: facts } = yield* sendContext.admit(owner.keyId, owner.accountId, at, sender)
         if (fromEmail !== null && facts !== undefined) yield* refuseSender(fromEmail, [fromEmail], limits, facts.domainState)
         yield* quotaLeft(limits)
+        return limits
       })
 
     /** The sender a campaign would send from (its own, else its template's), null when it has none yet. */
     const senderOf = (row: CampaignRow) => Effect.map(Effect.either(contentSource(row)), (s) => s._tag === "Right" ? s.right.from_email : row.from_email)
 
-    const send = (owner: Owner, id: string, scheduledAt: string | null | undefined) =>
+    const send = (owner: Owner, id: string, scheduledAt: string | null | undefined, allowPartial: boolean) =>
       Effect.gen(function*() {
         const at = yield* now
         const when = scheduledAt === undefined || scheduledAt === null ? null : parseSchedule(scheduledAt, at)
@@ -146,16 +152,17 @@ export class CampaignControl extends Effect.Service<CampaignControl>()("herald/C
         const call: CampaignCall = when === null ? "send" : "schedule"
         // Checked before the refusals, so a refused transition leaves the rate window alone as well.
         const first = yield* locked(owner, id, call).pipe(sql.withTransaction)
-        yield* refusals(owner, yield* senderOf(first), at)
+        const limits = yield* refusals(owner, yield* senderOf(first), at)
         return yield* sql.withTransaction(Effect.gen(function*() {
           const row = yield* locked(owner, id, call)
           if (when !== null) {
             const source = yield* contentSource(row)
             yield* checkStartable(row, source)
-            yield* sql`UPDATE campaigns SET status = 'scheduled', scheduled_at = ${when}, updated_at = ${at} WHERE id = ${id}`
+            yield* sql`UPDATE campaigns SET status = 'scheduled', scheduled_at = ${when}, allow_partial = ${allowPartial}, updated_at = ${at}
+              WHERE id = ${id}`
             return { id, status: "scheduled" as const, scheduled_at: when.toISOString() }
           }
-          const total = yield* startSending(row, at, urls, config.longQueryTimeoutMs)
+          const total = yield* startSending(row, at, urls, config.longQueryTimeoutMs, allowPartial ? undefined : limits)
           return { id, status: "sending" as const, total_contacts: total }
         }))
       })
@@ -197,7 +204,8 @@ export class CampaignControl extends Effect.Service<CampaignControl>()("herald/C
 
     const withSql = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(effect, SqlClient.SqlClient, sql)
     return {
-      send: (owner: Owner, id: string, scheduledAt: string | null | undefined) => withSql(send(owner, id, scheduledAt)),
+      send: (owner: Owner, id: string, scheduledAt: string | null | undefined, allowPartial = false) =>
+        withSql(send(owner, id, scheduledAt, allowPartial)),
       pause: (owner: Owner, id: string) => withSql(pause(owner, id)),
       resume: (owner: Owner, id: string) => withSql(resume(owner, id)),
       unschedule: (owner: Owner, id: string) => withSql(unschedule(owner, id)),

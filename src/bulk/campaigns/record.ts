@@ -33,6 +33,7 @@ export interface CampaignRow extends CampaignFields {
   readonly scheduled_at: Date | null
   readonly content_id: string | null
   readonly queued_count: number
+  readonly allow_partial: boolean
   readonly created_at: Date
   readonly started_at: Date | null
   readonly completed_at: Date | null

@@ -2,3 +2,12 @@
 -- allow_partial: `send {allow_partial: true}` asked to start even when the monthly quota cannot cover
 -- every recipient (no overage); kept on a scheduled campaign so its start, when due, honours it.
 ALTER TABLE campaigns ADD COLUMN allow_partial boolean NOT NULL DEFAULT false;
+
+-- pause_reason 'content_incomplete': a scheduled campaign that comes due with its segment or
+-- template gone, or its content without subject, sender or body, pauses with it (it paused as
+-- 'manual', which the marketer had not done); pause_message says what is missing.
+ALTER TABLE campaigns DROP CONSTRAINT campaigns_pause_reason_check;
+ALTER TABLE campaigns ADD CONSTRAINT campaigns_pause_reason_check
+  CHECK (pause_reason IN ('manual', 'quota_exhausted', 'account_suspended', 'sending_paused', 'domain_unverified', 'render_failed',
+    'content_incomplete'));
+ALTER TABLE campaigns ADD COLUMN pause_message text;

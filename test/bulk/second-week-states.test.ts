@@ -1,7 +1,8 @@
 /**
  * What a marketer meets in a campaign's second week (issue 30 items 1-6 and 11), against a real
  * appliance, SMTP sink and DNS server: a scheduled campaign taken off its schedule and a paused
- * one put back on it; a send the quota cannot cover refused (or paused when it comes due).
+ * one put back on it; a send the quota cannot cover refused (or paused when it comes due); why a
+ * campaign paused when it came due incomplete, and a segment a campaign needs kept.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database.ts"
@@ -154,5 +155,51 @@ describe("item 2: a campaign the quota cannot cover does not start", () => {
     }, "started, then paused part-way")
     expect(started).toMatchObject({ pause_reason: "quota_exhausted", total_contacts: 3 })
     expect(started.started_at).not.toBeNull()
+  })
+})
+
+describe("item 3: why a campaign paused, and a segment it needs", () => {
+  const pausedWhenDue = (id: string) =>
+    eventually(async () => {
+      const c = await campaign(id)
+      return c.status === "paused" ? c : undefined
+    }, "paused when due")
+
+  it("pauses a campaign that comes due with its template's sender removed with content_incomplete and what is missing", async () => {
+    const listId = await listWith(["delivered+i1@simulator.herald.invalid"])
+    const template = await api("POST", "/v1/bulk/templates", { name: "t", subject: "s", body_text: "b", from_email: sender.from })
+    expect(template.status).toBe(201)
+    const id = await draft({ list_ids: [listId], template_id: template.json.id, from_email: null, subject: null, body_text: null })
+    expect((await call(id, "send", { scheduled_at: new Date(Date.now() + 1_500).toISOString() })).status).toBe(200)
+    expect((await api("PATCH", `/v1/bulk/templates/${template.json.id}`, { from_email: null })).status).toBe(200)
+    const paused = await pausedWhenDue(id)
+    expect(paused).toMatchObject({
+      pause_reason: "content_incomplete",
+      pause_message: "No sender: set from_email on the campaign or its template",
+      total_contacts: null
+    })
+    // A manual pause says nothing more.
+    const manual = await draft({ list_ids: [listId] })
+    expect((await call(manual, "send", { scheduled_at: new Date(Date.now() + 3_600_000).toISOString() })).status).toBe(200)
+    expect((await call(manual, "pause")).json).toMatchObject({ pause_reason: "manual", pause_message: null })
+  })
+
+  it("refuses to delete a segment a campaign not yet completed names with 409 conflict; a finished one lets it go", async () => {
+    const segment = await api("POST", "/v1/bulk/segments", { name: "all", rules: { match: "all", rules: [{ field: "status", op: "is", value: "active" }] } })
+    expect(segment.status).toBe(201)
+    const segmentId = segment.json.id as string
+    const id = await draft({ segment_id: segmentId })
+    expect((await call(id, "send", { scheduled_at: new Date(Date.now() + 3_600_000).toISOString() })).status).toBe(200)
+
+    const refused = await api("DELETE", `/v1/bulk/segments/${segmentId}`)
+    expect(refused.status).toBe(409)
+    expect(refused.json.error.code).toBe("conflict")
+    expect(refused.json.error.message).toContain(`campaign ${id} (scheduled)`)
+    expect((await api("GET", `/v1/bulk/segments/${segmentId}`)).status).toBe(200)
+    const other = await siblingKey(rig.app, sender)
+    expect((await api("DELETE", `/v1/bulk/segments/${segmentId}`, undefined, other.token)).status).toBe(404)
+
+    expect((await call(id, "cancel")).status).toBe(200)
+    expect((await api("DELETE", `/v1/bulk/segments/${segmentId}`)).json).toEqual({ id: segmentId, deleted: true })
   })
 })

@@ -19,7 +19,12 @@ export const Campaign = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
   status: Schema.Literal(...CAMPAIGN_STATUSES),
-  pause_reason: Schema.NullOr(Schema.Literal(...PAUSE_REASONS)).annotations({ description: "Why a paused campaign is paused" }),
+  pause_reason: Schema.NullOr(Schema.Literal(...PAUSE_REASONS)).annotations({
+    description: "Why a paused campaign is paused: content_incomplete when it came due with its segment or template deleted, or "
+      + "its content without a subject, sender or body (pause_message says which); quota_exhausted also when it came due with "
+      + "more recipients than the quota has left"
+  }),
+  pause_message: Schema.NullOr(Schema.String).annotations({ description: "What the pause is about when the appliance paused it, e.g. the missing part; null otherwise" }),
   template_id: Schema.NullOr(Schema.String).annotations({ description: "The template whose content is sent (its content is frozen when sending starts)" }),
   subject: Schema.NullOr(Schema.String),
   html: Schema.NullOr(Schema.String),
@@ -46,6 +51,7 @@ export const Campaign = Schema.Struct({
     name: "December news",
     status: "draft",
     pause_reason: null,
+    pause_message: null,
     template_id: null,
     subject: "What is new in December, {{ name }}",
     html: "<p>Hello {{ name }}</p><p><a href=\"{{ unsubscribe_url }}\">Unsubscribe</a></p>",

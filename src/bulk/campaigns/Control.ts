@@ -104,7 +104,7 @@ const moveToSending = (campaign: CampaignRow, now: Date, urls: TrackingUrls) =>
  */
 export const pauseForRenderFailure = (campaignId: string, now: Date) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`UPDATE campaigns SET status = 'paused', pause_reason = 'render_failed', updated_at = ${now}
+    sql`UPDATE campaigns SET status = 'paused', pause_reason = 'render_failed', pause_message = NULL, updated_at = ${now}
       WHERE id = ${campaignId} AND status IN ('sending', 'scheduled')`.pipe(Effect.asVoid))
 
 /**
@@ -171,7 +171,7 @@ export class CampaignControl extends Effect.Service<CampaignControl>()("herald/C
       sql.withTransaction(Effect.gen(function*() {
         yield* locked(owner, id, "pause")
         const at = yield* now
-        yield* sql`UPDATE campaigns SET status = 'paused', pause_reason = 'manual', updated_at = ${at} WHERE id = ${id}`
+        yield* sql`UPDATE campaigns SET status = 'paused', pause_reason = 'manual', pause_message = NULL, updated_at = ${at} WHERE id = ${id}`
         yield* holdCampaignDeliveries(id, at)
       })).pipe(Effect.zipRight(campaigns.read(owner, id)))
 

@@ -51,8 +51,10 @@ export const makeCampaignChores = Effect.gen(function*() {
   const config = yield* AppConfig
   const urls = { trackUrl: config.trackUrl, baseUrl: config.baseUrl }
 
-  const pauseFor = (id: string, reason: PauseReason, now: Date) =>
-    sql`UPDATE campaigns SET status = 'paused', pause_reason = ${reason}, updated_at = ${now} WHERE id = ${id}`.pipe(Effect.as(0))
+  /** Pauses the campaign; `message` (what is missing, what the quota lacks) is shown as its pause_message. */
+  const pauseFor = (id: string, reason: PauseReason, now: Date, message: string | null = null) =>
+    sql`UPDATE campaigns SET status = 'paused', pause_reason = ${reason}, pause_message = ${message}, updated_at = ${now} WHERE id = ${id}`
+      .pipe(Effect.as(0))
 
   /** Starts due scheduled campaigns; answers how many started. */
   const startDue = (now: Date) =>
@@ -67,13 +69,12 @@ export const makeCampaignChores = Effect.gen(function*() {
         // A campaign that cannot start any more (its template or segment deleted meanwhile) is paused, not retried for ever.
         yield* startSending(campaign, now, urls, config.longQueryTimeoutMs, cover).pipe(
           Effect.catchTags({
-            OverageNotOffered: (e) =>
-              Effect.zipRight(
-                Effect.logWarning(`campaign ${campaign.id} cannot start: ${e.requested} recipients, ${Math.max(0, e.quota - e.used)} left of the quota`),
-                pauseFor(campaign.id, "quota_exhausted", now)
-              ),
+            OverageNotOffered: (e) => {
+              const message = `${e.requested} recipients to send, ${Math.max(0, e.quota - e.used)} left of the monthly quota and no overage`
+              return Effect.zipRight(Effect.logWarning(`campaign ${campaign.id} cannot start: ${message}`), pauseFor(campaign.id, "quota_exhausted", now, message))
+            },
             CampaignIncomplete: (e) =>
-              Effect.zipRight(Effect.logWarning(`campaign ${campaign.id} cannot start: ${e.message}`), pauseFor(campaign.id, "manual", now)),
+              Effect.zipRight(Effect.logWarning(`campaign ${campaign.id} cannot start: ${e.message}`), pauseFor(campaign.id, "content_incomplete", now, e.message)),
             // Not retried every tick at the cost of the whole limit each time: paused, as above.
             QueryTooExpensive: (e) =>
               Effect.zipRight(Effect.logWarning(`campaign ${campaign.id} cannot start: ${e.message}`), pauseFor(campaign.id, "manual", now))

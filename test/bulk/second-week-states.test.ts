@@ -2,7 +2,8 @@
  * What a marketer meets in a campaign's second week (issue 30 items 1-6 and 11), against a real
  * appliance, SMTP sink and DNS server: a scheduled campaign taken off its schedule and a paused
  * one put back on it; a send the quota cannot cover refused (or paused when it comes due); why a
- * campaign paused when it came due incomplete, and a segment a campaign needs kept.
+ * campaign paused when it came due incomplete, and a segment a campaign needs kept; a pending
+ * member's confirmation sent again after its link expired.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database.ts"
@@ -201,5 +202,43 @@ describe("item 3: why a campaign paused, and a segment it needs", () => {
 
     expect((await call(id, "cancel")).status).toBe(200)
     expect((await api("DELETE", `/v1/bulk/segments/${segmentId}`)).json).toEqual({ id: segmentId, deleted: true })
+  })
+})
+
+describe("item 6: a pending member is not stuck", () => {
+  it("resend-confirmation queues a new confirmation (202 queued) once the 24 h are over; 429 inside them, 409 unless pending, 404 for another key", async () => {
+    const owner = await newSender(rig.app, rig.dns, { packageId: "growth" })
+    const as = (method: string, route: string, token = owner.token) => api(method, route, undefined, token)
+    const created = await api("POST", "/v1/bulk/lists", { name: "Opt-in" }, owner.token)
+    const listId = created.json.id as string
+    expect((await api("PUT", `/v1/bulk/lists/${listId}/confirmation`, { require_confirmation: true, confirm_from_email: `news@${owner.domain}` }, owner.token)).status).toBe(200)
+    const email = "late@dest.example"
+    expect((await api("POST", `/v1/bulk/lists/${listId}/contacts`, { contacts: [email] }, owner.token)).status).toBe(200)
+    const route = `/v1/bulk/lists/${listId}/contacts/${encodeURIComponent(email)}/resend-confirmation`
+    const confirmations = async () =>
+      (await query<{ n: number }>(rig.app.databaseUrl, `SELECT count(*)::int AS n FROM messages m JOIN deliveries d ON d.message_id = m.id
+        WHERE m.origin = 'confirmation' AND lower(d.recipient) = $1`, [email]))[0]!.n
+    expect(await confirmations()).toBe(1)
+
+    const early = await as("POST", route)
+    expect(early.status).toBe(429)
+    expect(early.json.error.code).toBe("confirmation_recently_sent")
+    expect(Number(early.headers.get("retry-after"))).toBeGreaterThan(0)
+
+    // Eight days later: the first link has expired, the 24 h bound is long over.
+    await query(rig.app.databaseUrl, "UPDATE confirmation_sends SET sent_at = sent_at - interval '8 days' WHERE list_id = $1", [listId])
+    const other = await siblingKey(rig.app, owner)
+    expect((await as("POST", route, other.token)).status).toBe(404)
+    const again = await as("POST", route)
+    expect(again.status).toBe(202)
+    expect(again.json).toEqual({ queued: true })
+    expect(await confirmations()).toBe(2)
+    expect((await as("POST", route)).status).toBe(429)
+
+    // Confirmed (or on a list without confirmation): nothing to resend.
+    await query(rig.app.databaseUrl, "UPDATE list_memberships SET status = 'confirmed' WHERE list_id = $1", [listId])
+    const confirmed = await as("POST", route)
+    expect({ status: confirmed.status, code: confirmed.json.error?.code }).toEqual({ status: 409, code: "conflict" })
+    expect((await as("POST", `/v1/bulk/lists/${listId}/contacts/nobody%40dest.example/resend-confirmation`)).status).toBe(404)
   })
 })

@@ -11,3 +11,13 @@ ALTER TABLE campaigns ADD CONSTRAINT campaigns_pause_reason_check
   CHECK (pause_reason IN ('manual', 'quota_exhausted', 'account_suspended', 'sending_paused', 'domain_unverified', 'render_failed',
     'content_incomplete'));
 ALTER TABLE campaigns ADD COLUMN pause_message text;
+
+-- Deleting a contact cancels its running sequence subscriptions first (sequence.cancelled, reason
+-- 'manual'), and its ended subscriptions outlive it: contact_id is set NULL rather than the row
+-- cascading away, so a contact re-created with the same address is still not enrolled again into a
+-- sequence it ended (the enrolment matches such a row by address).
+ALTER TABLE sequence_subscriptions ALTER COLUMN contact_id DROP NOT NULL;
+ALTER TABLE sequence_subscriptions DROP CONSTRAINT sequence_subscriptions_contact_id_fkey;
+ALTER TABLE sequence_subscriptions ADD CONSTRAINT sequence_subscriptions_contact_id_fkey
+  FOREIGN KEY (contact_id) REFERENCES contacts (id) ON DELETE SET NULL;
+CREATE INDEX sequence_subscriptions_orphaned ON sequence_subscriptions (sequence_id, lower(email)) WHERE contact_id IS NULL;

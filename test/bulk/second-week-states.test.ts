@@ -3,7 +3,8 @@
  * appliance, SMTP sink and DNS server: a scheduled campaign taken off its schedule and a paused
  * one put back on it; a send the quota cannot cover refused (or paused when it comes due); why a
  * campaign paused when it came due incomplete, and a segment a campaign needs kept; a pending
- * member's confirmation sent again after its link expired.
+ * member's confirmation sent again after its link expired; a deleted contact's running sequences
+ * cancelled visibly, and its address not enrolled again when re-created.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database.ts"
@@ -240,5 +241,31 @@ describe("item 6: a pending member is not stuck", () => {
     const confirmed = await as("POST", route)
     expect({ status: confirmed.status, code: confirmed.json.error?.code }).toEqual({ status: 409, code: "conflict" })
     expect((await as("POST", `/v1/bulk/lists/${listId}/contacts/nobody%40dest.example/resend-confirmation`)).status).toBe(404)
+  })
+})
+
+describe("item 5: deleting a contact ends its sequences visibly", () => {
+  it("cancels each running subscription with sequence.cancelled (manual) first; re-created, the address is not enrolled again", async () => {
+    const sequence = await api("POST", "/v1/bulk/sequences", { name: "Welcome", from_email: sender.from })
+    expect(sequence.status).toBe(201)
+    const id = sequence.json.id as string
+    expect((await api("POST", `/v1/bulk/sequences/${id}/steps`, { subject: "Later", html: "<p>x</p>", offset_seconds: 86_400 })).status).toBe(201)
+    const email = "leaving@dest.example"
+    const listId = await listWith([email, "staying@dest.example"])
+    expect((await api("POST", `/v1/bulk/sequences/${id}/enroll`, { list_id: listId })).json).toMatchObject({ enrolled: 2 })
+
+    const removed = await api("DELETE", `/v1/bulk/contacts/${encodeURIComponent(email)}`)
+    expect(removed.status).toBe(200)
+    const subscriptions = (await api("GET", `/v1/bulk/sequences/${id}/subscriptions?limit=200`)).json.items as Array<Record<string, unknown>>
+    expect(subscriptions.find((s) => s.email === email)).toMatchObject({ state: "cancelled", reason: "manual", contact_id: null })
+    expect(subscriptions.find((s) => s.email === "staying@dest.example")).toMatchObject({ state: "active" })
+    const events = await query<{ payload: Record<string, unknown> }>(rig.app.databaseUrl,
+      "SELECT payload FROM events WHERE event = 'sequence.cancelled' AND payload->>'campaign_id' = $1", [id])
+    expect(events.map((e) => ({ email: e.payload.email, campaign_id: e.payload.campaign_id, reason: e.payload.reason })))
+      .toEqual([{ email, campaign_id: id, reason: "manual" }])
+
+    // The same address back as a new contact on the list: the subscription it ended still counts.
+    expect((await api("POST", `/v1/bulk/lists/${listId}/contacts`, { contacts: [email] })).status).toBe(200)
+    expect((await api("POST", `/v1/bulk/sequences/${id}/enroll`, { list_id: listId })).json).toMatchObject({ enrolled: 0, already_in: 1, skipped_terminal: 1 })
   })
 })

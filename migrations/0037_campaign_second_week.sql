@@ -21,3 +21,14 @@ ALTER TABLE sequence_subscriptions DROP CONSTRAINT sequence_subscriptions_contac
 ALTER TABLE sequence_subscriptions ADD CONSTRAINT sequence_subscriptions_contact_id_fkey
   FOREIGN KEY (contact_id) REFERENCES contacts (id) ON DELETE SET NULL;
 CREATE INDEX sequence_subscriptions_orphaned ON sequence_subscriptions (sequence_id, lower(email)) WHERE contact_id IS NULL;
+
+-- A deleted campaign that had started leaves its id here so GET /v1/bulk/analytics/rates keeps
+-- counting its aggregate figures (its deliveries, its opens and clicks counters, the complaints
+-- and unsubscribes naming it): the contract keeps aggregate counters indefinitely.
+CREATE TABLE deleted_campaigns (
+  id          text PRIMARY KEY,
+  account_id  text NOT NULL,
+  key_id      text NOT NULL,
+  deleted_at  timestamptz NOT NULL
+);
+CREATE INDEX deleted_campaigns_key ON deleted_campaigns (key_id);

@@ -4,7 +4,8 @@
  * one put back on it; a send the quota cannot cover refused (or paused when it comes due); why a
  * campaign paused when it came due incomplete, and a segment a campaign needs kept; a pending
  * member's confirmation sent again after its link expired; a deleted contact's running sequences
- * cancelled visibly, and its address not enrolled again when re-created.
+ * cancelled visibly, and its address not enrolled again when re-created; a deleted campaign's
+ * counters kept in the key's rates.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database.ts"
@@ -267,5 +268,23 @@ describe("item 5: deleting a contact ends its sequences visibly", () => {
     // The same address back as a new contact on the list: the subscription it ended still counts.
     expect((await api("POST", `/v1/bulk/lists/${listId}/contacts`, { contacts: [email] })).status).toBe(200)
     expect((await api("POST", `/v1/bulk/sequences/${id}/enroll`, { list_id: listId })).json).toMatchObject({ enrolled: 0, already_in: 1, skipped_terminal: 1 })
+  })
+})
+
+describe("item 4: a deleted campaign's aggregate counters stay", () => {
+  it("keeps a deleted campaign's deliveries and bounces in GET /v1/bulk/analytics/rates", async () => {
+    const owner = await newSender(rig.app, rig.dns, { packageId: "growth" })
+    const as = (method: string, route: string) => api(method, route, undefined, owner.token)
+    const listId = await listWith(["delivered+r1@simulator.herald.invalid", "delivered+r2@simulator.herald.invalid", "bounce+r3@simulator.herald.invalid"], owner.token)
+    const id = await draft({ list_ids: [listId] }, owner)
+    expect((await api("POST", `/v1/bulk/campaigns/${id}/send`, {}, owner.token)).json).toMatchObject({ status: "sending", total_contacts: 3 })
+    await eventually(async () => ((await as("GET", `/v1/bulk/campaigns/${id}`)).json.status === "completed" ? true : undefined), "completed")
+    const before = (await as("GET", "/v1/bulk/analytics/rates?period=24h")).json
+    expect(before).toMatchObject({ delivered: 2, bounces: 1 })
+
+    expect((await as("DELETE", `/v1/bulk/campaigns/${id}`)).status).toBe(200)
+    expect((await as("GET", `/v1/bulk/campaigns/${id}`)).status).toBe(404)
+    const after = (await as("GET", "/v1/bulk/analytics/rates?period=24h")).json
+    expect(after).toMatchObject({ delivered: 2, bounces: 1, opens_unique: before.opens_unique, rates: before.rates })
   })
 })

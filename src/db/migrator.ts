@@ -51,7 +51,8 @@ export const migrationFiles = [
   "0035_bulk_messages_by_recipient.sql",
   "0036_plan_change_withdrawn.sql",
   "0037_delivery_rendered_subject.sql",
-  "0038_mta_sts.sql"
+  "0038_mta_sts.sql",
+  "0039_campaign_second_week.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

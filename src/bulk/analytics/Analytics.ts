@@ -157,7 +157,8 @@ export class Analytics extends Effect.Service<Analytics>()("herald/Analytics", {
       Effect.gen(function*() {
         const to = new Date(yield* Clock.currentTimeMillis)
         const from = new Date(to.getTime() - RATE_PERIODS[period] * DAY_MS)
-        const mine = sql`SELECT id FROM campaigns WHERE key_id = ${owner.keyId}`
+        // The key's deleted campaigns too: their aggregate counters are kept (issue 30 item 4).
+        const mine = sql`SELECT id FROM campaigns WHERE key_id = ${owner.keyId} UNION ALL SELECT id FROM deleted_campaigns WHERE key_id = ${owner.keyId}`
         const outcomes = yield* outcomeCountsWithin(mine, from, to)
         const [firsts] = yield* sql<{ opens: string; clicks: string }>`SELECT
             count(*) FILTER (WHERE first_opened_at > ${from} AND first_opened_at <= ${to}) AS opens,

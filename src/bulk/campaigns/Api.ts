@@ -1,6 +1,6 @@
 /**
  * /v1/bulk/campaigns: campaigns of the calling key (REST conventions of shared/DESIGN.md "Rules
- * shared by the bulk issues") and their actions: send (now or scheduled), pause, resume, cancel.
+ * shared by the bulk issues") and their actions: send (now or scheduled), unschedule, pause, resume, cancel.
  * The state table (states.ts) is the OpenAPI description of the group.
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
@@ -19,7 +19,12 @@ export const Campaign = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
   status: Schema.Literal(...CAMPAIGN_STATUSES),
-  pause_reason: Schema.NullOr(Schema.Literal(...PAUSE_REASONS)).annotations({ description: "Why a paused campaign is paused" }),
+  pause_reason: Schema.NullOr(Schema.Literal(...PAUSE_REASONS)).annotations({
+    description: "Why a paused campaign is paused: content_incomplete when it came due with its segment or template deleted, or "
+      + "its content without a subject, sender or body (pause_message says which); quota_exhausted also when it came due with "
+      + "more recipients than the quota has left"
+  }),
+  pause_message: Schema.NullOr(Schema.String).annotations({ description: "What the pause is about when the appliance paused it, e.g. the missing part; null otherwise" }),
   template_id: Schema.NullOr(Schema.String).annotations({ description: "The template whose content is sent (its content is frozen when sending starts)" }),
   subject: Schema.NullOr(Schema.String),
   html: Schema.NullOr(Schema.String),
@@ -47,7 +52,36 @@ export const Campaign = Schema.Struct({
   created_at: Schema.String,
   started_at: Schema.NullOr(Schema.String),
   completed_at: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "Campaign" })
+}).annotations({
+  identifier: "Campaign",
+  examples: [{
+    id: "cp_7Hq2Lm9Xv4Rt1Ws8Kd3N",
+    name: "December news",
+    status: "draft",
+    pause_reason: null,
+    pause_message: null,
+    template_id: null,
+    subject: "What is new in December, {{ name }}",
+    html: "<p>Hello {{ name }}</p><p><a href=\"{{ unsubscribe_url }}\">Unsubscribe</a></p>",
+    body_text: null,
+    mjml: null,
+    preheader: null,
+    from_email: "news@example.com",
+    from_name: "Example News",
+    reply_to: null,
+    sender: { from_email: "news@example.com", from_name: "Example News", reply_to: null },
+    list_ids: ["ls_4Tg8Hk2Mn6Pq1Rs5Vw9X"],
+    segment_id: null,
+    total_contacts: null,
+    scheduled_at: null,
+    sent_count: 0,
+    failed_count: 0,
+    delivery_rate: 0,
+    created_at: "2026-11-28T10:00:00.000Z",
+    started_at: null,
+    completed_at: null
+  }]
+})
 
 const contentFields = {
   template_id: Schema.NullOr(IdText),
@@ -89,14 +123,18 @@ const CampaignPage = Schema.Struct({ total: Schema.Int, limit: Schema.Int, offse
 const SendRequest = Schema.NullOr(Schema.Struct({
   scheduled_at: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(MAX_DATE_LENGTH)))).annotations({
     description: "ISO 8601 date-time with a time zone, in the future (60 s of clock skew allowed), at most 90 days ahead; omit to send now"
+  }),
+  allow_partial: Schema.optional(Schema.Boolean).annotations({
+    description: "Without overage, start even when the monthly quota left cannot cover every recipient: the campaign pauses with "
+      + "quota_exhausted when it runs out. Default false: such a send → 400 overage_not_offered, nothing changed"
   })
-}).annotations({ identifier: "CampaignSendRequest" }))
+}).annotations({ identifier: "CampaignSendRequest", examples: [{ scheduled_at: "2026-12-01T09:00:00Z" }, { allow_partial: true }] }))
 const SendResponse = Schema.Struct({
   id: Schema.String,
   status: Schema.Literal("sending", "scheduled"),
   total_contacts: Schema.optional(Schema.Int).annotations({ description: "Only when status is sending" }),
   scheduled_at: Schema.optional(Schema.String).annotations({ description: "Only when status is scheduled" })
-}).annotations({ identifier: "CampaignSendResponse" })
+}).annotations({ identifier: "CampaignSendResponse", examples: [{ id: "cp_7Hq2Lm9Xv4Rt1Ws8Kd3N", status: "sending", total_contacts: 1250 }] })
 
 const ById = Schema.Struct({ id: IdText })
 const Deleted = Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) })
@@ -127,7 +165,11 @@ export class CampaignsGroup extends HttpApiGroup.make("campaigns")
       .addError(Unprocessable)
       .annotate(OpenApi.Summary, "Send now (the recipient set is frozen) or at scheduled_at")
       .annotate(OpenApi.Description, "Counts against the per-minute rate limit. The send endpoint's refusals apply with its codes: "
-        + "an unverified sender domain (403 domain_not_verified), a suspended or paused account (403), the monthly quota used up (429).\n\n"
+        + "an unverified sender domain (403 domain_not_verified), a suspended or paused account (403), the monthly quota used up (429). "
+        + "Without overage, a send now whose recipients not yet sent (simulator addresses are free) exceed what is left of the "
+        + "monthly quota → 400 overage_not_offered (the message states what is needed and what remains), nothing changed, unless "
+        + "`allow_partial: true`; a scheduled campaign in that state pauses with `pause_reason: quota_exhausted` when it comes due. "
+        + "The check is advisory: two campaigns checked at once may both pass, and a later shortfall pauses as before.\n\n"
         + STATE_TABLE)
   )
   .add(
@@ -137,6 +179,18 @@ export class CampaignsGroup extends HttpApiGroup.make("campaigns")
   .add(
     HttpApiEndpoint.post("resume", "/v1/bulk/campaigns/:id/resume").setPath(ById).addSuccess(Campaign).addError(Unprocessable)
       .annotate(OpenApi.Summary, "Resume a paused campaign with its frozen recipient set (the send refusals apply)")
+      .annotate(OpenApi.Description, "Takes no body. A campaign paused before it started whose `scheduled_at` is still ahead goes back "
+        + "to `scheduled` and starts at its time; otherwise it goes to `sending` at once. Not `paused` → 409 conflict; another key's "
+        + "campaign → 404. The send's refusals apply (403 account_suspended, sending_paused, domain_not_verified; 429 "
+        + "monthly_quota_exceeded or rate_limit_exceeded). The answer is the campaign.")
+  )
+  .add(
+    HttpApiEndpoint.post("unschedule", "/v1/bulk/campaigns/:id/unschedule").setPath(ById).addSuccess(Campaign)
+      .annotate(OpenApi.Summary, "Take a scheduled campaign off its schedule: back to draft, scheduled_at cleared, editable again")
+      .annotate(OpenApi.Description, "Takes no body. Only from `scheduled`: any other state → 409 conflict, nothing changed; "
+        + "another key's campaign → 404 not_found. Nothing was frozen or queued before the start, so nothing else is undone; "
+        + "`PATCH` it, then `send` it again (now or with a new `scheduled_at`). The answer is the campaign, `status: \"draft\"`, "
+        + "`scheduled_at: null`.")
   )
   .add(
     HttpApiEndpoint.post("cancel", "/v1/bulk/campaigns/:id/cancel").setPath(ById).addSuccess(Campaign)

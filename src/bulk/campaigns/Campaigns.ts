@@ -169,8 +169,13 @@ export class Campaigns extends Effect.Service<Campaigns>()("herald/Campaigns", {
       sql.withTransaction(Effect.gen(function*() {
         const current = yield* find(owner, id, true)
         if (!allowed("delete", current.status)) return yield* new CampaignStateConflict({ id, call: "delete", status: current.status })
+        // Its aggregate counters stay in the key's rates (issue 30 item 4: kept indefinitely); a draft has none.
+        if (current.started_at !== null) {
+          yield* sql`INSERT INTO deleted_campaigns ${sql.insert({ id, account_id: current.account_id, key_id: current.key_id, deleted_at: yield* now })}
+            ON CONFLICT (id) DO NOTHING`
+        }
         yield* sql`DELETE FROM campaigns WHERE id = ${id}`
-        // Its opens, clicks and links go with it (issue 20: a finished campaign's analytics go with it).
+        // Its tracking detail and links go with it; the counters the rates read stay (store.ts).
         yield* deleteCampaignTracking(id)
         return { id, deleted: true as const }
       }))

@@ -1,6 +1,6 @@
 /**
- * The campaign's calls that move it between states (states.ts): send (now or scheduled), pause,
- * resume, cancel, and the scheduler's start of a due campaign. Each runs in one transaction with
+ * The campaign's calls that move it between states (states.ts): send (now or scheduled),
+ * unschedule, pause, resume, cancel, and the scheduler's start of a due campaign. Each runs in one transaction with
  * the campaign's row locked: the state is read, the call checked against the table (409 and
  * nothing changed otherwise), and the new state written with what it brings — the recipient set
  * frozen (freeze.ts), the queued rows held, woken or dropped (src/mta/queue/campaign-rows.ts).
@@ -23,6 +23,7 @@ import type { Owner } from "../templates/Templates.ts"
 import type { TrackingUrls } from "../tracking/rewrite.ts"
 import { CampaignNotFound, Campaigns, CampaignStateConflict } from "./Campaigns.ts"
 import { checkStartable, contentSource, freeze } from "./freeze.ts"
+import { quotaCovers } from "./quota-cover.ts"
 import type { CampaignRow } from "./record.ts"
 import { allowed, type CampaignCall } from "./states.ts"
 
@@ -59,11 +60,15 @@ const quotaLeft = (limits: Limits) =>
  * The freeze reads the whole audience (1,000,000 contacts measured by bench/audience.ts) in one
  * statement: it runs under HERALD_LONG_QUERY_TIMEOUT_MS, not the request reads' limit, in a
  * savepoint, so that one past it fails as `QueryTooExpensive` (param `segment_id`) and leaves the
- * caller's transaction usable.
+ * caller's transaction usable. With `cover`, the quota must cover the recipients not yet queued
+ * (quota-cover.ts), else OverageNotOffered and the savepoint is rolled back: nothing frozen.
  */
-export const startSending = (campaign: CampaignRow, now: Date, urls: TrackingUrls, longQueryTimeoutMs: number) =>
+export const startSending = (campaign: CampaignRow, now: Date, urls: TrackingUrls, longQueryTimeoutMs: number, cover?: Limits) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.withTransaction(Effect.zipRight(setStatementTimeout(sql, longQueryTimeoutMs), moveToSending(campaign, now, urls))).pipe(
+    sql.withTransaction(Effect.zipRight(
+      setStatementTimeout(sql, longQueryTimeoutMs),
+      Effect.tap(moveToSending(campaign, now, urls), () => cover === undefined ? Effect.void : quotaCovers(campaign.id, cover))
+    )).pipe(
       Effect.catchIf((e) => isStatementTimeout(e), () =>
         Effect.fail(new QueryTooExpensive({
           param: campaign.segment_id === null ? "list_ids" : "segment_id",
@@ -99,8 +104,15 @@ const moveToSending = (campaign: CampaignRow, now: Date, urls: TrackingUrls) =>
  */
 export const pauseForRenderFailure = (campaignId: string, now: Date) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`UPDATE campaigns SET status = 'paused', pause_reason = 'render_failed', updated_at = ${now}
+    sql`UPDATE campaigns SET status = 'paused', pause_reason = 'render_failed', pause_message = NULL, updated_at = ${now}
       WHERE id = ${campaignId} AND status IN ('sending', 'scheduled')`.pipe(Effect.asVoid))
+
+/**
+ * A campaign paused before its start whose time is still ahead: `resume` puts it back on its
+ * schedule rather than sending at once (the marketer paused a plan, not asked for mail now).
+ */
+const stillScheduled = (row: CampaignRow, at: Date) =>
+  row.started_at === null && row.scheduled_at !== null && row.scheduled_at.getTime() > at.getTime()
 
 export class CampaignControl extends Effect.Service<CampaignControl>()("herald/CampaignControl", {
   effect: Effect.gen(function*() {
@@ -126,12 +138,13 @@ export class CampaignControl extends Effect.Service<CampaignControl>()("herald/C
         const { limits, sender: facts } = yield* sendContext.admit(owner.keyId, owner.accountId, at, sender)
         if (fromEmail !== null && facts !== undefined) yield* refuseSender(fromEmail, [fromEmail], limits, facts.domainState)
         yield* quotaLeft(limits)
+        return limits
       })
 
     /** The sender a campaign would send from (its own, else its template's), null when it has none yet. */
     const senderOf = (row: CampaignRow) => Effect.map(Effect.either(contentSource(row)), (s) => s._tag === "Right" ? s.right.from_email : row.from_email)
 
-    const send = (owner: Owner, id: string, scheduledAt: string | null | undefined) =>
+    const send = (owner: Owner, id: string, scheduledAt: string | null | undefined, allowPartial: boolean) =>
       Effect.gen(function*() {
         const at = yield* now
         const when = scheduledAt === undefined || scheduledAt === null ? null : parseSchedule(scheduledAt, at)
@@ -139,16 +152,17 @@ export class CampaignControl extends Effect.Service<CampaignControl>()("herald/C
         const call: CampaignCall = when === null ? "send" : "schedule"
         // Checked before the refusals, so a refused transition leaves the rate window alone as well.
         const first = yield* locked(owner, id, call).pipe(sql.withTransaction)
-        yield* refusals(owner, yield* senderOf(first), at)
+        const limits = yield* refusals(owner, yield* senderOf(first), at)
         return yield* sql.withTransaction(Effect.gen(function*() {
           const row = yield* locked(owner, id, call)
           if (when !== null) {
             const source = yield* contentSource(row)
             yield* checkStartable(row, source)
-            yield* sql`UPDATE campaigns SET status = 'scheduled', scheduled_at = ${when}, updated_at = ${at} WHERE id = ${id}`
+            yield* sql`UPDATE campaigns SET status = 'scheduled', scheduled_at = ${when}, allow_partial = ${allowPartial}, updated_at = ${at}
+              WHERE id = ${id}`
             return { id, status: "scheduled" as const, scheduled_at: when.toISOString() }
           }
-          const total = yield* startSending(row, at, urls, config.longQueryTimeoutMs)
+          const total = yield* startSending(row, at, urls, config.longQueryTimeoutMs, allowPartial ? undefined : limits)
           return { id, status: "sending" as const, total_contacts: total }
         }))
       })
@@ -157,7 +171,7 @@ export class CampaignControl extends Effect.Service<CampaignControl>()("herald/C
       sql.withTransaction(Effect.gen(function*() {
         yield* locked(owner, id, "pause")
         const at = yield* now
-        yield* sql`UPDATE campaigns SET status = 'paused', pause_reason = 'manual', updated_at = ${at} WHERE id = ${id}`
+        yield* sql`UPDATE campaigns SET status = 'paused', pause_reason = 'manual', pause_message = NULL, updated_at = ${at} WHERE id = ${id}`
         yield* holdCampaignDeliveries(id, at)
       })).pipe(Effect.zipRight(campaigns.read(owner, id)))
 
@@ -166,9 +180,19 @@ export class CampaignControl extends Effect.Service<CampaignControl>()("herald/C
         const at = yield* now
         const first = yield* locked(owner, id, "resume").pipe(sql.withTransaction)
         yield* refusals(owner, yield* senderOf(first), at)
-        yield* sql.withTransaction(Effect.flatMap(locked(owner, id, "resume"), (row) => startSending(row, at, urls, config.longQueryTimeoutMs)))
+        yield* sql.withTransaction(Effect.flatMap(locked(owner, id, "resume"), (row) =>
+          stillScheduled(row, at)
+            ? Effect.asVoid(sql`UPDATE campaigns SET status = 'scheduled', pause_reason = NULL, updated_at = ${at} WHERE id = ${id}`)
+            : startSending(row, at, urls, config.longQueryTimeoutMs)))
         return yield* campaigns.read(owner, id)
       })
+
+    /** scheduled → draft, its time forgotten: nothing is frozen or queued before the start, so nothing else to undo. */
+    const unschedule = (owner: Owner, id: string) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* locked(owner, id, "unschedule")
+        yield* sql`UPDATE campaigns SET status = 'draft', scheduled_at = NULL, pause_reason = NULL, updated_at = ${yield* now} WHERE id = ${id}`
+      })).pipe(Effect.zipRight(campaigns.read(owner, id)))
 
     const cancel = (owner: Owner, id: string) =>
       sql.withTransaction(Effect.gen(function*() {
@@ -180,9 +204,11 @@ export class CampaignControl extends Effect.Service<CampaignControl>()("herald/C
 
     const withSql = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(effect, SqlClient.SqlClient, sql)
     return {
-      send: (owner: Owner, id: string, scheduledAt: string | null | undefined) => withSql(send(owner, id, scheduledAt)),
+      send: (owner: Owner, id: string, scheduledAt: string | null | undefined, allowPartial = false) =>
+        withSql(send(owner, id, scheduledAt, allowPartial)),
       pause: (owner: Owner, id: string) => withSql(pause(owner, id)),
       resume: (owner: Owner, id: string) => withSql(resume(owner, id)),
+      unschedule: (owner: Owner, id: string) => withSql(unschedule(owner, id)),
       cancel: (owner: Owner, id: string) => withSql(cancel(owner, id))
     } as const
   })

@@ -27,13 +27,13 @@ import { CampaignCompleted } from "../../events/schema.ts"
 import { emitEvent } from "../../events/outbox.ts"
 import { actorLayer, actorLoop } from "../../lib/actor.ts"
 import { domainOf } from "../../lib/email.ts"
-import { SIMULATOR_DOMAIN } from "../../lib/simulator.ts"
 import { Domains } from "../../platform/domains/Domains.ts"
 import { AccountLimits } from "../../platform/usage/AccountLimits.ts"
 import { reserveQuota } from "../../platform/usage/Quota.ts"
 import { writeCampaignBatch } from "../../mta/queue/campaign-batch.ts"
 import { campaignHasOpenDeliveries, campaignOutcomes, sharedContentSummary } from "../../mta/queue/read-models/campaign-progress.ts"
 import { startSending } from "./Control.ts"
+import { chargeable } from "./quota-cover.ts"
 import { type CampaignRow, deliveryRate } from "./record.ts"
 import type { PauseReason } from "./states.ts"
 import { setStatementTimeout } from "../../db/statement-timeout.ts"
@@ -42,8 +42,6 @@ import { setStatementTimeout } from "../../db/statement-timeout.ts"
 const CAMPAIGNS_PER_TICK = 20
 const TICK = Duration.seconds(1)
 
-/** A recipient the quota charges: any but the simulator's addresses (as `quotaCountOf`, over the recipient's domain). */
-const chargeable = (sql: SqlClient.SqlClient) => sql`lower(substring(email FROM '[^@]*$')) <> ${SIMULATOR_DOMAIN}`
 
 export const makeCampaignChores = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -53,8 +51,10 @@ export const makeCampaignChores = Effect.gen(function*() {
   const config = yield* AppConfig
   const urls = { trackUrl: config.trackUrl, baseUrl: config.baseUrl }
 
-  const pauseFor = (id: string, reason: PauseReason, now: Date) =>
-    sql`UPDATE campaigns SET status = 'paused', pause_reason = ${reason}, updated_at = ${now} WHERE id = ${id}`.pipe(Effect.as(0))
+  /** Pauses the campaign; `message` (what is missing, what the quota lacks) is shown as its pause_message. */
+  const pauseFor = (id: string, reason: PauseReason, now: Date, message: string | null = null) =>
+    sql`UPDATE campaigns SET status = 'paused', pause_reason = ${reason}, pause_message = ${message}, updated_at = ${now} WHERE id = ${id}`
+      .pipe(Effect.as(0))
 
   /** Starts due scheduled campaigns; answers how many started. */
   const startDue = (now: Date) =>
@@ -63,11 +63,18 @@ export const makeCampaignChores = Effect.gen(function*() {
         WHERE c.status = 'scheduled' AND c.scheduled_at <= ${now}
         ORDER BY c.scheduled_at LIMIT ${CAMPAIGNS_PER_TICK} FOR UPDATE SKIP LOCKED`
       for (const campaign of due) {
+        // Without allow_partial, a quota that cannot cover its recipients pauses it before anything is queued (issue 30 item 2).
+        const limits = yield* limitsOf(campaign.account_id, now)
+        const cover = campaign.allow_partial ? undefined : limits
         // A campaign that cannot start any more (its template or segment deleted meanwhile) is paused, not retried for ever.
-        yield* startSending(campaign, now, urls, config.longQueryTimeoutMs).pipe(
+        yield* startSending(campaign, now, urls, config.longQueryTimeoutMs, cover).pipe(
           Effect.catchTags({
+            OverageNotOffered: (e) => {
+              const message = `${e.requested} recipients to send, ${Math.max(0, e.quota - e.used)} left of the monthly quota and no overage`
+              return Effect.zipRight(Effect.logWarning(`campaign ${campaign.id} cannot start: ${message}`), pauseFor(campaign.id, "quota_exhausted", now, message))
+            },
             CampaignIncomplete: (e) =>
-              Effect.zipRight(Effect.logWarning(`campaign ${campaign.id} cannot start: ${e.message}`), pauseFor(campaign.id, "manual", now)),
+              Effect.zipRight(Effect.logWarning(`campaign ${campaign.id} cannot start: ${e.message}`), pauseFor(campaign.id, "content_incomplete", now, e.message)),
             // Not retried every tick at the cost of the whole limit each time: paused, as above.
             QueryTooExpensive: (e) =>
               Effect.zipRight(Effect.logWarning(`campaign ${campaign.id} cannot start: ${e.message}`), pauseFor(campaign.id, "manual", now))

@@ -23,6 +23,7 @@ import type { TemplateTooLarge } from "../templates/fields.ts"
 import { type CampaignInvalid, type CampaignNotFound, Campaigns, type CampaignStateConflict } from "./Campaigns.ts"
 import { CampaignControl, type InvalidSchedule } from "./Control.ts"
 import type { CampaignIncomplete } from "./freeze.ts"
+import { overageMessage } from "../../transactional/mail-refusals.ts"
 
 type Failure =
   | CampaignNotFound
@@ -47,6 +48,13 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
       return Effect.fail(validationFailed(e.message, "scheduled_at"))
     case "TemplateTooLarge":
       return contentTooLargeAnswer("A campaign's content", e.bytes)
+    case "OverageNotOffered":
+      // The send endpoint's code and message, and the campaign's own way out.
+      return Effect.fail(new BadRequestError({
+        type: "invalid_request_error",
+        code: "overage_not_offered",
+        message: `${overageMessage(e, "This campaign")}: send fewer recipients, or send with allow_partial: true to start anyway and pause when the quota runs out`
+      }))
     default:
       return mailingAnswer(e, "This campaign")
   }
@@ -71,8 +79,9 @@ export const CampaignsHttpLive = HttpApiBuilder.group(groupApi(CampaignsGroup), 
         Effect.flatMap(CurrentKey, (me) => campaigns.update(me, path.id, payload)).pipe(Effect.catchAll(answer)))
       .handle("remove", ({ path }) => Effect.flatMap(CurrentKey, (me) => campaigns.remove(me, path.id)).pipe(Effect.catchAll(answer)))
       .handle("send", ({ path, payload }) =>
-        Effect.flatMap(CurrentKey, (me) => control.send(me, path.id, payload?.scheduled_at)).pipe(Effect.catchAll(answerStart)))
+        Effect.flatMap(CurrentKey, (me) => control.send(me, path.id, payload?.scheduled_at, payload?.allow_partial === true)).pipe(Effect.catchAll(answerStart)))
       .handle("pause", ({ path }) => Effect.flatMap(CurrentKey, (me) => control.pause(me, path.id)).pipe(Effect.catchAll(answer)))
       .handle("resume", ({ path }) => Effect.flatMap(CurrentKey, (me) => control.resume(me, path.id)).pipe(Effect.catchAll(answerStart)))
+      .handle("unschedule", ({ path }) => Effect.flatMap(CurrentKey, (me) => control.unschedule(me, path.id)).pipe(Effect.catchAll(answer)))
       .handle("cancel", ({ path }) => Effect.flatMap(CurrentKey, (me) => control.cancel(me, path.id)).pipe(Effect.catchAll(answer)))
   }))

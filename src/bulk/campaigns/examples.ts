@@ -19,6 +19,7 @@ const campaign = {
   name: "November news",
   status: "draft",
   pause_reason: null,
+  pause_message: null,
   template_id: "tp_4mQ8vR2kT6wX9zB3nC5d",
   subject: null,
   html: null,
@@ -73,5 +74,6 @@ export const campaignsReference: GroupReference<typeof CampaignsGroup> = {
   },
   pause: { errors: `${NOT_FOUND} ${STATE}`, response: { ...started, status: "paused", pause_reason: "manual" } },
   resume: { errors: `${NOT_FOUND} ${STATE} ${START}`, response: { ...started, status: "sending" } },
-  cancel: { errors: `${NOT_FOUND} ${STATE}`, response: { ...started, status: "cancelled" } }
+  cancel: { errors: `${NOT_FOUND} ${STATE}`, response: { ...started, status: "cancelled" } },
+  unschedule: { errors: `${NOT_FOUND} ${STATE}`, response: campaign }
 }

@@ -29,10 +29,12 @@ export interface CampaignRow extends CampaignFields {
   readonly key_id: string
   readonly status: CampaignStatus
   readonly pause_reason: PauseReason | null
+  readonly pause_message: string | null
   readonly total_contacts: number | null
   readonly scheduled_at: Date | null
   readonly content_id: string | null
   readonly queued_count: number
+  readonly allow_partial: boolean
   readonly created_at: Date
   readonly started_at: Date | null
   readonly completed_at: Date | null
@@ -69,6 +71,7 @@ export const toRecord = (row: CampaignRow) => ({
   name: row.name,
   status: row.status,
   pause_reason: row.pause_reason,
+  pause_message: row.pause_reason === null ? null : row.pause_message,
   template_id: row.template_id,
   subject: row.subject,
   html: row.html,

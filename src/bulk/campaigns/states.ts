@@ -9,21 +9,23 @@
  * | send with scheduled_at | draft | scheduled |
  * | the scheduled time comes | scheduled | sending |
  * | pause | sending, scheduled | paused (queued rows not yet attempted are held) |
- * | resume | paused | sending |
+ * | resume | paused | sending; scheduled again when it was paused before it started and its scheduled_at is still ahead |
+ * | unschedule | scheduled | draft (scheduled_at cleared) |
  * | cancel | draft, scheduled, sending, paused | cancelled (rows not yet attempted are dropped) |
  * | every delivery final | sending | completed (campaign.completed once) |
  */
 export const CAMPAIGN_STATUSES = ["draft", "scheduled", "sending", "paused", "completed", "cancelled"] as const
 export type CampaignStatus = typeof CAMPAIGN_STATUSES[number]
 
-export const PAUSE_REASONS = ["manual", "quota_exhausted", "account_suspended", "sending_paused", "domain_unverified", "render_failed"] as const
+export const PAUSE_REASONS = ["manual", "quota_exhausted", "account_suspended", "sending_paused", "domain_unverified", "render_failed", "content_incomplete"] as const
 export type PauseReason = typeof PAUSE_REASONS[number]
 
-export type CampaignCall = "send" | "schedule" | "pause" | "resume" | "cancel" | "update" | "delete"
+export type CampaignCall = "send" | "schedule" | "unschedule" | "pause" | "resume" | "cancel" | "update" | "delete"
 
 export const ALLOWED_FROM: Readonly<Record<CampaignCall, ReadonlyArray<CampaignStatus>>> = {
   send: ["draft", "paused"],
   schedule: ["draft"],
+  unschedule: ["scheduled"],
   pause: ["sending", "scheduled"],
   resume: ["paused"],
   cancel: ["draft", "scheduled", "sending", "paused"],
@@ -41,7 +43,8 @@ export const STATE_TABLE = [
   "| `POST …/{id}/send` with `scheduled_at` | `draft` | `scheduled` |",
   "| the scheduled time comes | `scheduled` | `sending` |",
   "| `POST …/{id}/pause` | `sending`, `scheduled` | `paused` (queued rows not yet attempted are held) |",
-  "| `POST …/{id}/resume` | `paused` | `sending` |",
+  "| `POST …/{id}/resume` | `paused` | `sending`; `scheduled` again when it was paused before it started and its `scheduled_at` is still ahead |",
+  "| `POST …/{id}/unschedule` | `scheduled` | `draft` (`scheduled_at` cleared) |",
   "| `POST …/{id}/cancel` | `draft`, `scheduled`, `sending`, `paused` | `cancelled` (rows not yet attempted are dropped; no `campaign.completed`) |",
   "| every delivery final | `sending` | `completed` (`campaign.completed` once) |",
   "",

@@ -14,6 +14,18 @@ export const campaignsUsingList: ListUserCheck = (keyId, listId) =>
       (rows) => rows.map((r) => `campaign ${r.id}`)
     ))
 
+/**
+ * Campaigns not yet completed or cancelled that name the segment: deleting it is refused (409), as
+ * for lists and templates, rather than the campaign pausing when it comes due (issue 30 item 3).
+ */
+export const campaignsUsingSegment = (keyId: string, segmentId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql<{ id: string; status: string }>`SELECT id, status FROM campaigns
+        WHERE key_id = ${keyId} AND segment_id = ${segmentId} AND status NOT IN ('completed', 'cancelled') ORDER BY id`,
+      (rows) => rows.map((r) => `campaign ${r.id} (${r.status})`)
+    ))
+
 export const campaignsUsingTemplate: TemplateUserCheck = (templateId) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     Effect.map(

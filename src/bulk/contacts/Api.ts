@@ -194,8 +194,12 @@ export class ContactsGroup extends HttpApiGroup.make("contacts")
   )
   .add(
     HttpApiEndpoint.del("remove", "/v1/bulk/contacts/:id").setPath(Ref)
-      .addSuccess(Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) }))
-      .annotate(OpenApi.Summary, "Delete a contact and its list memberships")
+      .addSuccess(Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) }).annotations({ examples: [{ id: "ct_9Lp3Qx7Vb1Nm5Rt2Kw8Z", deleted: true }] }))
+      .annotate(OpenApi.Summary, "Delete a contact (by id or percent-encoded email) with its memberships")
+      .annotate(OpenApi.Description, "Each of its running (active or paused) sequence subscriptions is cancelled first, with one "
+        + "`sequence.cancelled` (reason `manual`) each; its ended subscriptions stay without it (`contact_id: null`), so a contact "
+        + "created again with the same address is not enrolled again into a sequence it ended. Another key's or an unknown contact "
+        + "→ 404 not_found. The answer is `{id, deleted: true}`.")
   )
   .add(
     HttpApiEndpoint.get("engagement", "/v1/bulk/contacts/:email/engagement").setPath(ByEmail)

@@ -13,6 +13,7 @@ import { bulkMessagesTo } from "../../mta/queue/read-models/recipient-messages.t
 import { recipientState } from "../../transactional/messages/timeline.ts"
 import type { RecipientState } from "../../transactional/messages/Api.ts"
 import { unsubscribeAddress } from "./unsubscribe.ts"
+import { cancelSubscriptionsOfContact } from "../sequences/cancel-by-address.ts"
 import { cleanTags, type ImportRow } from "./import-rows.ts"
 import { AppConfig } from "../../config/app-config.ts"
 import { withStatementTimeout } from "../../db/statement-timeout.ts"
@@ -185,7 +186,11 @@ export class Contacts extends Effect.Service<Contacts>()("herald/Contacts", {
     const remove = (owner: Owner, ref: string) =>
       Effect.gen(function*() {
         const current = yield* find(owner, ref)
-        yield* sql`DELETE FROM contacts WHERE id = ${current.id} AND key_id = ${owner.keyId}`
+        // Its running sequences end visibly (sequence.cancelled, manual) rather than vanishing with it.
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* Effect.provideService(cancelSubscriptionsOfContact(current.id, new Date(yield* Clock.currentTimeMillis)), SqlClient.SqlClient, sql)
+          yield* sql`DELETE FROM contacts WHERE id = ${current.id} AND key_id = ${owner.keyId}`
+        }))
         return { id: current.id, deleted: true as const }
       })
 

@@ -52,6 +52,12 @@ const ConfirmationResent = Schema.Struct({
   confirmation_sent_at: Schema.String
 }).annotations({ identifier: "ListConfirmationResent" })
 
+/** The issue-30 form of the resend (item 6): queued, nothing more to say. */
+const ConfirmationQueued = Schema.Struct({ queued: Schema.Literal(true) }).annotations({
+  identifier: "ListConfirmationQueued",
+  examples: [{ queued: true }]
+})
+
 const MembersAdd = Schema.Struct({
   contacts: boundedArray(boundedText(MAX_EMAIL_LENGTH), 1000).pipe(Schema.minItems(1)).annotations({
     description: "Contact ids or email addresses; an address not yet a contact of the key becomes one"
@@ -180,6 +186,14 @@ export class ListsGroup extends HttpApiGroup.make("lists")
       .addError(Forbidden).addError(RateLimited)
       .annotate(OpenApi.Summary, "Send a pending member's confirmation mail again (at most one per address and list in 24 hours)")
       .annotate(OpenApi.Description, RESEND_DESCRIPTION)
+  )
+  .add(
+    HttpApiEndpoint.post("resendConfirmationQueued", "/v1/bulk/lists/:id/contacts/:contact/resend-confirmation").setPath(MemberRef)
+      .addSuccess(ConfirmationQueued, { status: 202 })
+      .addError(Forbidden).addError(RateLimited)
+      .annotate(OpenApi.Summary, "Send a pending member's confirmation mail again, e.g. once its 7-day link has expired → 202 {queued: true}")
+      .annotate(OpenApi.Description, `{contact} is a contact id (ct_…) or its percent-encoded email. Takes no body. Another key's list or `
+        + `contact, or one not on the list → 404 not_found. ${RESEND_DESCRIPTION} The mail carries a new link, valid 7 days.`)
   )
   // Not found (another key's list too), conflict (a list in use), refused settings or members.
   .addError(NotFound)

@@ -124,6 +124,11 @@ export const ListsHttpLive = HttpApiBuilder.group(groupApi(ListsGroup), "lists",
         ))
       .handle("resendConfirmation", ({ path }) =>
         Effect.flatMap(CurrentKey, (me) => lists.resendConfirmation(me, path.id, path.contact)).pipe(Effect.catchAll(answerResend)))
+      .handle("resendConfirmationQueued", ({ path }) =>
+        Effect.flatMap(CurrentKey, (me) => lists.resendConfirmation(me, path.id, path.contact)).pipe(
+          Effect.as({ queued: true as const }),
+          Effect.catchAll(answerResend)
+        ))
       .handle("removeMember", ({ path }) =>
         Effect.flatMap(CurrentKey, (me) => lists.removeMember(me, path.id, path.contact)).pipe(Effect.catchAll(answer)))
   }))

@@ -102,5 +102,10 @@ export const listsReference: GroupReference<typeof ListsGroup> = {
       + "429 `confirmation_recently_sent` (Retry-After) inside 24 hours of the last one; 400 `recipient_suppressed` (param "
       + `\`contact\`) for a suppressed or inactive address. ${MAILING_ERRORS}`,
     response: { id: CONTACT_ID, list_id: LIST_ID, email: "ada@example.org", confirmation_sent_at: "2026-11-03T08:00:00.000Z" }
+  },
+  resendConfirmationQueued: {
+    errors: `${MEMBER_NOT_FOUND} 409 \`conflict\` when the member is not pending; 429 \`confirmation_recently_sent\` `
+      + `(Retry-After) inside 24 hours of the last one. ${MAILING_ERRORS}`,
+    response: { queued: true }
   }
 }

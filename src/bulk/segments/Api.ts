@@ -5,7 +5,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../http/auth.ts"
-import { BadRequest, NotFound, Unprocessable } from "../../http/errors.ts"
+import { BadRequest, Conflict, NotFound, Unprocessable } from "../../http/errors.ts"
 import { SegmentRules } from "./rules.ts"
 import { boundedText, IdText, MAX_NAME_LENGTH, queryInt } from "../../http/bounds.ts"
 
@@ -74,8 +74,12 @@ export class SegmentsGroup extends HttpApiGroup.make("segments")
   )
   .add(
     HttpApiEndpoint.del("remove", "/v1/bulk/segments/:id").setPath(Id)
-      .addSuccess(Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) }))
-      .annotate(OpenApi.Summary, "Delete a segment")
+      .addSuccess(Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) }).annotations({ examples: [{ id: "sg_2Bc6Df0Gh4Jk8Lm1Np5Q", deleted: true }] }))
+      .addError(Conflict)
+      .annotate(OpenApi.Summary, "Delete a segment no campaign still needs")
+      .annotate(OpenApi.Description, "A segment named by a campaign not yet completed or cancelled → 409 conflict naming the "
+        + "campaigns, nothing deleted (cancel the campaign, or change its segment_id while it is a draft). Another key's or an unknown "
+        + "segment → 404 not_found. The answer is `{id, deleted: true}`.")
   )
   .addError(NotFound)
   .addError(BadRequest)

@@ -8,12 +8,14 @@ import type { QueryTooExpensive } from "../../db/statement-timeout.ts"
 import {
   answerQueryTooExpensive,
   type BadRequestError,
+  conflict,
+  type ConflictError,
   notFound,
   type NotFoundError,
   type UnprocessableError,
   validationFailed
 } from "../../http/errors.ts"
-import { type SegmentInvalid, type SegmentNotFound, Segments } from "./Segments.ts"
+import { type SegmentInUse, type SegmentInvalid, type SegmentNotFound, Segments } from "./Segments.ts"
 
 /** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
 const answer = (e: SegmentNotFound | SegmentInvalid | SqlError): Effect.Effect<never, NotFoundError | BadRequestError> => {
@@ -33,6 +35,12 @@ const answerPreview = (
 ): Effect.Effect<never, NotFoundError | BadRequestError | UnprocessableError> =>
   e._tag === "QueryTooExpensive" ? answerQueryTooExpensive(e) : answer(e)
 
+/** The delete's own failure: a segment a campaign still needs → 409 naming the campaigns. */
+const answerRemove = (e: SegmentNotFound | SegmentInUse | SqlError): Effect.Effect<never, NotFoundError | BadRequestError | ConflictError> =>
+  e._tag === "SegmentInUse"
+    ? Effect.fail(conflict(`The segment ${e.id} is used by ${e.users.join(", ")}: cancel or change them first`))
+    : answer(e)
+
 export const SegmentsHttpLive = HttpApiBuilder.group(groupApi(SegmentsGroup), "segments", (handlers) =>
   Effect.gen(function*() {
     const segments = yield* Segments
@@ -42,5 +50,5 @@ export const SegmentsHttpLive = HttpApiBuilder.group(groupApi(SegmentsGroup), "s
       .handle("list", ({ urlParams }) => Effect.flatMap(CurrentKey, (me) => segments.list(me, urlParams.limit, urlParams.offset)).pipe(Effect.catchTags({ QueryTooExpensive: answerQueryTooExpensive, SqlError: Effect.die })))
       .handle("read", ({ path }) => Effect.flatMap(CurrentKey, (me) => segments.read(me, path.id)).pipe(Effect.catchAll(answer)))
       .handle("update", ({ path, payload }) => Effect.flatMap(CurrentKey, (me) => segments.update(me, path.id, payload)).pipe(Effect.catchAll(answer)))
-      .handle("remove", ({ path }) => Effect.flatMap(CurrentKey, (me) => segments.remove(me, path.id)).pipe(Effect.catchAll(answer)))
+      .handle("remove", ({ path }) => Effect.flatMap(CurrentKey, (me) => segments.remove(me, path.id)).pipe(Effect.catchAll(answerRemove)))
   }))

@@ -10,6 +10,7 @@ import { AppConfig } from "../../config/app-config.ts"
 import { withPageDeadline, withStatementTimeout } from "../../db/statement-timeout.ts"
 import { newId } from "../../lib/ids.ts"
 import { confirmedMembership, sendableContact } from "../lists/sendable.ts"
+import { campaignsUsingSegment } from "../campaigns/users.ts"
 import { compileRules, listReferences, type SegmentRules } from "./rules.ts"
 
 export interface Owner {
@@ -27,6 +28,8 @@ export interface SegmentRecord {
 
 export class SegmentNotFound extends Data.TaggedError("SegmentNotFound")<{ readonly id: string }> {}
 /** A rule or option that decodes but names something the key does not have (a list). */
+/** Deleting a segment a campaign not yet completed or cancelled names (409 conflict, nothing deleted). */
+export class SegmentInUse extends Data.TaggedError("SegmentInUse")<{ readonly id: string; readonly users: ReadonlyArray<string> }> {}
 export class SegmentInvalid extends Data.TaggedError("SegmentInvalid")<{ readonly message: string; readonly param: string }> {}
 
 interface Row {
@@ -161,11 +164,15 @@ export class Segments extends Effect.Service<Segments>()("herald/Segments", {
       })
 
     const remove = (owner: Owner, id: string) =>
-      Effect.gen(function*() {
+      sql.withTransaction(Effect.gen(function*() {
+        const mine = yield* sql<{ id: string }>`SELECT id FROM segments WHERE key_id = ${owner.keyId} AND id = ${id} FOR UPDATE`
+        if (mine[0] === undefined) return yield* new SegmentNotFound({ id })
+        const users = yield* Effect.provideService(campaignsUsingSegment(owner.keyId, id), SqlClient.SqlClient, sql)
+        if (users.length > 0) return yield* new SegmentInUse({ id, users })
         const rows = yield* sql<{ id: string }>`DELETE FROM segments WHERE key_id = ${owner.keyId} AND id = ${id} RETURNING id`
         if (rows[0] === undefined) return yield* new SegmentNotFound({ id })
         return { id, deleted: true as const }
-      })
+      }))
 
     return { preview, create, list, read: (owner: Owner, id: string) => Effect.map(find(owner, id), toRecord), update, remove } as const
   })

@@ -51,7 +51,7 @@ export const Step = Schema.Struct({
 export const Subscription = Schema.Struct({
   id: Schema.String,
   sequence_id: Schema.String,
-  contact_id: Schema.String,
+  contact_id: Schema.NullOr(Schema.String).annotations({ description: "null once the contact was deleted (its ended subscription is kept, so the address is not enrolled again)" }),
   email: Schema.String,
   state: State,
   reason: Schema.NullOr(Reason).annotations({ description: "Why a cancelled subscription was cancelled" }),

@@ -76,7 +76,10 @@ export class Enroll extends Effect.Service<Enroll>()("herald/SequenceEnroll", {
      */
     const audience = (owner: Owner, sequenceId: string, target: { readonly kind: "list" | "segment"; readonly id: string }, at: Date) =>
       Effect.gen(function*() {
-        const subscription = sql`LEFT JOIN sequence_subscriptions sub ON sub.sequence_id = ${sequenceId} AND sub.contact_id = c.id`
+        // A subscription left by a deleted contact of the same address counts as this contact's (issue 30 item 5).
+        const subscription = sql`LEFT JOIN sequence_subscriptions own ON own.sequence_id = ${sequenceId} AND own.contact_id = c.id
+          LEFT JOIN sequence_subscriptions gone ON gone.sequence_id = ${sequenceId} AND gone.contact_id IS NULL AND lower(gone.email) = lower(c.email)
+          CROSS JOIN LATERAL (SELECT coalesce(own.state, gone.state) AS state) sub`
         if (target.kind === "list") {
           const [list] = yield* listsOfKey(owner, [target.id])
           if (list === undefined) return yield* new EnrollListNotFound({ id: target.id })

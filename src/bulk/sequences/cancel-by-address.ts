@@ -27,6 +27,29 @@ export const cancelReasonOf = (cause: SuppressionCause): CancelReason => {
   }
 }
 
+/**
+ * Cancels the running subscriptions of a contact about to be deleted, reason `manual` (issue 30
+ * item 5): one `sequence.cancelled` each, in the caller's transaction, before the delete leaves the
+ * subscriptions without their contact (they stay, so the address is not enrolled again).
+ */
+export const cancelSubscriptionsOfContact = (contactId: string, at: Date) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const cancelled = yield* sql<{ account_id: string; key_id: string; sequence_id: string; email: string }>`
+      UPDATE sequence_subscriptions SET state = 'cancelled', reason = 'manual', next_due_at = NULL, finished_at = ${at}, updated_at = ${at}
+      WHERE contact_id = ${contactId} AND state IN ('active', 'paused')
+      RETURNING account_id, key_id, sequence_id, email`
+    for (const row of cancelled) {
+      yield* emitEvent({
+        accountId: row.account_id,
+        keyId: row.key_id,
+        event: SequenceCancelled.make({ email: row.email, campaign_id: row.sequence_id, reason: "manual" }),
+        at
+      })
+    }
+    return cancelled.length
+  })
+
 /** Cancels the address's running subscriptions (`accountId` null: every account's); answers how many. */
 export const cancelSubscriptionsOfAddress = (accountId: string | null, email: string, cause: SuppressionCause, at: Date) =>
   Effect.gen(function*() {

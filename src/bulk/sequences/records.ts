@@ -37,7 +37,7 @@ export interface StepRow extends StepFields {
 export interface SubscriptionRow {
   readonly id: string
   readonly sequence_id: string
-  readonly contact_id: string
+  readonly contact_id: string | null
   readonly email: string
   readonly state: SubscriptionState
   readonly reason: CancelReason | null

@@ -40,16 +40,18 @@ export const campaignLinkUrls = (campaignId: string) =>
     sql<{ link_index: number; url: string }>`SELECT link_index, url FROM campaign_links WHERE campaign_id = ${campaignId}`
   ).pipe(Effect.map((rows) => new Map(rows.map((r) => [r.link_index, r.url]))))
 
-/** A campaign's tracking, when the campaign itself is deleted (its analytics go with it). */
+/**
+ * A campaign's tracking detail, when the campaign itself is deleted: its hits, repeat windows and
+ * links go; the counters (`campaign_tracking`, the hourly buckets) and each contact's first-open
+ * and first-click markers stay, as aggregate counters do indefinitely (issue 30 item 4: the key's
+ * rates keep counting a deleted campaign), the markers' times pruned after 90 days as any.
+ */
 export const deleteCampaignTracking = (campaignId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql.withTransaction(Effect.gen(function*() {
       yield* dropCampaignHits(campaignId)
       yield* deleteCampaignWindows(campaignId)
       yield* sql`DELETE FROM tracking_hits WHERE campaign_id = ${campaignId}`
-      yield* sql`DELETE FROM tracking_recipients WHERE campaign_id = ${campaignId}`
-      yield* sql`DELETE FROM campaign_tracking_hours WHERE campaign_id = ${campaignId}`
-      yield* sql`DELETE FROM campaign_tracking WHERE campaign_id = ${campaignId}`
       yield* sql`DELETE FROM campaign_links WHERE campaign_id = ${campaignId}`
     })))
 

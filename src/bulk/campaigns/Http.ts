@@ -23,6 +23,10 @@ import type { TemplateTooLarge } from "../templates/fields.ts"
 import { type CampaignInvalid, type CampaignNotFound, Campaigns, type CampaignStateConflict } from "./Campaigns.ts"
 import { CampaignControl, type InvalidSchedule } from "./Control.ts"
 import type { CampaignIncomplete } from "./freeze.ts"
+import { CampaignPreview, type NoSuchVariant } from "./Preview.ts"
+import type { ContactNotFound } from "../contacts/Contacts.ts"
+import type { NoSender, RecipientSuppressed } from "../templates/TestSend.ts"
+import { requestId } from "../../http/request-context.ts"
 
 type Failure =
   | CampaignNotFound
@@ -32,6 +36,10 @@ type Failure =
   | InvalidSchedule
   | TemplateTooLarge
   | MailingFailure
+  | ContactNotFound
+  | NoSuchVariant
+  | NoSender
+  | RecipientSuppressed
 
 /** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
 const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError | ForbiddenError | UnavailableError> => {
@@ -47,6 +55,19 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
       return Effect.fail(validationFailed(e.message, "scheduled_at"))
     case "TemplateTooLarge":
       return contentTooLargeAnswer("A campaign's content", e.bytes)
+    case "ContactNotFound":
+      return Effect.fail(notFound(`No contact ${e.ref}`))
+    case "NoSuchVariant":
+      return Effect.fail(validationFailed(`This campaign has no variants: variant ${e.variant} does not exist`, "variant"))
+    case "NoSender":
+      return Effect.fail(validationFailed("No sender: set from_email on the campaign or its template", "from_email"))
+    case "RecipientSuppressed":
+      return Effect.fail(new BadRequestError({
+        type: "invalid_request_error",
+        code: "recipient_suppressed",
+        message: `${e.email} is ${e.reason === "blocked_domain" ? "on a blocked domain" : `suppressed (${e.reason})`}: not sent, not even as a test`,
+        param: `to[${e.index}]`
+      }))
     default:
       return mailingAnswer(e, "This campaign")
   }
@@ -62,6 +83,7 @@ export const CampaignsHttpLive = HttpApiBuilder.group(groupApi(CampaignsGroup), 
   Effect.gen(function*() {
     const campaigns = yield* Campaigns
     const control = yield* CampaignControl
+    const previews = yield* CampaignPreview
     return handlers
       .handle("create", ({ payload }) => Effect.flatMap(CurrentKey, (me) => campaigns.create(me, payload)).pipe(Effect.catchAll(answer)))
       .handle("list", ({ urlParams }) =>
@@ -75,4 +97,11 @@ export const CampaignsHttpLive = HttpApiBuilder.group(groupApi(CampaignsGroup), 
       .handle("pause", ({ path }) => Effect.flatMap(CurrentKey, (me) => control.pause(me, path.id)).pipe(Effect.catchAll(answer)))
       .handle("resume", ({ path }) => Effect.flatMap(CurrentKey, (me) => control.resume(me, path.id)).pipe(Effect.catchAll(answerStart)))
       .handle("cancel", ({ path }) => Effect.flatMap(CurrentKey, (me) => control.cancel(me, path.id)).pipe(Effect.catchAll(answer)))
+      .handle("preview", ({ path, payload }) =>
+        Effect.flatMap(CurrentKey, (me) => previews.preview(me, path.id, payload)).pipe(Effect.catchAll(answer)))
+      .handle("testSend", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const me = yield* CurrentKey
+          return yield* previews.send(me, path.id, payload, yield* requestId)
+        }).pipe(Effect.catchAll(answer)))
   }))

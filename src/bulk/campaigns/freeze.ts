@@ -24,6 +24,7 @@ import { rewriteForTracking, type TrackingUrls } from "../tracking/rewrite.ts"
 import { recordCampaignLinks } from "../tracking/store.ts"
 import { textFromHtml, withPreheader } from "../render/text.ts"
 import type { MessageContent } from "../templates/fields.ts"
+import type { ContentSource } from "../render/content.ts"
 import type { CampaignRow } from "./record.ts"
 
 /** The campaign cannot start as it is: what is missing, and the field to fix (400 validation_failed). */
@@ -82,15 +83,25 @@ export const checkStartable = (campaign: CampaignRow, source: Source) =>
  * text part generated from the html source when there is none (as prepareContent would), so the
  * delivery renders exactly what a preview of the campaign shows.
  */
-export const frozenContent = (source: Source & { readonly from_email: string }): CampaignContent => ({
-  from: source.from_name === null || source.from_name === "" ? { email: source.from_email } : { email: source.from_email, name: source.from_name },
-  ...(source.reply_to === null ? {} : { reply_to: { email: source.reply_to } }),
+export const frozenContent = (source: Source & { readonly from_email: string }): CampaignContent => {
+  const parts = contentParts(source)
+  return {
+    from: source.from_name === null || source.from_name === "" ? { email: source.from_email } : { email: source.from_email, name: source.from_name },
+    ...(source.reply_to === null ? {} : { reply_to: { email: source.reply_to } }),
+    subject: parts.subject,
+    content: [
+      { type: "text/plain", value: parts.body_text },
+      ...(parts.html === "" ? [] : [{ type: "text/html" as const, value: parts.html }])
+    ],
+    vars: source.vars
+  }
+}
+
+/** The parts as stored and rendered at delivery: the preheader placed, the text part made from the html when there is none. */
+export const contentParts = (source: Source): ContentSource => ({
   subject: source.subject,
-  content: [
-    { type: "text/plain", value: source.body_text !== "" || source.html === "" ? source.body_text : textFromHtml(source.html) },
-    ...(source.html === "" ? [] : [{ type: "text/html" as const, value: withPreheader(source.html, source.preheader) }])
-  ],
-  vars: source.vars
+  html: source.html === "" ? "" : withPreheader(source.html, source.preheader),
+  body_text: source.body_text !== "" || source.html === "" ? source.body_text : textFromHtml(source.html)
 })
 
 /**

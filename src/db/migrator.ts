@@ -49,7 +49,8 @@ export const migrationFiles = [
   "0033_console_sessions.sql",
   "0034_console_insight.sql",
   "0035_bulk_messages_by_recipient.sql",
-  "0036_plan_change_withdrawn.sql"
+  "0036_plan_change_withdrawn.sql",
+  "0037_bulk_settings.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

@@ -27,6 +27,7 @@ import { CampaignPreview, type NoSuchVariant } from "./Preview.ts"
 import type { ContactNotFound } from "../contacts/Contacts.ts"
 import type { NoSender, RecipientSuppressed } from "../templates/TestSend.ts"
 import { requestId } from "../../http/request-context.ts"
+import type { PostalAddressMissing } from "../settings/Settings.ts"
 
 type Failure =
   | CampaignNotFound
@@ -40,6 +41,7 @@ type Failure =
   | NoSuchVariant
   | NoSender
   | RecipientSuppressed
+  | PostalAddressMissing
 
 /** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
 const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError | ForbiddenError | UnavailableError> => {
@@ -57,6 +59,8 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
       return contentTooLargeAnswer("A campaign's content", e.bytes)
     case "ContactNotFound":
       return Effect.fail(notFound(`No contact ${e.ref}`))
+    case "PostalAddressMissing":
+      return Effect.fail(validationFailed("This key has no postal address: set it with PUT /v1/bulk/settings before sending bulk mail (CAN-SPAM)", "postal_address"))
     case "NoSuchVariant":
       return Effect.fail(validationFailed(`This campaign has no variants: variant ${e.variant} does not exist`, "variant"))
     case "NoSender":

@@ -21,7 +21,9 @@ import { ContactNotFound, type Owner } from "../contacts/Contacts.ts"
 import { PublicTokens } from "../public/tokens.ts"
 import { unsubscribeToken, unsubscribeUrl } from "../public/unsubscribe-link.ts"
 import { contactScope, type Contact } from "../render/content.ts"
+import { withFooter } from "../render/footer.ts"
 import { REDACTED } from "../render/message-view.ts"
+import { footerOf } from "../settings/Settings.ts"
 import { RenderEngine } from "../render/RenderEngine.ts"
 import { NoSender, TestSend } from "../templates/TestSend.ts"
 import { Campaigns } from "./Campaigns.ts"
@@ -66,8 +68,14 @@ export class CampaignPreview extends Effect.Service<CampaignPreview>()("herald/C
         const row = yield* campaigns.find(owner, id)
         if (variant !== undefined) return yield* new NoSuchVariant({ variant })
         const source = yield* contentSource(row).pipe(Effect.provideService(SqlClient.SqlClient, sql))
-        const parts = contentParts(source)
-        const rendered = yield* engine.render(owner.accountId, parts, contactScope(source.vars, contact, unsubscribe))
+        // The footer as delivery adds it (a key without a postal address previews without one: its send is refused).
+        const footer = yield* footerOf(owner.keyId).pipe(
+          Effect.catchTag("PostalAddressMissing", () => Effect.succeed(undefined)),
+          Effect.provideService(SqlClient.SqlClient, sql)
+        )
+        const parts = withFooter(contentParts(source), footer)
+        const scope = { ...contactScope(source.vars, contact, unsubscribe), ...(footer === undefined ? {} : { postal_address: footer.postal_address }) }
+        const rendered = yield* engine.render(owner.accountId, parts, scope)
         return { rendered, source }
       })
 

@@ -16,7 +16,7 @@
 export const CAMPAIGN_STATUSES = ["draft", "scheduled", "sending", "paused", "completed", "cancelled"] as const
 export type CampaignStatus = typeof CAMPAIGN_STATUSES[number]
 
-export const PAUSE_REASONS = ["manual", "quota_exhausted", "account_suspended", "sending_paused", "domain_unverified", "render_failed"] as const
+export const PAUSE_REASONS = ["manual", "quota_exhausted", "account_suspended", "sending_paused", "domain_unverified", "render_failed", "postal_address_missing"] as const
 export type PauseReason = typeof PAUSE_REASONS[number]
 
 export type CampaignCall = "send" | "schedule" | "pause" | "resume" | "cancel" | "update" | "delete"

@@ -50,7 +50,8 @@ export const migrationFiles = [
   "0034_console_insight.sql",
   "0035_bulk_messages_by_recipient.sql",
   "0036_plan_change_withdrawn.sql",
-  "0037_bulk_settings.sql"
+  "0037_bulk_settings.sql",
+  "0038_list_unsubscribe.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

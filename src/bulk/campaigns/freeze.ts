@@ -22,6 +22,7 @@ import type { Fragment } from "@effect/sql/Statement"
 import { Data, Effect } from "effect"
 import type { CampaignContent } from "../../mta/queue/StoredMessage.ts"
 import { storeSharedContent } from "../../mta/queue/enqueue.ts"
+import { confirmedMembership } from "../lists/sendable.ts"
 import { compileRules, type SegmentRules } from "../segments/rules.ts"
 import { rewriteForTracking, type TrackingUrls } from "../tracking/rewrite.ts"
 import { recordCampaignLinks } from "../tracking/store.ts"
@@ -137,7 +138,7 @@ export const freeze = (campaign: CampaignRow, source: Source & { readonly from_e
     const onLists = campaign.list_ids.length === 0 ? sql`TRUE` : sql`EXISTS (
       SELECT 1 FROM list_memberships m JOIN lists l ON l.id = m.list_id
       WHERE m.contact_id = c.id AND m.list_id = ANY(${[...campaign.list_ids]}::text[]) AND l.key_id = c.key_id
-        AND (NOT l.require_confirmation OR m.status = 'confirmed'))`
+        AND ${confirmedMembership(sql, sql`l.require_confirmation`)})`
     const [counted] = yield* sql<{ total: number }>`
       WITH frozen AS (
         INSERT INTO campaign_recipients (campaign_id, position, contact_id, email, name, metadata)

@@ -67,7 +67,7 @@ describe("the unsubscribe page", () => {
     // The page's "all mail" button: the account-wide unsubscribe, scope account.
     const all = await post(path, "List-Unsubscribe=One-Click&page=1&scope=all")
     expect(all.status).toBe(200)
-    expect(await all.text()).toContain("will get no more email from")
+    expect(await all.text()).toContain("will get no more of these emails from")
     expect((await api("GET", "/v1/bulk/contacts/bob%40dest.example")).json.status).toBe("unsubscribed")
     expect((await events("bob@dest.example")).map((e) => e.payload.scope)).toEqual(["account"])
   })

@@ -146,7 +146,7 @@ export const UnsubscribePageLive = HttpApiBuilder.Router.use((router) =>
         if (fromLists) yield* unsubscribeFromLists({ ...unsubscribe, listIds: lists.map((l) => l.id) }).pipe(Effect.provide(services))
         else yield* unsubscribeAddress(unsubscribe).pipe(Effect.provide(services))
         if (!fromPage) return HttpServerResponse.empty({ status: 200 })
-        const what = fromLists ? `mail from ${namesOf(lists)}` : `email from ${yield* senderName(who.accountId).pipe(Effect.provide(services))}`
+        const what = fromLists ? `mail from ${namesOf(lists)}` : `of these emails from ${yield* senderName(who.accountId).pipe(Effect.provide(services))}`
         return donePage(who, what)
       })
     )

@@ -358,6 +358,8 @@ export const benchSender = async (call: ReturnType<typeof apiCaller>, databaseUr
   await call("POST", "/v1/client/domains", { domain: "bench.example" })
   await sql(databaseUrl, "UPDATE domains SET verified_at = now()")
   await sql(databaseUrl, "UPDATE accounts SET rate_per_min_override = 100000000, monthly_quota_override = 100000000")
+  // Bulk mail needs the key's postal address (issue 30 item 9): the footer is then rendered with every message, as in production.
+  await call("PUT", "/v1/bulk/settings", { postal_address: "Herald Bench, 1 Bench Street, Benchtown" })
   const [key] = await sql(databaseUrl, "SELECT id, account_id FROM api_keys ORDER BY created_at LIMIT 1")
   return key!
 }

@@ -41,6 +41,8 @@ import { StepScheduler } from "./bulk/sequences/StepScheduler.ts"
 import { Steps } from "./bulk/sequences/Steps.ts"
 import { Templates } from "./bulk/templates/Templates.ts"
 import { TestSend } from "./bulk/templates/TestSend.ts"
+import { CampaignPreview } from "./bulk/campaigns/Preview.ts"
+import { BulkSettings } from "./bulk/settings/Settings.ts"
 import { TrackingPruneLive } from "./bulk/tracking/PruneJob.ts"
 import { TrackingAggregatorLive } from "./bulk/tracking/aggregator.ts"
 import { TrackingRecorder } from "./bulk/tracking/recorder.ts"
@@ -147,6 +149,9 @@ const CoreServicesLive = Layer.mergeAll(
 /** Bulk features: contacts, lists, segments, templates and the rendering engine campaigns, sequences and confirmation mail share. */
 const BulkServicesLive = Layer.mergeAll(
   TestSend.Default,
+  // A campaign's test-send goes the template test-send's one path (TestSend `deliver`).
+  CampaignPreview.Default.pipe(Layer.provide(TestSend.Default)),
+  BulkSettings.Default,
   Contacts.Default,
   CsvReader.Default,
   Lists.Default,

@@ -13,6 +13,7 @@ import { ContactsGroup } from "../bulk/contacts/Api.ts"
 import { ListsGroup } from "../bulk/lists/Api.ts"
 import { SegmentsGroup } from "../bulk/segments/Api.ts"
 import { SequencesGroup } from "../bulk/sequences/Api.ts"
+import { SettingsGroup } from "../bulk/settings/Api.ts"
 import { TemplatesGroup } from "../bulk/templates/Api.ts"
 import { AuditGroup } from "../transactional/audit/Api.ts"
 import { MessagesGroup } from "../transactional/messages/Api.ts"
@@ -50,6 +51,7 @@ export class BulkArea extends HttpApi.make("bulk")
   .add(CampaignsGroup)
   .add(AnalyticsGroup)
   .add(SequencesGroup)
+  .add(SettingsGroup)
   // 503 `render_busy`: every render worker taken and the account's line full (src/bulk/render/RenderEngine.ts).
   .addError(Unavailable)
 {}

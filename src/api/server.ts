@@ -8,6 +8,7 @@ import { CampaignsHttpLive } from "../bulk/campaigns/Http.ts"
 import { ContactsHttpLive } from "../bulk/contacts/Http.ts"
 import { ListsHttpLive } from "../bulk/lists/Http.ts"
 import { SegmentsHttpLive } from "../bulk/segments/Http.ts"
+import { SettingsHttpLive } from "../bulk/settings/Http.ts"
 import { SequencesHttpLive } from "../bulk/sequences/Http.ts"
 import { TemplatesHttpLive } from "../bulk/templates/Http.ts"
 import { AuditHttpLive } from "../transactional/audit/Http.ts"
@@ -75,7 +76,8 @@ const ApiLive = HttpApiBuilder.api(HeraldApi).pipe(
     SegmentsHttpLive,
     CampaignsHttpLive,
     AnalyticsHttpLive,
-    SequencesHttpLive
+    SequencesHttpLive,
+    SettingsHttpLive
   ]),
   Layer.provide(AdminAuthenticationLive),
   // The failed-authentication table is the appliance's one (the same constant as /metrics' own).

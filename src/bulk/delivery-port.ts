@@ -3,8 +3,9 @@
  * campaign or sequence message needs, per contact, to be composed by the MTA.
  *
  * - render: the stored content's subject, html and text over the contact's variables (over the
- *   content's `vars`), with `{{ unsubscribe_url }}` pointing at the contact's unsubscribe page,
- *   in a render worker (src/bulk/render/RenderEngine.ts);
+ *   content's `vars`), with `{{ unsubscribe_url }}` pointing at the contact's unsubscribe page and
+ *   the key's footer in each part without one (src/bulk/render/footer.ts), in a render worker
+ *   (src/bulk/render/RenderEngine.ts);
  * - headers: `List-Unsubscribe` and `List-Unsubscribe-Post` naming the campaign or sequence
  *   (src/bulk/public/unsubscribe-link.ts);
  * - track: the recipient's open and click tokens in place of the placeholders the campaign's
@@ -22,6 +23,7 @@ import { holdRenderFailed } from "./sequences/hold-render-failed.ts"
 import { PublicTokens, type makeTokens } from "./public/tokens.ts"
 import { unsubscribeHeaders, unsubscribeToken, unsubscribeUrl } from "./public/unsubscribe-link.ts"
 import type { ContentSource } from "./render/content.ts"
+import { withFooter } from "./render/footer.ts"
 import type { Scope } from "./render/engine.ts"
 import type { RenderFailed } from "./render/errors.ts"
 import { RenderEngine } from "./render/RenderEngine.ts"
@@ -50,12 +52,14 @@ export const referenceRender = (
 ): { readonly content: ContentSource; readonly scope: Scope } => {
   const message = stored.message
   const unsubscribe_url = unsubscribeUrl(links.baseUrl, unsubscribeToken(links.tokens, whoOf(stored, accountId)))
-  const scope = { ...message.vars, ...stored.variables, unsubscribe_url }
-  const content = {
+  const footer = message.footer
+  const scope = { ...message.vars, ...stored.variables, unsubscribe_url, ...(footer === undefined ? {} : { postal_address: footer.postal_address }) }
+  // The footer joins the stored (tracked) source here, at render time: its links carry no tracking placeholder.
+  const content = withFooter({
     subject: message.subject,
     html: message.content.find((c) => c.type === "text/html")?.value ?? "",
     body_text: message.content.find((c) => c.type === "text/plain")?.value ?? ""
-  }
+  }, footer)
   return { content, scope }
 }
 

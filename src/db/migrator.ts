@@ -52,7 +52,9 @@ export const migrationFiles = [
   "0036_plan_change_withdrawn.sql",
   "0037_delivery_rendered_subject.sql",
   "0038_mta_sts.sql",
-  "0039_campaign_second_week.sql"
+  "0039_campaign_second_week.sql",
+  "0040_bulk_settings.sql",
+  "0041_list_unsubscribe.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

@@ -53,7 +53,13 @@ export const EmailComplained = event("email.complained", "Recipient marked the m
   isp: Schema.String.annotations({ description: "The reporting provider" }),
   subject: Schema.String
 })
-export const ContactUnsubscribed = event("contact.unsubscribed", "Contact unsubscribed", { email: Email })
+export const ContactUnsubscribed = event("contact.unsubscribed", "Contact unsubscribed", {
+  email: Email,
+  scope: Schema.Literal("list", "account").annotations({
+    description: "list: from one list only (list_id), the address stays mailable from other lists and for transactional mail; account: from all the account's mail (suppressed)"
+  }),
+  list_id: Schema.optional(Schema.String).annotations({ description: "With scope list: the list (one event per membership)" })
+})
 export const ContactConfirmed = event("contact.confirmed", "Double opt-in confirmed", {
   email: Email,
   list_id: Schema.String,
@@ -201,7 +207,7 @@ export const EXAMPLES: { readonly [N in EventName]: Fields<N> } = {
     message_id: "msg_8d1e0c5a3f"
   },
   "email.complained": { email: "ada@example.com", isp: "Yahoo", subject: "Spring sale" },
-  "contact.unsubscribed": { email: "ada@example.com" },
+  "contact.unsubscribed": { email: "ada@example.com", scope: "list", list_id: "ls_q8w3e1" },
   "contact.confirmed": { email: "ada@example.com", list_id: "ls_q8w3e1", list_name: "Newsletter" },
   "campaign.email.sent": { email: "ada@example.com", campaign_id: "cp_k2j9x7" },
   "campaign.email.failed": { email: "ada@example.com", campaign_id: "cp_k2j9x7", error: "recipient suppressed (unsubscribe)" },

@@ -51,6 +51,8 @@ const setUp = async () => {
   const domain = await api("POST", "/v1/client/domains", { domain: person.domain }, 201)
   dns.set(person.domain, { TXT: [domain.records.find((r: { purpose: string }) => r.purpose === "verification").value] })
   await api("POST", `/v1/client/domains/${person.domain}/verify`)
+  // Bulk mail carries the key's postal address (issue 30 item 9).
+  await api("PUT", "/v1/bulk/settings", { postal_address: "Marketer Ltd, 1 Test Street, Testville" })
   const list = await api("POST", "/v1/bulk/lists", { name: person.listName }, 201)
   person.listId = list.id
   await api("POST", `/v1/bulk/lists/${list.id}/contacts`, { contacts: RECIPIENTS })

@@ -42,6 +42,7 @@ export const newSender = async (
   dns.set(domain, { TXT: [txt.value] })
   const verified = await app.request("POST", `/v1/client/domains/${domain}/verify`, { token: key.json.token })
   expect(verified.status).toBe(200)
+  await setPostalAddress(app, key.json.token)
   return { accountId: account.json.id, token: key.json.token, keyId: key.json.id, domain, from: `hello@${domain}` }
 }
 
@@ -49,7 +50,14 @@ export const newSender = async (
 export const siblingKey = async (app: Appliance, sender: Sender): Promise<{ readonly token: string; readonly keyId: string }> => {
   const key = await app.request("POST", `/v1/admin/accounts/${sender.accountId}/keys`, { body: { label: "second" } })
   expect(key.status).toBe(201)
+  await setPostalAddress(app, key.json.token)
   return { token: key.json.token, keyId: key.json.id }
+}
+
+/** The key's postal address, which bulk mail must carry (issue 30 item 9): every test sender has one. */
+export const setPostalAddress = async (app: Appliance, token: string, address = "Herald Tests, 1 Test Street, Testville") => {
+  const res = await app.request("PUT", "/v1/bulk/settings", { token, body: { postal_address: address } })
+  expect(res.status).toBe(200)
 }
 
 /** Points the webhooks of `key` (a sender, or any key with its token) at `url`, as its owner would. */

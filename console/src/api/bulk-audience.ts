@@ -33,7 +33,7 @@ export interface MailingList {
 export type ContactStatus = "active" | "unsubscribed" | "bounced" | "complained"
 export const CONTACT_STATUSES: ReadonlyArray<ContactStatus> = ["active", "unsubscribed", "bounced", "complained"]
 
-export type MembershipStatus = "pending" | "confirmed"
+export type MembershipStatus = "pending" | "confirmed" | "unsubscribed"
 
 export interface ListMember {
   readonly id: string

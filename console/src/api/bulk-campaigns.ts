@@ -147,45 +147,14 @@ export const audienceApi = {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Test-send: a template's own endpoint; inline content rendered by the engine, then sent
-
-export interface TestSendRequest {
-  readonly to: string
-  readonly from_email: string
-  readonly from_name: string | null
-  readonly template_id: string | null
-  readonly subject: string
-  readonly html: string
-  readonly body_text: string
-}
-
-interface Rendered { readonly subject: string; readonly html: string; readonly body_text: string }
+// Test-send: the campaign's own endpoint
 
 /**
- * The campaigns API has no test-send of its own: a template's content goes through the template's
- * test-send (`[Test]` subject, no tracking); the flow's own content is rendered by Herald's engine
- * (`POST /v1/bulk/templates/preview`, as a real send renders it) and sent to the one address.
+ * The saved campaign as a contact would get it, to one address (`[Test]` subject, no tracking):
+ * `POST /v1/bulk/campaigns/{id}/test-send`, rendered by Herald as delivery renders it.
  */
-export const testSend = async (req: TestSendRequest): Promise<{ message_id: string }> => {
-  if (req.template_id !== null) {
-    return request<{ message_id: string }>("POST", `/v1/bulk/templates/${encodeURIComponent(req.template_id)}/test-send`, {
-      body: { to_email: req.to, from_email: req.from_email, ...(req.from_name === null ? {} : { from_name: req.from_name }) }
-    })
-  }
-  const rendered = await request<Rendered>("POST", "/v1/bulk/templates/preview", {
-    body: { subject: req.subject, html: req.html, body_text: req.body_text, vars: { email: req.to } }
-  })
-  const from = req.from_name === null ? req.from_email : { email: req.from_email, name: req.from_name }
-  return request<{ message_id: string }>("POST", "/v1/mail/send", {
-    body: {
-      from,
-      to: req.to,
-      subject: `[Test] ${rendered.subject}`,
-      ...(rendered.html === "" ? {} : { html: rendered.html }),
-      ...(rendered.body_text === "" ? {} : { text: rendered.body_text })
-    }
-  })
-}
+export const testSend = (campaignId: string, to: string): Promise<{ message_ids: ReadonlyArray<string> }> =>
+  request<{ message_ids: ReadonlyArray<string> }>("POST", `/v1/bulk/campaigns/${encodeURIComponent(campaignId)}/test-send`, { body: { to: [to] } })
 
 // ---------------------------------------------------------------------------------------------
 // Sequences: /v1/bulk/sequences

@@ -20,7 +20,7 @@ export interface Contact {
   readonly metadata: Readonly<Record<string, unknown>>
   readonly created_at: string
   readonly updated_at: string
-  readonly lists: ReadonlyArray<{ readonly list_id: string; readonly status: "pending" | "confirmed" }>
+  readonly lists: ReadonlyArray<{ readonly list_id: string; readonly status: "pending" | "confirmed" | "unsubscribed" }>
 }
 
 export interface ContactFilters {

@@ -30,6 +30,7 @@ import { campaignsReference } from "../../bulk/campaigns/examples.ts"
 import { analyticsReference } from "../../bulk/analytics/examples.ts"
 import { sequencesReference } from "../../bulk/sequences/examples.ts"
 import { templatesReference } from "../../bulk/templates/examples.ts"
+import { settingsReference } from "../../bulk/settings/examples.ts"
 
 /** The errors any operation can answer: stated once in each document's description. */
 export const COMMON_ERRORS = [
@@ -55,6 +56,7 @@ export const REFERENCE: ApiReference = {
   campaigns: campaignsReference,
   analytics: analyticsReference,
   sequences: sequencesReference,
+  settings: settingsReference,
   keys: keysReference,
   domains: domainsReference,
   suppressions: suppressionsReference,

@@ -9,7 +9,7 @@ import { Authentication } from "../../http/auth.ts"
 import { BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge, RateLimited, Unprocessable } from "../../http/errors.ts"
 import { EmailAddress } from "../../lib/email.ts"
 import { CAMPAIGN_STATUSES, PAUSE_REASONS, STATE_TABLE } from "./states.ts"
-import { boundedArray, boundedText, ContentText, IdText, LineText, MAX_DATE_LENGTH, MAX_NAME_LENGTH, queryInt } from "../../http/bounds.ts"
+import { boundedArray, boundedText, ContentText, IdText, LineText, MAX_DATE_LENGTH, MAX_EMAIL_LENGTH, MAX_NAME_LENGTH, queryInt } from "../../http/bounds.ts"
 
 const Name = boundedText(MAX_NAME_LENGTH, { trim: true, minLength: 1 })
 const Short = LineText
@@ -136,6 +136,39 @@ const SendResponse = Schema.Struct({
   scheduled_at: Schema.optional(Schema.String).annotations({ description: "Only when status is scheduled" })
 }).annotations({ identifier: "CampaignSendResponse", examples: [{ id: "cp_7Hq2Lm9Xv4Rt1Ws8Kd3N", status: "sending", total_contacts: 1250 }] })
 
+/** Which A/B variant to show (issue 30 item 12); a campaign without variants refuses any (400 `param: variant`). */
+const ContactRef = boundedText(MAX_EMAIL_LENGTH)
+const Variant = Schema.Int.pipe(Schema.between(0, 3))
+const PreviewRequest = Schema.Struct({
+  contact: ContactRef.annotations({ description: "The id or the email address of one of the key's contacts (404 otherwise)" }),
+  variant: Schema.optional(Variant)
+}).annotations({ identifier: "CampaignPreviewRequest", examples: [{ contact: "ada@example.org" }] })
+const PreviewResponse = Schema.Struct({
+  subject: Schema.String,
+  html: Schema.String.annotations({ description: "Empty for a text-only campaign" }),
+  body_text: Schema.String
+}).annotations({
+  identifier: "CampaignPreview",
+  examples: [{
+    subject: "November news for Ada",
+    html: "<html><body><p>Hi Ada</p><a href=\"https://example.org/offer\">Offer</a></body></html>",
+    body_text: "Hi Ada\n\nOffer (https://example.org/offer)"
+  }]
+})
+const TestSendRequest = Schema.Struct({
+  to: boundedArray(EmailAddress, 5).pipe(Schema.minItems(1)).annotations({ description: "1 to 5 addresses; each gets its own message" }),
+  contact: Schema.optional(ContactRef).annotations({ description: "Render with this contact's variables (id or email); without it, the first address is the only variable" }),
+  variant: Schema.optional(Variant)
+}).annotations({ identifier: "CampaignTestSendRequest", examples: [{ to: ["me@example.org", "boss@example.org"], contact: "ada@example.org" }] })
+const TestSendResponse = Schema.Struct({
+  ok: Schema.Literal(true),
+  message_ids: Schema.Array(Schema.String).annotations({ description: "One per address of `to`, in its order" }),
+  to: Schema.Array(Schema.String)
+}).annotations({
+  identifier: "CampaignTestSendResponse",
+  examples: [{ ok: true, message_ids: ["msg_3Fh7Jk1Lm5Np9Qr2St6V", "msg_8Bc2Df6Gh0Jk4Lm7Np1Q"], to: ["me@example.org", "boss@example.org"] }]
+})
+
 const ById = Schema.Struct({ id: IdText })
 const Deleted = Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) })
 
@@ -195,6 +228,23 @@ export class CampaignsGroup extends HttpApiGroup.make("campaigns")
   .add(
     HttpApiEndpoint.post("cancel", "/v1/bulk/campaigns/:id/cancel").setPath(ById).addSuccess(Campaign)
       .annotate(OpenApi.Summary, "Cancel: deliveries not yet attempted are dropped; no campaign.completed")
+  )
+  .add(
+    HttpApiEndpoint.post("preview", "/v1/bulk/campaigns/:id/preview").setPath(ById).setPayload(PreviewRequest).addSuccess(PreviewResponse)
+      .annotate(OpenApi.Summary, "The subject, html and text one contact would get, links untracked; sends and saves nothing")
+      .annotate(OpenApi.Description, "The campaign's content as it is now (its template's as it is at this moment, or its own), rendered "
+        + "with the contact's variables and their own unsubscribe link, with the footer it would get. Any state. Errors: 404 `not_found` for "
+        + "another key's campaign or contact; 400 `validation_failed` (`param: variant` for a campaign without variants, "
+        + "`template_id` when its template is gone); 400 `render_failed` when the content does not render.")
+  )
+  .add(
+    HttpApiEndpoint.post("testSend", "/v1/bulk/campaigns/:id/test-send").setPath(ById).setPayload(TestSendRequest).addSuccess(TestSendResponse)
+      .annotate(OpenApi.Summary, "Send the campaign as a contact would get it to 1–5 addresses ([Test] subject, no tracking, no events)")
+      .annotate(OpenApi.Description, "The template test-send's path: answered once the messages are queued; counts once in the per-minute "
+        + "window and each address (but simulator ones) against the monthly quota; the unsubscribe link is redacted. Errors: 404 `not_found` "
+        + "(campaign or contact); 400 `recipient_suppressed` with `param: to[i]`; 400 `validation_failed` (`from_email` when there is no "
+        + "sender, `variant`, `to`); 400 `render_failed`; 403 `domain_not_verified` or a suspended or paused account; 429 the rate window "
+        + "or the quota.")
   )
   // Not found (another key's campaign too), conflict (a call the state forbids), bad content or
   // date, and the send endpoint's refusals: declared once for the group.

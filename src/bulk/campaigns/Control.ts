@@ -25,6 +25,7 @@ import { CampaignNotFound, Campaigns, CampaignStateConflict } from "./Campaigns.
 import { checkStartable, contentSource, freeze } from "./freeze.ts"
 import { quotaCovers } from "./quota-cover.ts"
 import type { CampaignRow } from "./record.ts"
+import { footerOf } from "../settings/Settings.ts"
 import { allowed, type CampaignCall } from "./states.ts"
 
 export class InvalidSchedule extends Data.TaggedError("InvalidSchedule")<{ readonly message: string }> {}
@@ -88,7 +89,8 @@ const moveToSending = (campaign: CampaignRow, now: Date, urls: TrackingUrls) =>
     }
     const source = yield* contentSource(campaign)
     const fromEmail = yield* checkStartable(campaign, source)
-    const { contentId, total } = yield* freeze(campaign, { ...source, from_email: fromEmail }, now, urls)
+    const footer = yield* footerOf(campaign.key_id)
+    const { contentId, total } = yield* freeze(campaign, { ...source, from_email: fromEmail }, now, urls, footer)
     yield* sql`UPDATE campaigns SET status = 'sending', pause_reason = NULL, total_contacts = ${total}, content_id = ${contentId},
         from_email = coalesce(from_email, ${fromEmail}), started_at = coalesce(started_at, ${now}), updated_at = ${now}
       WHERE id = ${campaign.id}`
@@ -152,6 +154,8 @@ export class CampaignControl extends Effect.Service<CampaignControl>()("herald/C
         const call: CampaignCall = when === null ? "send" : "schedule"
         // Checked before the refusals, so a refused transition leaves the rate window alone as well.
         const first = yield* locked(owner, id, call).pipe(sql.withTransaction)
+        // CAN-SPAM: no bulk mail without the sender's postal address (issue 30 item 9); before the rate window, as bad input.
+        yield* footerOf(owner.keyId)
         const limits = yield* refusals(owner, yield* senderOf(first), at)
         return yield* sql.withTransaction(Effect.gen(function*() {
           const row = yield* locked(owner, id, call)

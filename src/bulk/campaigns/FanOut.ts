@@ -77,7 +77,9 @@ export const makeCampaignChores = Effect.gen(function*() {
               Effect.zipRight(Effect.logWarning(`campaign ${campaign.id} cannot start: ${e.message}`), pauseFor(campaign.id, "content_incomplete", now, e.message)),
             // Not retried every tick at the cost of the whole limit each time: paused, as above.
             QueryTooExpensive: (e) =>
-              Effect.zipRight(Effect.logWarning(`campaign ${campaign.id} cannot start: ${e.message}`), pauseFor(campaign.id, "manual", now))
+              Effect.zipRight(Effect.logWarning(`campaign ${campaign.id} cannot start: ${e.message}`), pauseFor(campaign.id, "manual", now)),
+            // Its key has no postal address (issue 30 item 9): paused with that reason until one is set and it is resumed.
+            PostalAddressMissing: () => pauseFor(campaign.id, "postal_address_missing", now)
           })
         )
       }

@@ -24,6 +24,11 @@ import { type CampaignInvalid, type CampaignNotFound, Campaigns, type CampaignSt
 import { CampaignControl, type InvalidSchedule } from "./Control.ts"
 import type { CampaignIncomplete } from "./freeze.ts"
 import { overageMessage } from "../../transactional/mail-refusals.ts"
+import { CampaignPreview, type NoSuchVariant } from "./Preview.ts"
+import type { ContactNotFound } from "../contacts/Contacts.ts"
+import type { NoSender, RecipientSuppressed } from "../templates/TestSend.ts"
+import { requestId } from "../../http/request-context.ts"
+import type { PostalAddressMissing } from "../settings/Settings.ts"
 
 type Failure =
   | CampaignNotFound
@@ -33,6 +38,11 @@ type Failure =
   | InvalidSchedule
   | TemplateTooLarge
   | MailingFailure
+  | ContactNotFound
+  | NoSuchVariant
+  | NoSender
+  | RecipientSuppressed
+  | PostalAddressMissing
 
 /** Every failure of this group as the API's envelope (SQL errors are defects: 500). */
 const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError | BadRequestError | PayloadTooLargeError | RateLimitedError | ForbiddenError | UnavailableError> => {
@@ -55,6 +65,21 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
         code: "overage_not_offered",
         message: `${overageMessage(e, "This campaign")}: send fewer recipients, or send with allow_partial: true to start anyway and pause when the quota runs out`
       }))
+    case "ContactNotFound":
+      return Effect.fail(notFound(`No contact ${e.ref}`))
+    case "PostalAddressMissing":
+      return Effect.fail(validationFailed("This key has no postal address: set it with PUT /v1/bulk/settings before sending bulk mail (CAN-SPAM)", "postal_address"))
+    case "NoSuchVariant":
+      return Effect.fail(validationFailed(`This campaign has no variants: variant ${e.variant} does not exist`, "variant"))
+    case "NoSender":
+      return Effect.fail(validationFailed("No sender: set from_email on the campaign or its template", "from_email"))
+    case "RecipientSuppressed":
+      return Effect.fail(new BadRequestError({
+        type: "invalid_request_error",
+        code: "recipient_suppressed",
+        message: `${e.email} is ${e.reason === "blocked_domain" ? "on a blocked domain" : `suppressed (${e.reason})`}: not sent, not even as a test`,
+        param: `to[${e.index}]`
+      }))
     default:
       return mailingAnswer(e, "This campaign")
   }
@@ -70,6 +95,7 @@ export const CampaignsHttpLive = HttpApiBuilder.group(groupApi(CampaignsGroup), 
   Effect.gen(function*() {
     const campaigns = yield* Campaigns
     const control = yield* CampaignControl
+    const previews = yield* CampaignPreview
     return handlers
       .handle("create", ({ payload }) => Effect.flatMap(CurrentKey, (me) => campaigns.create(me, payload)).pipe(Effect.catchAll(answer)))
       .handle("list", ({ urlParams }) =>
@@ -84,4 +110,11 @@ export const CampaignsHttpLive = HttpApiBuilder.group(groupApi(CampaignsGroup), 
       .handle("resume", ({ path }) => Effect.flatMap(CurrentKey, (me) => control.resume(me, path.id)).pipe(Effect.catchAll(answerStart)))
       .handle("unschedule", ({ path }) => Effect.flatMap(CurrentKey, (me) => control.unschedule(me, path.id)).pipe(Effect.catchAll(answer)))
       .handle("cancel", ({ path }) => Effect.flatMap(CurrentKey, (me) => control.cancel(me, path.id)).pipe(Effect.catchAll(answer)))
+      .handle("preview", ({ path, payload }) =>
+        Effect.flatMap(CurrentKey, (me) => previews.preview(me, path.id, payload)).pipe(Effect.catchAll(answer)))
+      .handle("testSend", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const me = yield* CurrentKey
+          return yield* previews.send(me, path.id, payload, yield* requestId)
+        }).pipe(Effect.catchAll(answer)))
   }))

@@ -75,5 +75,22 @@ export const campaignsReference: GroupReference<typeof CampaignsGroup> = {
   pause: { errors: `${NOT_FOUND} ${STATE}`, response: { ...started, status: "paused", pause_reason: "manual" } },
   resume: { errors: `${NOT_FOUND} ${STATE} ${START}`, response: { ...started, status: "sending" } },
   cancel: { errors: `${NOT_FOUND} ${STATE}`, response: { ...started, status: "cancelled" } },
-  unschedule: { errors: `${NOT_FOUND} ${STATE}`, response: campaign }
+  unschedule: { errors: `${NOT_FOUND} ${STATE}`, response: campaign },
+  preview: {
+    errors: `${NOT_FOUND} 404 \`not_found\` for a contact the key does not have; 400 \`validation_failed\` (param \`variant\`) `
+      + "for a variant the campaign does not have; `render_failed` when its content does not render.",
+    request: { contact: "ada@example.org" },
+    response: {
+      subject: "November news for Ada",
+      html: "<html><body><p>Hi Ada</p><a href=\"https://example.org/offer\">Offer</a></body></html>",
+      body_text: "Hi Ada\n\nOffer (https://example.org/offer)"
+    }
+  },
+  testSend: {
+    errors: `${NOT_FOUND} 400 \`recipient_suppressed\` (param \`to[i]\`) for a suppressed address or a blocked domain; `
+      + "`validation_failed` (param `from_email`) without a sender, (param `postal_address`) without the key's postal address. "
+      + MAILING_ERRORS,
+    request: { to: ["me@example.org", "boss@example.org"], contact: "ada@example.org" },
+    response: { ok: true, message_ids: ["msg_3Fh7Jk1Lm5Np9Qr2St6V", "msg_8Bc2Df6Gh0Jk4Lm7Np1Q"], to: ["me@example.org", "boss@example.org"] }
+  }
 }

@@ -10,6 +10,9 @@
  * rules compiled by src/bulk/segments/rules.ts), and a segment alone runs over every contact of
  * the key. Each address once: a key's contacts are unique by address (contacts_key_email).
  *
+ * The key's footer (its postal address: issue 30 item 9) is stored with the content, outside the
+ * tracked html: delivery adds it at render time to each part without `{{ unsubscribe_url }}`.
+ *
  * Tracking (issue 20 "Tracking"): the stored HTML is rewritten for tracking here, once per
  * campaign (src/bulk/tracking/rewrite.ts), and its tracked links recorded for the click endpoint;
  * each delivery fills in its recipient's tokens when it is composed (src/mta/compose/compose.ts).
@@ -19,11 +22,14 @@ import type { Fragment } from "@effect/sql/Statement"
 import { Data, Effect } from "effect"
 import type { CampaignContent } from "../../mta/queue/StoredMessage.ts"
 import { storeSharedContent } from "../../mta/queue/enqueue.ts"
+import { confirmedMembership } from "../lists/sendable.ts"
 import { compileRules, type SegmentRules } from "../segments/rules.ts"
 import { rewriteForTracking, type TrackingUrls } from "../tracking/rewrite.ts"
 import { recordCampaignLinks } from "../tracking/store.ts"
 import { textFromHtml, withPreheader } from "../render/text.ts"
 import type { MessageContent } from "../templates/fields.ts"
+import type { ContentSource } from "../render/content.ts"
+import type { Footer } from "../render/footer.ts"
 import type { CampaignRow } from "./record.ts"
 
 /** The campaign cannot start as it is: what is missing, and the field to fix (400 validation_failed). */
@@ -82,15 +88,26 @@ export const checkStartable = (campaign: CampaignRow, source: Source) =>
  * text part generated from the html source when there is none (as prepareContent would), so the
  * delivery renders exactly what a preview of the campaign shows.
  */
-export const frozenContent = (source: Source & { readonly from_email: string }): CampaignContent => ({
-  from: source.from_name === null || source.from_name === "" ? { email: source.from_email } : { email: source.from_email, name: source.from_name },
-  ...(source.reply_to === null ? {} : { reply_to: { email: source.reply_to } }),
+export const frozenContent = (source: Source & { readonly from_email: string }, footer?: Footer): CampaignContent => {
+  const parts = contentParts(source)
+  return {
+    ...(footer === undefined ? {} : { footer }),
+    from: source.from_name === null || source.from_name === "" ? { email: source.from_email } : { email: source.from_email, name: source.from_name },
+    ...(source.reply_to === null ? {} : { reply_to: { email: source.reply_to } }),
+    subject: parts.subject,
+    content: [
+      { type: "text/plain", value: parts.body_text },
+      ...(parts.html === "" ? [] : [{ type: "text/html" as const, value: parts.html }])
+    ],
+    vars: source.vars
+  }
+}
+
+/** The parts as stored and rendered at delivery: the preheader placed, the text part made from the html when there is none. */
+export const contentParts = (source: Source): ContentSource => ({
   subject: source.subject,
-  content: [
-    { type: "text/plain", value: source.body_text !== "" || source.html === "" ? source.body_text : textFromHtml(source.html) },
-    ...(source.html === "" ? [] : [{ type: "text/html" as const, value: withPreheader(source.html, source.preheader) }])
-  ],
-  vars: source.vars
+  html: source.html === "" ? "" : withPreheader(source.html, source.preheader),
+  body_text: source.body_text !== "" || source.html === "" ? source.body_text : textFromHtml(source.html)
 })
 
 /**
@@ -109,7 +126,7 @@ export const trackedContent = (content: CampaignContent, urls: TrackingUrls): { 
 }
 
 /** Freezes the recipients and the content (rewritten for tracking); answers how many recipients there are. */
-export const freeze = (campaign: CampaignRow, source: Source & { readonly from_email: string }, now: Date, urls: TrackingUrls) =>
+export const freeze = (campaign: CampaignRow, source: Source & { readonly from_email: string }, now: Date, urls: TrackingUrls, footer: Footer) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     let narrowed: Fragment = sql`TRUE`
@@ -121,7 +138,7 @@ export const freeze = (campaign: CampaignRow, source: Source & { readonly from_e
     const onLists = campaign.list_ids.length === 0 ? sql`TRUE` : sql`EXISTS (
       SELECT 1 FROM list_memberships m JOIN lists l ON l.id = m.list_id
       WHERE m.contact_id = c.id AND m.list_id = ANY(${[...campaign.list_ids]}::text[]) AND l.key_id = c.key_id
-        AND (NOT l.require_confirmation OR m.status = 'confirmed'))`
+        AND ${confirmedMembership(sql, sql`l.require_confirmation`)})`
     const [counted] = yield* sql<{ total: number }>`
       WITH frozen AS (
         INSERT INTO campaign_recipients (campaign_id, position, contact_id, email, name, metadata)
@@ -134,7 +151,7 @@ export const freeze = (campaign: CampaignRow, source: Source & { readonly from_e
         RETURNING 1
       )
       SELECT count(*)::integer AS total FROM frozen`
-    const { content, links } = trackedContent(frozenContent(source), urls)
+    const { content, links } = trackedContent(frozenContent(source, footer), urls)
     yield* recordCampaignLinks(campaign.id, links)
     const shared = yield* storeSharedContent(campaign.account_id, content, now)
     return { total: counted?.total ?? 0, contentId: shared.id }

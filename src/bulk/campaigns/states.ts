@@ -17,7 +17,10 @@
 export const CAMPAIGN_STATUSES = ["draft", "scheduled", "sending", "paused", "completed", "cancelled"] as const
 export type CampaignStatus = typeof CAMPAIGN_STATUSES[number]
 
-export const PAUSE_REASONS = ["manual", "quota_exhausted", "account_suspended", "sending_paused", "domain_unverified", "render_failed", "content_incomplete"] as const
+export const PAUSE_REASONS = [
+  "manual", "quota_exhausted", "account_suspended", "sending_paused", "domain_unverified", "render_failed", "content_incomplete",
+  "postal_address_missing"
+] as const
 export type PauseReason = typeof PAUSE_REASONS[number]
 
 export type CampaignCall = "send" | "schedule" | "unschedule" | "pause" | "resume" | "cancel" | "update" | "delete"

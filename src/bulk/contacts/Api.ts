@@ -26,7 +26,7 @@ export const Contact = Schema.Struct({
   metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   created_at: Schema.String,
   updated_at: Schema.String,
-  lists: Schema.Array(Schema.Struct({ list_id: Schema.String, status: Schema.Literal("pending", "confirmed") }))
+  lists: Schema.Array(Schema.Struct({ list_id: Schema.String, status: Schema.Literal("pending", "confirmed", "unsubscribed") }))
 }).annotations({ identifier: "Contact" })
 
 const ContactCreate = Schema.Struct({

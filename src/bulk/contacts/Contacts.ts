@@ -34,7 +34,7 @@ export interface ContactRecord {
   readonly metadata: Readonly<Record<string, unknown>>
   readonly created_at: string
   readonly updated_at: string
-  readonly lists: ReadonlyArray<{ readonly list_id: string; readonly status: "pending" | "confirmed" }>
+  readonly lists: ReadonlyArray<{ readonly list_id: string; readonly status: "pending" | "confirmed" | "unsubscribed" }>
 }
 
 /** A contact the API creates has the fields of an imported row (import-rows.ts, which the import workers load without @effect/sql). */

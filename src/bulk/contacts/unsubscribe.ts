@@ -28,7 +28,7 @@ export interface Unsubscribe {
 }
 
 /** The campaign or sequence an unsubscribe names, as the engagement fact's columns. */
-const sentByColumns = (sentBy: string | undefined) =>
+export const sentByColumns = (sentBy: string | undefined) =>
   sentBy?.startsWith("cp_") ? { campaignId: sentBy } : sentBy?.startsWith("sq_") ? { sequenceId: sentBy } : {}
 
 /** Applies the unsubscribe; answers the ids of the contacts it moved. */
@@ -48,10 +48,11 @@ export const unsubscribeAddress = (u: Unsubscribe) =>
         WHERE account_id = ${u.accountId} AND lower(email) = ${u.email.toLowerCase()} AND status <> 'unsubscribed'
         RETURNING id, key_id, email`
       for (const contact of moved) {
-        yield* emitEvent({ accountId: u.accountId, keyId: contact.key_id, event: ContactUnsubscribed.make({ email: contact.email }), at: u.at })
+        yield* emitEvent({ accountId: u.accountId, keyId: contact.key_id, event: ContactUnsubscribed.make({ email: contact.email, scope: "account" }), at: u.at })
       }
       if (suppressed.length > 0 || moved.length > 0) {
         yield* recordFact("unsubscribed", { accountId: u.accountId, email: u.email, at: u.at, detail: u.source, ...sentByColumns(u.sentBy) })
       }
       return moved.map((c) => c.id)
     })))
+

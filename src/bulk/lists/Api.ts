@@ -33,7 +33,7 @@ const Limit = Schema.optionalWith(queryInt(1, 200), { default: () => 50 })
 const Offset = Schema.optionalWith(queryInt(0), { default: () => 0 })
 
 const ListPage = Schema.Struct({ total: Schema.Int, limit: Schema.Int, offset: Schema.Int, items: Schema.Array(List) })
-const Member = Schema.extend(Contact, Schema.Struct({ membership_status: Schema.Literal("pending", "confirmed") }))
+const Member = Schema.extend(Contact, Schema.Struct({ membership_status: Schema.Literal("pending", "confirmed", "unsubscribed") }))
   .annotations({ identifier: "ListMember" })
 const MemberPage = Schema.Struct({ total: Schema.Int, limit: Schema.Int, offset: Schema.Int, items: Schema.Array(Member) })
 
@@ -42,6 +42,10 @@ const MembersAdded = Schema.extend(List, Schema.Struct({
   confirmations_queued: Schema.Int.annotations({ description: "Confirmation mails this call queued" }),
   confirmations_withheld: Schema.Int.annotations({
     description: "New pending members that got no mail because their address had this list's confirmation in the last 24 hours"
+  }),
+  left_unsubscribed: Schema.Array(Schema.String).annotations({
+    description: "Contacts given that had unsubscribed from this list: they stay `unsubscribed` (only the person can opt back in; "
+      + "on a list that requires confirmation they are `pending` again instead, with a confirmation mail)"
   })
 })).annotations({ identifier: "ListMembersAdded" })
 
@@ -172,7 +176,7 @@ export class ListsGroup extends HttpApiGroup.make("lists")
   )
   .add(
     HttpApiEndpoint.get("members", "/v1/bulk/lists/:id/contacts").setPath(ById)
-      .setUrlParams(Schema.Struct({ status: Schema.optional(Schema.Literal("pending", "confirmed")), limit: Limit, offset: Offset }))
+      .setUrlParams(Schema.Struct({ status: Schema.optional(Schema.Literal("pending", "confirmed", "unsubscribed")), limit: Limit, offset: Offset }))
       .addSuccess(MemberPage)
       .addError(Unprocessable)
       .annotate(OpenApi.Summary, "List a list's members with their membership state (pending, confirmed)")

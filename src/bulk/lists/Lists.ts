@@ -170,17 +170,26 @@ export class Lists extends Effect.Service<Lists>()("herald/Lists", {
         if (unknown >= 0) return yield* new BadMember({ index: refs.indexOf(ids[unknown]!), ref: ids[unknown]!, message: `No contact ${ids[unknown]}` })
         const created = yield* contactsOfAddresses(owner, emails, at)
         const members = [...new Set([...knownIds, ...created.values()])]
+        // Unsubscribed members stay so on a list that needs no confirmation: the answer names them.
+        const leftUnsubscribed = target.require_confirmation === 1 || members.length === 0 ? [] : (yield* sql<{ contact_id: string }>`
+          SELECT contact_id FROM list_memberships WHERE list_id = ${id} AND contact_id = ANY(${members}) AND status = 'unsubscribed'
+          ORDER BY contact_id`).map((r) => r.contact_id)
         const { mailed, quotaCount, withheld } = yield* addMemberships(owner, [{ ...target, require_confirmation: target.require_confirmation === 1 }], members, {
           confirmed: false,
           at
         })
         yield* confirmationMail.charge(owner, quotaCount, at)
-        return { list: yield* find(owner, id), mailed, withheld }
+        return { list: yield* find(owner, id), mailed, withheld, leftUnsubscribed }
       })).pipe(
         Effect.provideService(ConfirmationMail, confirmationMail),
         // The confirmation mail is committed: the MTA may take it now.
         Effect.tap(({ mailed }) => mailed > 0 ? signal.wake("herald_queue") : Effect.void),
-        Effect.map(({ list, mailed, withheld }) => ({ ...list, confirmations_queued: mailed, confirmations_withheld: withheld }))
+        Effect.map(({ list, mailed, withheld, leftUnsubscribed }) => ({
+          ...list,
+          confirmations_queued: mailed,
+          confirmations_withheld: withheld,
+          left_unsubscribed: leftUnsubscribed
+        }))
       )
 
     const memberOf = (owner: Owner, id: string, ref: string) =>
@@ -199,7 +208,7 @@ export class Lists extends Effect.Service<Lists>()("herald/Lists", {
         return { id: contactId, deleted: true as const }
       })
 
-    const members = (owner: Owner, id: string, f: { readonly status?: "pending" | "confirmed" | undefined; readonly limit: number; readonly offset: number }) =>
+    const members = (owner: Owner, id: string, f: { readonly status?: "pending" | "confirmed" | "unsubscribed" | undefined; readonly limit: number; readonly offset: number }) =>
       Effect.gen(function*() {
         yield* find(owner, id)
         const where = sql.and([
@@ -208,10 +217,10 @@ export class Lists extends Effect.Service<Lists>()("herald/Lists", {
           ...(f.status === undefined ? [] : [sql`m.status = ${f.status}`])
         ])
         const [count] = yield* sql<{ total: number }>`SELECT count(*)::integer AS total FROM list_memberships m JOIN contacts c ON c.id = m.contact_id WHERE ${where}`
-        const rows = yield* sql<ContactRow & { membership_status: "pending" | "confirmed" }>`
+        const rows = yield* sql<ContactRow & { membership_status: "pending" | "confirmed" | "unsubscribed" }>`
           SELECT ${contactColumns(sql)}, m.status AS membership_status FROM list_memberships m JOIN contacts c ON c.id = m.contact_id
           WHERE ${where} ORDER BY m.created_at DESC, c.id LIMIT ${f.limit} OFFSET ${f.offset}`
-        const items: Array<ContactRecord & { membership_status: "pending" | "confirmed" }> = rows.map((row) => ({
+        const items: Array<ContactRecord & { membership_status: "pending" | "confirmed" | "unsubscribed" }> = rows.map((row) => ({
           ...toContactRecord(row),
           membership_status: row.membership_status
         }))

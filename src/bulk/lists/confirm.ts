@@ -34,13 +34,14 @@ export type MembershipState =
 export const membershipState = (ref: MembershipRef) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const [row] = yield* sql<{ status: "pending" | "confirmed"; name: string; account_name: string }>`
+    const [row] = yield* sql<{ status: "pending" | "confirmed" | "unsubscribed"; name: string; account_name: string }>`
       SELECT m.status, l.name, a.name AS account_name FROM list_memberships m
       JOIN lists l ON l.id = m.list_id
       JOIN accounts a ON a.id = l.account_id
       JOIN contacts c ON c.id = m.contact_id AND c.key_id = l.key_id
       WHERE m.list_id = ${ref.listId} AND m.contact_id = ${ref.contactId}`
-    return row === undefined
+    // An old link of a membership unsubscribed since: nothing to confirm (a re-add sends a new one).
+    return row === undefined || row.status === "unsubscribed"
       ? { _tag: "gone" } as MembershipState
       : { _tag: row.status, listName: row.name, accountName: row.account_name } as MembershipState
   })

@@ -74,7 +74,7 @@ export const listsReference: GroupReference<typeof ListsGroup> = {
     errors: `${NOT_FOUND} 400 \`validation_failed\` (param \`contacts[i]\`) for a contact id or address this key does not have. `
       + `On a list requiring confirmation: ${MAILING_ERRORS}`,
     request: { contacts: [CONTACT_ID, "grace@example.org"] },
-    response: { ...list, contact_count: 3, sendable_count: 3, confirmations_queued: 0, confirmations_withheld: 0 }
+    response: { ...list, contact_count: 3, sendable_count: 3, confirmations_queued: 0, confirmations_withheld: 0, left_unsubscribed: [] }
   },
   members: {
     errors: `${NOT_FOUND} 422 \`query_too_expensive\` when the read runs past the statement timeout.`,

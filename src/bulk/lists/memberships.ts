@@ -3,7 +3,8 @@
  * the contact import's `list_ids`, inside the caller's transaction. A member of a list that
  * requires confirmation starts `pending` unless the caller holds the consent (`confirmed`); of
  * any other list, `confirmed`. An existing membership keeps its status, except that held consent
- * confirms a pending one.
+ * confirms a pending one, and an `unsubscribed` one on a list that requires confirmation turns
+ * `pending` with a new confirmation mail (under the 24 h bound): only the person can opt back in.
  *
  * Every membership created `pending` gets its confirmation mail in the same transaction
  * (confirmation-mail.ts); a membership that was already there (re-adding a pending member) gets
@@ -43,14 +44,20 @@ export const addMemberships = (
     for (const list of lists) {
       const status = list.require_confirmation && !options.confirmed ? "pending" : "confirmed"
       // `xmax = 0`: the row was inserted by this statement, not an existing one updated.
-      const written = yield* sql<{ contact_id: string; created: boolean }>`
+      // An `unsubscribed` member stays so — held consent included: only the person opts back in,
+      // by confirming again where the list requires confirmation (pending, with a new mail).
+      const written = yield* sql<{ contact_id: string; status: string }>`
         INSERT INTO list_memberships (list_id, contact_id, status, created_at, confirmed_at)
         SELECT ${list.id}, c, ${status}, ${options.at}, ${status === "confirmed" ? options.at : null}
         FROM unnest(${[...contactIds]}::text[]) AS c
-        ON CONFLICT (list_id, contact_id) DO UPDATE SET status = 'confirmed', confirmed_at = EXCLUDED.created_at
-        WHERE EXCLUDED.status = 'confirmed' AND list_memberships.status = 'pending'
-        RETURNING contact_id, (xmax = 0) AS created`
-      if (status === "pending") for (const row of written) if (row.created) pending.push({ list, contactId: row.contact_id })
+        ON CONFLICT (list_id, contact_id) DO UPDATE
+          SET status = CASE WHEN list_memberships.status = 'unsubscribed' THEN 'pending' ELSE 'confirmed' END,
+            confirmed_at = CASE WHEN list_memberships.status = 'unsubscribed' THEN NULL ELSE EXCLUDED.created_at END
+        WHERE (EXCLUDED.status = 'confirmed' AND list_memberships.status = 'pending')
+          OR (list_memberships.status = 'unsubscribed' AND ${list.require_confirmation})
+        RETURNING contact_id, status`
+      // Only a row this statement created pending or reopened (an existing pending one returns nothing) gets its mail.
+      for (const row of written) if (row.status === "pending") pending.push({ list, contactId: row.contact_id })
     }
     if (pending.length === 0) return NOTHING_QUEUED
     const mail = yield* ConfirmationMail

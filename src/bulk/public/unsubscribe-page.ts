@@ -5,9 +5,14 @@
  * - `POST` with the form field `List-Unsubscribe=One-Click` (urlencoded or multipart, RFC 8058
  *   §3.1) is the one-click unsubscribe a mail client sends on the person's behalf: it applies the
  *   unsubscribe at once and answers 200 with an empty body — no page, no redirect (RFC 8058 §3.2).
- * - `GET` shows a page with one button, naming the sender (the account), and changes nothing, so
- *   a link scanner that opens the link unsubscribes nobody. The button posts the same form plus a hidden `page` field, whose answer is
- *   a page saying it is done.
+ * - `GET` shows a page with buttons and changes nothing, so a link scanner that opens the link
+ *   unsubscribes nobody: "stop mail from <lists>" when the token's campaign was sent to lists, and
+ *   always "stop all mail from <sender>" (the account). Each posts the same form plus hidden `page`
+ *   and `scope` (`list` or `all`) fields, whose answer is a page saying it is done.
+ * - Which (DESIGN "Unsubscribing from one list"): the lists' memberships become `unsubscribed`
+ *   (`unsubscribeFromLists`) for the page's list button and for the one-click of a campaign sent to
+ *   lists; all mail (`unsubscribeAddress`: the account's suppression) for the other button and for
+ *   the one-click of a campaign sent to a segment alone, a sequence step, or a campaign gone.
  *
  * Every unsubscribe goes through `unsubscribeAddress` (DESIGN "Unsubscribe and suppression are one
  * fact"); repeating one changes nothing. A token that does not open — tampered, cut short, minted
@@ -21,6 +26,7 @@ import { Clock, Effect, Option } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { readBodyWithin } from "../../http/body-reader.ts"
 import { unsubscribeAddress } from "../contacts/unsubscribe.ts"
+import { unsubscribeFromLists } from "../lists/unsubscribe-list.ts"
 import { formFields } from "./form-body.ts"
 import { invalidLinkPage, publicPage } from "./page.ts"
 import { PublicTokens } from "./tokens.ts"
@@ -50,17 +56,39 @@ const senderName = (accountId: string) =>
     Effect.map(([row]) => row?.name ?? "this sender")
   )
 
-const confirmPage = (who: Unsubscriber, sender: string, action: string) =>
+/** The hidden field saying which button was pressed: `list` (the campaign's lists) or `all` (all mail from the sender). */
+export const SCOPE_FIELD = "scope"
+
+/** The lists (id, name) the token's campaign was sent to, as they still exist; none for a segment alone, a sequence or a campaign gone. */
+const listsOfSource = (who: Unsubscriber) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    who.source === undefined || !who.source.startsWith("cp_")
+      ? Effect.succeed([] as ReadonlyArray<{ id: string; name: string }>)
+      : sql<{ id: string; name: string }>`SELECT l.id, l.name FROM campaigns c JOIN lists l ON l.id = ANY(c.list_ids) AND l.key_id = c.key_id
+          WHERE c.id = ${who.source} AND c.account_id = ${who.accountId} ORDER BY l.name, l.id`)
+
+const namesOf = (lists: ReadonlyArray<{ readonly name: string }>) => lists.map((l) => l.name).join(", ")
+
+const button = (action: string, label: string, scope: "list" | "all") =>
+  ({ action, label, fields: { [ONE_CLICK.name]: ONE_CLICK.value, [PAGE_FIELD]: "1", [SCOPE_FIELD]: scope } })
+
+const confirmPage = (who: Unsubscriber, sender: string, lists: ReadonlyArray<{ readonly name: string }>, action: string) =>
   publicPage({
     title: "Unsubscribe",
-    paragraphs: [`Stop email from ${sender} to ${who.email}?`, "Nothing changes until you press the button."],
-    button: { action, label: "Unsubscribe", fields: { [ONE_CLICK.name]: ONE_CLICK.value, [PAGE_FIELD]: "1" } }
+    paragraphs: [
+      lists.length === 0 ? `Stop email from ${sender} to ${who.email}?` : `Which email should ${who.email} stop getting?`,
+      "Nothing changes until you press a button."
+    ],
+    buttons: [
+      ...(lists.length === 0 ? [] : [button(action, `Stop mail from ${namesOf(lists)}`, "list")]),
+      button(action, `Stop all mail from ${sender}`, "all")
+    ]
   })
 
-const donePage = (who: Unsubscriber, sender: string) =>
+const donePage = (who: Unsubscriber, what: string) =>
   publicPage({
     title: "You are unsubscribed",
-    paragraphs: [`${who.email} will get no more of these emails from ${sender}.`]
+    paragraphs: [`${who.email} will get no more ${what}.`]
   })
 
 export const UnsubscribePageLive = HttpApiBuilder.Router.use((router) =>
@@ -90,7 +118,8 @@ export const UnsubscribePageLive = HttpApiBuilder.Router.use((router) =>
       Effect.flatMap(unsubscriber, Option.match({
         onNone: () => Effect.succeed(invalidLinkPage()),
         onSome: ({ token, who }) =>
-          Effect.map(senderName(who.accountId), (sender) => confirmPage(who, sender, actionOf(token))).pipe(Effect.provide(services))
+          Effect.zipWith(senderName(who.accountId), listsOfSource(who), (sender, lists) => confirmPage(who, sender, lists, actionOf(token)))
+            .pipe(Effect.provide(services))
       }))
     )
 
@@ -104,16 +133,21 @@ export const UnsubscribePageLive = HttpApiBuilder.Router.use((router) =>
         const fields = formFields(request.headers["content-type"], yield* readBodyWithin(request, limits))
         if (fields?.get(ONE_CLICK.name) !== ONE_CLICK.value) return notAnUnsubscribe()
         const fromPage = fields.get(PAGE_FIELD) === "1"
-        yield* unsubscribeAddress({
+        const lists = yield* listsOfSource(who).pipe(Effect.provide(services))
+        // The one-click leaves the campaign's lists when it went to lists; the page does what its button says.
+        const fromLists = lists.length > 0 && (fromPage ? fields.get(SCOPE_FIELD) === "list" : true)
+        const unsubscribe = {
           accountId: who.accountId,
           email: who.email,
           source: fromPage ? UNSUBSCRIBE_SOURCES.page : UNSUBSCRIBE_SOURCES.oneClick,
           sentBy: who.source,
           at: new Date(yield* Clock.currentTimeMillis)
-        }).pipe(Effect.provide(services))
-        return fromPage
-          ? donePage(who, yield* senderName(who.accountId).pipe(Effect.provide(services)))
-          : HttpServerResponse.empty({ status: 200 })
+        }
+        if (fromLists) yield* unsubscribeFromLists({ ...unsubscribe, listIds: lists.map((l) => l.id) }).pipe(Effect.provide(services))
+        else yield* unsubscribeAddress(unsubscribe).pipe(Effect.provide(services))
+        if (!fromPage) return HttpServerResponse.empty({ status: 200 })
+        const what = fromLists ? `mail from ${namesOf(lists)}` : `of these emails from ${yield* senderName(who.accountId).pipe(Effect.provide(services))}`
+        return donePage(who, what)
       })
     )
   }))

@@ -108,8 +108,9 @@ export class Segments extends Effect.Service<Segments>()("herald/Segments", {
         const inTarget = target === undefined
           ? sql`TRUE`
           : sql`EXISTS (SELECT 1 FROM list_memberships t WHERE t.contact_id = c.id AND t.list_id = ${target})`
-        const confirmedOnTarget = target !== undefined && lists.get(target) === true
-          ? sql`EXISTS (SELECT 1 FROM list_memberships t WHERE t.contact_id = c.id AND t.list_id = ${target} AND ${confirmedMembership(sql, true, "t")})`
+        const confirmedOnTarget = target !== undefined
+          ? sql`EXISTS (SELECT 1 FROM list_memberships t WHERE t.contact_id = c.id AND t.list_id = ${target}
+              AND ${confirmedMembership(sql, lists.get(target) === true, "t")})`
           : sql`TRUE`
         const [row] = yield* sql<{ total: number; sendable: number; sample: Array<{ email: string; name: string | null; status: string }> }>`
           WITH matched AS (

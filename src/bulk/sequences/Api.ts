@@ -58,7 +58,7 @@ export const Subscription = Schema.Struct({
   last_step_id: Schema.NullOr(Schema.Int).annotations({ description: "The last step queued for this contact" }),
   next_due_at: Schema.NullOr(Schema.String),
   hold_reason: Schema.NullOr(Schema.String).annotations({
-    description: "Why a due step waits (quota, account, sender domain); render_failed: the subscription is paused because its step's content was stopped at the render deadline 3 times (resume tries again)"
+    description: "Why a due step waits (quota, account, sender domain, postal_address_missing: the key has no postal address); render_failed: the subscription is paused because its step's content was stopped at the render deadline 3 times (resume tries again)"
   }),
   enrolled_at: Schema.String,
   updated_at: Schema.String

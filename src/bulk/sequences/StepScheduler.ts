@@ -17,7 +17,7 @@
  * which decides which steps still fit the quota and holds only a step that fails.
  *
  * What send-time rules stop a step (quota without overage, a suspended or paused account, a
- * sender domain that may not send, no sender left): the step waits — the subscription stays
+ * sender domain that may not send, no sender left, a key without a postal address): the step waits — the subscription stays
  * `active`, marked with `hold_reason`, and is tried again after HOLD_RECHECK. A sequence made
  * inactive holds its due steps the same way (its subscriptions are not claimed) until it is active
  * again. Due times come from the caller (the actor reads Effect's Clock), never from `now()`.
@@ -43,6 +43,8 @@ import { refuseSender } from "../../transactional/accept.ts"
 import { messageHasOpenDeliveries, messageLastCompletedAt } from "../../mta/queue/read-models/message-progress.ts"
 import { type QueuedMessage, type QueueWrite, type SharedContent, storeSharedContent, writeAll } from "../../mta/queue/enqueue.ts"
 import { Templates } from "../templates/Templates.ts"
+import type { Footer } from "../render/footer.ts"
+import { footersOf } from "../settings/Settings.ts"
 import type { SequenceRow, StepRow } from "./records.ts"
 import {
   countsAgainstQuota,
@@ -131,11 +133,11 @@ export class StepScheduler extends Effect.Service<StepScheduler>()("herald/StepS
           now,
           contact: (id: string) => contacts.get(id),
           /** The shared part of a step's messages: one object per step in a pass. */
-          stepMessage: (step: StepRow, content: EffectiveContent, from: string) => {
+          stepMessage: (step: StepRow, content: EffectiveContent, from: string, footer: Footer) => {
             const key = `${step.sequence_id}\n${step.id}`
             const known = messages.get(key)
             if (known !== undefined) return known
-            const message = stepMessage(content, from)
+            const message = stepMessage(content, from, footer)
             messages.set(key, message)
             return message
           },
@@ -150,6 +152,8 @@ export class StepScheduler extends Effect.Service<StepScheduler>()("herald/StepS
             )
           }),
           limits: memo((accountId: string) => limitsOf.of(accountId, now)),
+          /** The key's footer; null without a postal address (the step holds: issue 30 item 9). */
+          footer: memo((keyId: string) => Effect.map(footersOf([keyId]), (footers) => footers.get(keyId) ?? null)),
           domainState: memo((key: string) => {
             const [accountId, from] = key.split("\n") as [string, string]
             return domainState(accountId, from, now)
@@ -187,7 +191,9 @@ export class StepScheduler extends Effect.Service<StepScheduler>()("herald/StepS
           })
         )
         if (Option.isSome(refused)) return held(refused.value)
-        const stored = storedStep(sub, step, content, contact, reads.stepMessage(step, content, from))
+        const footer = yield* reads.footer(sub.key_id)
+        if (footer === null) return held("postal_address_missing")
+        const stored = storedStep(sub, step, content, contact, reads.stepMessage(step, content, from, footer))
         return {
           _tag: "send" as const,
           sub,

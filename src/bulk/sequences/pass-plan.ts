@@ -5,6 +5,7 @@
  * whether another pass follows at once. StepScheduler.ts reads the rows and writes what these
  * decide; tested as tables in test/unit/pass-plan.test.ts.
  */
+import type { Footer } from "../render/footer.ts"
 import { quotaCountOf } from "../../lib/simulator.ts"
 import type { SequenceReference } from "../../mta/queue/StoredMessage.ts"
 import { textFromHtml, withPreheader } from "../render/text.ts"
@@ -75,10 +76,12 @@ export const holdReasons = {
 } as const
 
 /** The shared part of a step's messages: the text part from the HTML when the step has none, the preheader in the HTML. */
-export const stepMessage = (content: EffectiveContent, from: string): typeof SequenceReference.Type["message"] => {
+export const stepMessage = (content: EffectiveContent, from: string, footer?: Footer): typeof SequenceReference.Type["message"] => {
   const html = content.html === "" ? null : withPreheader(content.html, content.preheader)
   const text = content.body_text !== "" ? content.body_text : textFromHtml(content.html)
   return {
+    // The key's footer, added at render time to each part without `{{ unsubscribe_url }}` (src/bulk/render/footer.ts).
+    ...(footer === undefined ? {} : { footer }),
     from: content.from_name === null ? { email: from } : { email: from, name: content.from_name },
     ...(content.reply_to === null ? {} : { reply_to: { email: content.reply_to } }),
     subject: content.subject,

@@ -66,7 +66,12 @@ export const CampaignContent = Schema.Struct({
   subject: Schema.String,
   content: Schema.Array(Content),
   headers: Schema.optional(Headers),
-  vars: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+  vars: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  /**
+   * The key's footer (its sources and postal address), stored with the content when it is fixed and
+   * added by the bulk area's render to each part without `{{ unsubscribe_url }}` (src/bulk/render/footer.ts).
+   */
+  footer: Schema.optional(Schema.Struct({ html: Schema.String, text: Schema.String, postal_address: Schema.String }))
 })
 export type CampaignContent = typeof CampaignContent.Type
 

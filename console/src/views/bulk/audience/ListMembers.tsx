@@ -67,7 +67,7 @@ const AddMembers = ({ list, onAdded }: { list: MailingList; onAdded: () => void 
   )
 }
 
-const STATUS_CLASS: Record<MembershipStatus, string> = { confirmed: "good", pending: "wait" }
+const STATUS_CLASS: Record<MembershipStatus, string> = { confirmed: "good", pending: "wait", unsubscribed: "bad" }
 
 export const ListMembers = ({ list, onChanged }: { list: MailingList; onChanged: () => void }) => {
   const session = useSignedIn()

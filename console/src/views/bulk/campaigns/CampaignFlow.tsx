@@ -4,7 +4,7 @@
  * the page; edits not yet saved warn before leaving. The API's refusal shows beside the step.
  */
 import { useState } from "preact/hooks"
-import { type Campaign, campaignsApi } from "../../../api/bulk-campaigns.ts"
+import { type Campaign, campaignsApi, testSend } from "../../../api/bulk-campaigns.ts"
 import { ErrorMessage } from "../../../components/ErrorMessage.tsx"
 import { useLeaveGuard } from "../../../components/use-leave-guard.ts"
 import { navigate } from "../../../router.ts"
@@ -89,7 +89,7 @@ export const CampaignFlow = ({ campaign, onChanged }: { campaign: Campaign | und
         {step === 0 ? <AudienceStep form={form} set={set} /> : null}
         {step === 1 ? <ContentStep form={form} set={set} /> : null}
         {step === 2 ? <SenderStep form={form} set={set} /> : null}
-        {step === 3 ? <SendStep form={form} onSend={send} /> : null}
+        {step === 3 ? <SendStep form={form} onSend={send} onTest={async (to) => testSend((await save()).id, to)} /> : null}
         <ErrorMessage error={error} id="flow-error" />
         <div class="op-actions">
           {step > 0 ? <button type="button" class="secondary" disabled={busy} onClick={() => setStep(step - 1)}>Back</button> : null}

@@ -3,11 +3,10 @@
  * own zone (sent to the API as ISO UTC). The draft is saved first, so what is sent is what is shown.
  */
 import { useState } from "preact/hooks"
-import { testSend } from "../../../api/bulk-campaigns.ts"
 import { ErrorMessage } from "../../../components/ErrorMessage.tsx"
 import { Field } from "../../../components/Field.tsx"
 import { useSubmit } from "../../../components/use-submit.ts"
-import { type FlowForm, fromAddress } from "./draft.ts"
+import type { FlowForm } from "./draft.ts"
 
 /** The viewer's zone, named beside the time input so "9:00" is never ambiguous. */
 const ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone
@@ -18,21 +17,14 @@ export const isoOfLocal = (value: string): string | undefined => {
   return value === "" || Number.isNaN(date.getTime()) ? undefined : date.toISOString()
 }
 
-const TestSend = ({ form }: { form: FlowForm }) => {
+/** `onTest` saves the draft first, then test-sends the saved campaign: what is tested is what is shown. */
+const TestSend = ({ onTest }: { onTest: (to: string) => Promise<{ message_ids: ReadonlyArray<string> }> }) => {
   const [to, setTo] = useState("")
   const [sent, setSent] = useState<string | undefined>(undefined)
   const { busy, error, onSubmit } = useSubmit(async () => {
     setSent(undefined)
-    const answer = await testSend({
-      to: to.trim(),
-      from_email: fromAddress(form) ?? "",
-      from_name: form.fromName.trim() === "" ? null : form.fromName.trim(),
-      template_id: form.content === "template" ? form.templateId : null,
-      subject: form.subject,
-      html: form.html,
-      body_text: form.text
-    })
-    setSent(`A test was queued to ${to.trim()} (message ${answer.message_id}).`)
+    const answer = await onTest(to.trim())
+    setSent(`A test was queued to ${to.trim()} (message ${answer.message_ids[0] ?? ""}).`)
   })
   return (
     <form onSubmit={onSubmit} aria-labelledby="test-send-heading" class="cp-box">
@@ -45,7 +37,11 @@ const TestSend = ({ form }: { form: FlowForm }) => {
   )
 }
 
-export const SendStep = ({ form, onSend }: { form: FlowForm; onSend: (scheduledAt: string | undefined) => Promise<void> }) => {
+export const SendStep = ({ onSend, onTest }: {
+  form: FlowForm
+  onSend: (scheduledAt: string | undefined) => Promise<void>
+  onTest: (to: string) => Promise<{ message_ids: ReadonlyArray<string> }>
+}) => {
   const [when, setWhen] = useState<"now" | "later">("now")
   const [at, setAt] = useState("")
   const [problem, setProblem] = useState<string | undefined>(undefined)
@@ -58,7 +54,7 @@ export const SendStep = ({ form, onSend }: { form: FlowForm; onSend: (scheduledA
   })
   return (
     <div>
-      <TestSend form={form} />
+      <TestSend onTest={onTest} />
       <form onSubmit={onSubmit} aria-labelledby="send-heading" class="cp-box">
         <h3 id="send-heading">Send</h3>
         <fieldset class="cp-choice">

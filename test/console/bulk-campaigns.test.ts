@@ -162,7 +162,7 @@ const campaignThroughFlow = async (page: Page, name: string) => {
 
 /**
  * A person reads the campaign message `to` got in the console's message view (issue 29's path): its
- * remote images loaded (the open), its tracked link followed and its unsubscribe link followed and
+ * remote images loaded (the open), its tracked link followed and its unsubscribe link followed (the
  * confirmed, each from the sandboxed frame, in a new tab as the frame's links open.
  */
 const readAndFollowLinks = async (page: Page, to: string) => {
@@ -182,7 +182,7 @@ const readAndFollowLinks = async (page: Page, to: string) => {
   const unsubscribing = page.waitForEvent("popup")
   await frame.getByRole("link", { name: "Unsubscribe" }).click()
   const unsubscribe = await unsubscribing
-  await unsubscribe.getByRole("button", { name: "Unsubscribe" }).click()
+  await unsubscribe.getByRole("button", { name: /^Stop all mail from / }).click()
   await unsubscribe.getByRole("heading", { name: "You are unsubscribed" }).waitFor()
   await unsubscribe.close()
 }

@@ -44,7 +44,7 @@ export const campaignLinkUrls = (campaignId: string) =>
  * A campaign's tracking detail, when the campaign itself is deleted: its hits, repeat windows and
  * links go; the counters (`campaign_tracking`, the hourly buckets) and each contact's first-open
  * and first-click markers stay, as aggregate counters do indefinitely (issue 30 item 4: the key's
- * rates keep counting a deleted campaign), the markers' times pruned after 90 days as any.
+ * rates keep counting a deleted campaign), the markers' times pruned after 90 days like every other detail.
  */
 export const deleteCampaignTracking = (campaignId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>

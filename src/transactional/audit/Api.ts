@@ -62,6 +62,29 @@ export const AuditItem = Schema.Struct({
 }).annotations({ identifier: "AuditItem" })
 export type AuditItem = typeof AuditItem.Type
 
+/** The example the reference shows (its schema and examples.ts use this one). */
+export const AUDIT_PAGE_EXAMPLE = {
+  total: 1,
+  limit: 100,
+  offset: 0,
+  items: [{
+    id: "dlv_7Qw2Er5Ty8Ui1Op4As6D",
+    ts: "2026-01-06T12:04:11.000Z",
+    event: "sent",
+    recipient: "ada@example.net",
+    subject: "Your receipt",
+    from: "hello@example.org",
+    message_id: "msg_3Fj7Kq2Mv9Xs1Tz5Wd8N",
+    request_id: "req_8Hn2LpQ5rT1vW6yZ9bC4",
+    app: "key_4kR2vX9mQ1sT7wZ0aB3c",
+    attempts: 1,
+    smtp_code: 250,
+    smtp_status: "2.0.0",
+    smtp_reply: "250 2.0.0 Ok: queued as 4F2A1C",
+    updated_at: "2026-01-06T12:04:13.000Z"
+  }]
+} as const
+
 export const AuditPage = Schema.Struct({
   total: Schema.Int,
   limit: Schema.Int,
@@ -69,27 +92,7 @@ export const AuditPage = Schema.Struct({
   items: Schema.Array(AuditItem)
 }).annotations({
   identifier: "AuditPage",
-  examples: [{
-    total: 1,
-    limit: 100,
-    offset: 0,
-    items: [{
-      id: "dlv_7Qw2Er5Ty8Ui1Op4As6D",
-      ts: "2026-01-06T12:04:11.000Z",
-      event: "sent",
-      recipient: "ada@example.net",
-      subject: "Your receipt",
-      from: "hello@example.org",
-      message_id: "msg_3Fj7Kq2Mv9Xs1Tz5Wd8N",
-      request_id: "req_8Hn2LpQ5rT1vW6yZ9bC4",
-      app: "key_4kR2vX9mQ1sT7wZ0aB3c",
-      attempts: 1,
-      smtp_code: 250,
-      smtp_status: "2.0.0",
-      smtp_reply: "250 2.0.0 Ok: queued as 4F2A1C",
-      updated_at: "2026-01-06T12:04:13.000Z"
-    }]
-  }]
+  examples: [AUDIT_PAGE_EXAMPLE]
 })
 
 export class AuditGroup extends HttpApiGroup.make("audit")

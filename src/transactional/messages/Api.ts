@@ -43,6 +43,23 @@ export const MessageRecipient = Schema.Struct({
 }).annotations({ identifier: "MessageRecipient" })
 export type MessageRecipient = typeof MessageRecipient.Type
 
+/** The example the reference shows (its schema and examples.ts use this one). */
+export const MESSAGE_EXAMPLE = {
+  id: "msg_3Fj7Kq2Mv9Xs1Tz5Wd8N",
+  from: { email: "hello@example.org", name: "Example" },
+  subject: "Your receipt",
+  created_at: "2026-01-06T12:04:11.000Z",
+  channel: "transactional",
+  recipients: [{ email: "ada@example.net", state: "sent" }],
+  timeline: [
+    { at: "2026-01-06T12:04:11.000Z", type: "queued", recipient: "ada@example.net" },
+    { at: "2026-01-06T12:04:12.000Z", type: "attempt", recipient: "ada@example.net", host: "mx1.example.net", reply: "451 4.7.1 Try again later" },
+    { at: "2026-01-06T12:04:12.000Z", type: "deferred", recipient: "ada@example.net", status: "4.7.1" },
+    { at: "2026-01-06T12:09:12.000Z", type: "attempt", recipient: "ada@example.net", host: "mx1.example.net", reply: "250 2.0.0 Ok: queued as 4F2A1C" },
+    { at: "2026-01-06T12:09:12.000Z", type: "sent", recipient: "ada@example.net", status: "2.0.0" }
+  ]
+} as const
+
 export const MessageView = Schema.Struct({
   id: Schema.String,
   from: Schema.Struct({ email: Schema.String, name: Schema.optional(Schema.String) }),
@@ -53,21 +70,7 @@ export const MessageView = Schema.Struct({
   timeline: Schema.Array(TimelineEntry).annotations({ description: "Oldest first" })
 }).annotations({
   identifier: "Message",
-  examples: [{
-    id: "msg_3Fj7Kq2Mv9Xs1Tz5Wd8N",
-    from: { email: "hello@example.org", name: "Example" },
-    subject: "Your receipt",
-    created_at: "2026-01-06T12:04:11.000Z",
-    channel: "transactional",
-    recipients: [{ email: "ada@example.net", state: "sent" }],
-    timeline: [
-      { at: "2026-01-06T12:04:11.000Z", type: "queued", recipient: "ada@example.net" },
-      { at: "2026-01-06T12:04:12.000Z", type: "attempt", recipient: "ada@example.net", host: "mx1.example.net", reply: "451 4.7.1 Try again later" },
-      { at: "2026-01-06T12:04:12.000Z", type: "deferred", recipient: "ada@example.net", status: "4.7.1" },
-      { at: "2026-01-06T12:09:12.000Z", type: "attempt", recipient: "ada@example.net", host: "mx1.example.net", reply: "250 2.0.0 Ok: queued as 4F2A1C" },
-      { at: "2026-01-06T12:09:12.000Z", type: "sent", recipient: "ada@example.net", status: "2.0.0" }
-    ]
-  }]
+  examples: [MESSAGE_EXAMPLE]
 })
 export type MessageView = typeof MessageView.Type
 

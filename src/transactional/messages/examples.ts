@@ -1,25 +1,13 @@
 /** The reference's errors and examples for /v1/mail/messages (src/http/reference.ts). */
 import type { GroupReference } from "../../http/reference.ts"
-import type { MessagesGroup } from "./Api.ts"
+import { MESSAGE_EXAMPLE, type MessagesGroup } from "./Api.ts"
 
 const HTML = "<p>Thank you for your order.</p>"
 
 export const messagesReference: GroupReference<typeof MessagesGroup> = {
   get: {
     errors: "404 `not_found` for another account's message or another key's bulk message.",
-    response: {
-      id: "msg_3Fj7Kq2Mv9Xs1Tz5Wd8N",
-      from: { email: "hello@example.org", name: "Example Shop" },
-      subject: "Your receipt",
-      created_at: "2026-11-02T10:15:00.000Z",
-      channel: "transactional",
-      recipients: [{ email: "ada@example.org", state: "sent" }],
-      timeline: [
-        { at: "2026-11-02T10:15:00.000Z", type: "queued", recipient: "ada@example.org" },
-        { at: "2026-11-02T10:15:01.000Z", type: "attempt", recipient: "ada@example.org", host: "mx.example.org" },
-        { at: "2026-11-02T10:15:02.000Z", type: "sent", recipient: "ada@example.org", host: "mx.example.org", reply: "250 2.0.0 OK", status: "2.0.0" }
-      ]
-    }
+    response: MESSAGE_EXAMPLE
   },
   // Its own description states its errors.
   content: {

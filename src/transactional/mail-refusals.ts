@@ -72,6 +72,10 @@ export const rateLimited = (limit: number, reset: string | number) =>
     message: `Too many requests: ${limit} per minute (sends, test-sends, campaign sends, enrolments and calls that may queue confirmation mail together); the window resets at ${reset}`
   }))
 
+/** An Idempotency-Key reused with another message (POST /v1/mail/send's 409, a submission's 550 at end of DATA). */
+export const idempotencyConflictMessage = (key: string) =>
+  `Idempotency-Key ${key} was used with a different body in the last 24 hours`
+
 /** The send's per-minute rate limit (POST /v1/mail/send's 429, a submission's 451 at MAIL). */
 export const sendRateMessage = (limit: number, reset: string | number) =>
   `Too many requests: ${limit} sends per minute for this key and as many for all of its account's keys together; the window resets at ${reset}`

@@ -22,7 +22,7 @@ import {
   RateLimitedError,
   SendRequestError
 } from "../../http/errors.ts"
-import { overageMessage, senderRefusals, sendRateMessage } from "../mail-refusals.ts"
+import { idempotencyConflictMessage, overageMessage, senderRefusals, sendRateMessage } from "../mail-refusals.ts"
 import { requestId, setResponseHeaders } from "../../http/request-context.ts"
 import { rateLimitHeaders } from "../../platform/usage/RateLimiter.ts"
 import { Accept, acceptedOutcome, recipientAddresses } from "../accept.ts"
@@ -149,7 +149,7 @@ export const SendHttpLive = HttpApiBuilder.group(groupApi(SendGroup), "send", (h
             Effect.fail(new ConflictError({
               type: "idempotency_error",
               code: "idempotency_key_reused",
-              message: `Idempotency-Key ${e.key} was used with a different body in the last 24 hours`
+              message: idempotencyConflictMessage(e.key)
             })),
           ...senderRefusals,
           OverageNotOffered: (e) =>

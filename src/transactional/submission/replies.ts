@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { unauthorized } from "../../http/errors.ts"
-import { type MailRefusal, mailRefusal, sendRateMessage } from "../mail-refusals.ts"
+import { idempotencyConflictMessage, type MailRefusal, mailRefusal, sendRateMessage } from "../mail-refusals.ts"
 import type { Refusal } from "./message.ts"
 
 /** What a message is called in the overage refusal's text ("This message needs 3 emails but …"). */
@@ -58,7 +58,7 @@ export const tooLarge = (message: string): Refusal => ({ code: 552, text: `5.3.4
 
 export const idempotencyConflict = (key: string): Refusal => ({
   code: 550,
-  text: `5.7.0 Idempotency-Key ${key} was used with a different body in the last 24 hours`
+  text: `5.7.0 ${idempotencyConflictMessage(key)}`
 })
 
 export const temporaryFailure: Refusal = { code: 451, text: "4.3.0 Temporary failure, try again later" }

@@ -136,37 +136,47 @@ const SendResponse = Schema.Struct({
   scheduled_at: Schema.optional(Schema.String).annotations({ description: "Only when status is scheduled" })
 }).annotations({ identifier: "CampaignSendResponse", examples: [{ id: "cp_7Hq2Lm9Xv4Rt1Ws8Kd3N", status: "sending", total_contacts: 1250 }] })
 
+/** The examples the reference shows for preview and test-send (the schemas and examples.ts use these). */
+export const PREVIEW_REQUEST_EXAMPLE = { contact: "ada@example.org" } as const
+export const PREVIEW_EXAMPLE = {
+  subject: "November news for Ada",
+  html: "<html><body><p>Hi Ada</p><a href=\"https://example.org/offer\">Offer</a></body></html>",
+  body_text: "Hi Ada\n\nOffer (https://example.org/offer)"
+} as const
+export const TEST_SEND_REQUEST_EXAMPLE = { to: ["me@example.org", "boss@example.org"], contact: "ada@example.org" } as const
+export const TEST_SEND_EXAMPLE = {
+  ok: true,
+  message_ids: ["msg_3Fh7Jk1Lm5Np9Qr2St6V", "msg_8Bc2Df6Gh0Jk4Lm7Np1Q"],
+  to: ["me@example.org", "boss@example.org"]
+} as const
+
 /** Which A/B variant to show (issue 30 item 12); a campaign without variants refuses any (400 `param: variant`). */
 const ContactRef = boundedText(MAX_EMAIL_LENGTH)
 const Variant = Schema.Int.pipe(Schema.between(0, 3))
 const PreviewRequest = Schema.Struct({
   contact: ContactRef.annotations({ description: "The id or the email address of one of the key's contacts (404 otherwise)" }),
   variant: Schema.optional(Variant)
-}).annotations({ identifier: "CampaignPreviewRequest", examples: [{ contact: "ada@example.org" }] })
+}).annotations({ identifier: "CampaignPreviewRequest", examples: [PREVIEW_REQUEST_EXAMPLE] })
 const PreviewResponse = Schema.Struct({
   subject: Schema.String,
   html: Schema.String.annotations({ description: "Empty for a text-only campaign" }),
   body_text: Schema.String
 }).annotations({
   identifier: "CampaignPreview",
-  examples: [{
-    subject: "November news for Ada",
-    html: "<html><body><p>Hi Ada</p><a href=\"https://example.org/offer\">Offer</a></body></html>",
-    body_text: "Hi Ada\n\nOffer (https://example.org/offer)"
-  }]
+  examples: [PREVIEW_EXAMPLE]
 })
 const TestSendRequest = Schema.Struct({
   to: boundedArray(EmailAddress, 5).pipe(Schema.minItems(1)).annotations({ description: "1 to 5 addresses; each gets its own message" }),
   contact: Schema.optional(ContactRef).annotations({ description: "Render with this contact's variables (id or email); without it, the first address is the only variable" }),
   variant: Schema.optional(Variant)
-}).annotations({ identifier: "CampaignTestSendRequest", examples: [{ to: ["me@example.org", "boss@example.org"], contact: "ada@example.org" }] })
+}).annotations({ identifier: "CampaignTestSendRequest", examples: [TEST_SEND_REQUEST_EXAMPLE] })
 const TestSendResponse = Schema.Struct({
   ok: Schema.Literal(true),
   message_ids: Schema.Array(Schema.String).annotations({ description: "One per address of `to`, in its order" }),
   to: Schema.Array(Schema.String)
 }).annotations({
   identifier: "CampaignTestSendResponse",
-  examples: [{ ok: true, message_ids: ["msg_3Fh7Jk1Lm5Np9Qr2St6V", "msg_8Bc2Df6Gh0Jk4Lm7Np1Q"], to: ["me@example.org", "boss@example.org"] }]
+  examples: [TEST_SEND_EXAMPLE]
 })
 
 const ById = Schema.Struct({ id: IdText })

@@ -1,7 +1,7 @@
 /** The reference's errors and examples for /v1/bulk/campaigns (src/http/reference.ts). */
 import type { GroupReference } from "../../http/reference.ts"
 import { MAILING_ERRORS } from "../reference-errors.ts"
-import type { CampaignsGroup } from "./Api.ts"
+import { type CampaignsGroup, PREVIEW_EXAMPLE, PREVIEW_REQUEST_EXAMPLE, TEST_SEND_EXAMPLE, TEST_SEND_REQUEST_EXAMPLE } from "./Api.ts"
 
 const CAMPAIGN_ID = "cp_6tV1nB8mK3qW5xZ2pL9d"
 const LIST_ID = "ls_2kR7mW4pX9vB1nQ6tZ3c"
@@ -79,18 +79,14 @@ export const campaignsReference: GroupReference<typeof CampaignsGroup> = {
   preview: {
     errors: `${NOT_FOUND} 404 \`not_found\` for a contact the key does not have; 400 \`validation_failed\` (param \`variant\`) `
       + "for a variant the campaign does not have; `render_failed` when its content does not render.",
-    request: { contact: "ada@example.org" },
-    response: {
-      subject: "November news for Ada",
-      html: "<html><body><p>Hi Ada</p><a href=\"https://example.org/offer\">Offer</a></body></html>",
-      body_text: "Hi Ada\n\nOffer (https://example.org/offer)"
-    }
+    request: PREVIEW_REQUEST_EXAMPLE,
+    response: PREVIEW_EXAMPLE
   },
   testSend: {
     errors: `${NOT_FOUND} 400 \`recipient_suppressed\` (param \`to[i]\`) for a suppressed address or a blocked domain; `
       + "`validation_failed` (param `from_email`) without a sender, (param `postal_address`) without the key's postal address. "
       + MAILING_ERRORS,
-    request: { to: ["me@example.org", "boss@example.org"], contact: "ada@example.org" },
-    response: { ok: true, message_ids: ["msg_3Fh7Jk1Lm5Np9Qr2St6V", "msg_8Bc2Df6Gh0Jk4Lm7Np1Q"], to: ["me@example.org", "boss@example.org"] }
+    request: TEST_SEND_REQUEST_EXAMPLE,
+    response: TEST_SEND_EXAMPLE
   }
 }

@@ -56,7 +56,9 @@ export class Campaigns extends Effect.Service<Campaigns>()("herald/Campaigns", {
     const find = (owner: Owner, id: string, forUpdate = false) =>
       Effect.gen(function*() {
         const rows = forUpdate
-          ? yield* sql<CampaignRow>`SELECT c.*, 0 AS sent_count, 0 AS failed_count FROM campaigns c
+          // Locked for a state change, not shown: no counts nor sender read (the row still has every field of its type).
+          ? yield* sql<CampaignRow>`SELECT c.*, 0 AS sent_count, 0 AS failed_count, NULL AS sender_email, NULL AS sender_name,
+              NULL AS sender_reply_to FROM campaigns c
               WHERE c.id = ${id} AND c.key_id = ${owner.keyId} FOR UPDATE`
           : yield* sql<CampaignRow>`${selectCampaigns(sql)} WHERE c.id = ${id} AND c.key_id = ${owner.keyId}`
         if (rows[0] === undefined) return yield* new CampaignNotFound({ id })

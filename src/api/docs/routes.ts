@@ -18,21 +18,33 @@ const llmsDocs = () => [
   ...AREAS.map((area) => ({ area, spec: areaDocument(area) }))
 ]
 
+/**
+ * A document built on its first request and kept: these are pure functions of the definitions,
+ * and building them all at start-up (the YAML alone ~0.45 s of CPU) delayed the second start by
+ * most of a second (bench:start, issue 31 item 4).
+ */
+const onFirstRequest = <A>(build: () => A): Effect.Effect<A> => {
+  let built: { readonly value: A } | undefined
+  return Effect.sync(() => (built ??= { value: build() }).value)
+}
+
+const text = (body: string) => HttpServerResponse.text(body, { contentType: "text/plain; charset=utf-8" })
+
 const OpenApiRoutes = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     for (const area of AREAS) {
-      yield* router.get(`/openapi/openapi.${area}.json`, HttpServerResponse.json(areaDocument(area)))
+      yield* router.get(`/openapi/openapi.${area}.json`, Effect.flatMap(onFirstRequest(() => areaDocument(area)), HttpServerResponse.json))
     }
-    yield* router.get("/docs.json", HttpServerResponse.json(openApiOf(clientApi)))
+    yield* router.get("/docs.json", Effect.flatMap(onFirstRequest(() => openApiOf(clientApi)), HttpServerResponse.json))
     // The contract as a file to commit or feed to a generator: /docs.json (client endpoints only) as YAML.
-    const yaml = stringify(openApiOf(clientApi), { aliasDuplicateObjects: false })
-    yield* router.get("/openapi/openapi.yaml", Effect.succeed(HttpServerResponse.text(yaml, { contentType: "application/yaml" })))
-    const docs = llmsDocs()
-    const index = renderLlmsIndex(docs)
-    const full = `${renderLlmsFull(docs)}\n${renderEventsText()}`
-    const text = (body: string) => HttpServerResponse.text(body, { contentType: "text/plain; charset=utf-8" })
-    yield* router.get("/llms.txt", Effect.succeed(text(index)))
-    yield* router.get("/llms-full.txt", Effect.succeed(text(full)))
+    const yaml = onFirstRequest(() => stringify(openApiOf(clientApi), { aliasDuplicateObjects: false }))
+    yield* router.get("/openapi/openapi.yaml", Effect.map(yaml, (body) => HttpServerResponse.text(body, { contentType: "application/yaml" })))
+    const llms = onFirstRequest(() => {
+      const docs = llmsDocs()
+      return { index: renderLlmsIndex(docs), full: `${renderLlmsFull(docs)}\n${renderEventsText()}` }
+    })
+    yield* router.get("/llms.txt", Effect.map(llms, ({ index }) => text(index)))
+    yield* router.get("/llms-full.txt", Effect.map(llms, ({ full }) => text(full)))
   }))
 
 /**

@@ -20,7 +20,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Data, Effect } from "effect"
-import { authenticate, type AuthenticateResult } from "mailauth"
+import type { AuthenticateResult } from "mailauth"
 import { AppConfig } from "../../config/app-config.ts"
 import { Dns } from "../../lib/dns.ts"
 import type { InboundSettings } from "../InboundConfig.ts"
@@ -104,8 +104,9 @@ export const makeReportTrust = Effect.gen(function*() {
   const resolver = (name: string, type: string) => dns.resolver.resolve(name, type) as Promise<Array<string> | Array<Array<string>>>
 
   const authenticateStored = (stored: StoredEnvelope, mailFrom: string) =>
-    Effect.tryPromise(() =>
-      authenticate(stored.raw!, {
+    Effect.tryPromise(async () =>
+      // Loaded on the first report to judge, not at start-up (its module tree is ~0.1 s of a start).
+      (await import("mailauth")).authenticate(stored.raw!, {
         ip: stored.remote_address.replace(/^::ffff:/i, ""),
         ...(stored.helo === null ? {} : { helo: stored.helo }),
         sender: mailFrom,

@@ -1,7 +1,8 @@
 /**
  * A raw SMTP dialog over a real socket, for what an SMTP library will not do: stop in the middle of
- * a message, trickle a command, or just wait. Each reply is its final line (a multi-line reply's
- * last); `closed` settles when the server ends the connection.
+ * a message, trickle a command, or just wait. Each reply is its text, a multi-line reply's lines
+ * joined with "\n" (so `^250 ` matches a one-line reply); `closed` settles when the server ends
+ * the connection.
  */
 import * as net from "node:net"
 import * as tls from "node:tls"
@@ -30,16 +31,20 @@ const speak = (socket: net.Socket): SmtpDialog => {
   const lines: Array<string> = []
   const waiting: Array<(line: string) => void> = []
   let buffer = ""
+  let partial: Array<string> = []
   const onData = (chunk: Buffer) => {
     buffer += chunk.toString("latin1")
     let end: number
     while ((end = buffer.indexOf("\r\n")) !== -1) {
       const line = buffer.slice(0, end)
       buffer = buffer.slice(end + 2)
+      partial.push(line)
       if (line[3] === "-") continue
+      const whole = partial.join("\n")
+      partial = []
       const next = waiting.shift()
-      if (next !== undefined) next(line)
-      else lines.push(line)
+      if (next !== undefined) next(whole)
+      else lines.push(whole)
     }
   }
   socket.on("data", onData)
@@ -77,9 +82,10 @@ const speak = (socket: net.Socket): SmtpDialog => {
 /** Connects to `port` and returns the dialog once the greeting is read (its text: `greeting`). */
 export const openDialog = async (port: number, options: DialogOptions = {}): Promise<SmtpDialog & { readonly greeting: string }> => {
   const host = options.host ?? "127.0.0.1"
+  const local = options.localAddress === undefined ? {} : { localAddress: options.localAddress }
   const socket = options.tls === undefined
-    ? net.connect({ port, host, ...(options.localAddress === undefined ? {} : { localAddress: options.localAddress }) })
-    : tls.connect({ port, host, ca: options.tls.ca, servername: "localhost" })
+    ? net.connect({ port, host, ...local })
+    : tls.connect({ port, host, ...local, ca: options.tls.ca, servername: "localhost" })
   const dialog = speak(socket)
   const greeting = await dialog.reply()
   return { ...dialog, greeting }

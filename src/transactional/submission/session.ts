@@ -62,6 +62,30 @@ const LOOPBACK: ReadonlySet<string> = new Set(["127.0.0.1", "::1", "::ffff:127.0
 
 const reply = (r: Refusal) => smtpReply(r.code, r.text)
 
+/**
+ * How long RCPT trusts the block list's answer for a domain: one query per RCPT was a round trip
+ * of every transaction (bench:submission). A domain blocked meanwhile is still refused: the end of
+ * DATA reads the block list again (sender-facts.ts), as the HTTP send does.
+ */
+const BLOCK_ANSWER_TTL_MS = 10_000
+/** Domains remembered at once: past it the table starts again (a bound on memory, not a cache policy). */
+const BLOCK_ANSWERS_MAX = 10_000
+
+/** Answers per key, each for `ttlMs` from when it was read; at most `max` of them. */
+const makeRecentAnswers = (ttlMs: number, max: number) => {
+  const answers = new Map<string, { readonly value: boolean; readonly at: number }>()
+  return {
+    get: (key: string, now: number): boolean | undefined => {
+      const answer = answers.get(key)
+      return answer !== undefined && now - answer.at < ttlMs ? answer.value : undefined
+    },
+    set: (key: string, value: boolean, now: number): void => {
+      if (answers.size >= max) answers.clear()
+      answers.set(key, { value, at: now })
+    }
+  }
+}
+
 interface SessionState {
   counted: boolean
   failures: number
@@ -102,6 +126,7 @@ export const makeSessionHandlers = (deps: SessionDeps) => {
   const perIp = makeConnectionCounter(deps.maxPerIp)
   const perAccount = makeConnectionCounter(MAX_SESSIONS_PER_ACCOUNT)
   const rcptLimit = Math.min(MAX_RCPT, deps.submitOptions.maxRecipients)
+  const blockAnswers = makeRecentAnswers(BLOCK_ANSWER_TTL_MS, BLOCK_ANSWERS_MAX)
 
   const authenticate = (token: string, session: SMTPServerSession): Promise<Principal | Refusal> => {
     const address = session.remoteAddress
@@ -179,8 +204,13 @@ export const makeSessionHandlers = (deps: SessionDeps) => {
       if (session.envelope.rcptTo.length >= rcptLimit) return callback(reply(tooManyRecipients(rcptLimit)))
       if (!isEmailAddress(address.address)) return callback(reply(invalidRecipient(address.address)))
       const domain = domainOf(address.address)
+      const known = blockAnswers.get(domain, deps.now())
+      if (known !== undefined) return callback(known ? reply(blockedRecipient(domain)) : undefined)
       deps.run(deps.blocked.isBlocked(domain)).then(
-        (blocked) => callback(blocked ? reply(blockedRecipient(domain)) : undefined),
+        (blocked) => {
+          blockAnswers.set(domain, blocked, deps.now())
+          callback(blocked ? reply(blockedRecipient(domain)) : undefined)
+        },
         () => callback(reply(temporaryFailure))
       )
     },

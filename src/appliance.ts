@@ -9,6 +9,7 @@ import { DatabaseLive } from "./db/database.ts"
 import { AuthFailures } from "./http/auth-failures.ts"
 import { runMigrations } from "./db/migrator.ts"
 import { HttpLive } from "./api/server.ts"
+import { BodyBudgetService } from "./http/body-budget.ts"
 import { LoggingLive } from "./logging.ts"
 import { Accounts } from "./platform/accounts/Accounts.ts"
 import { SessionLookupLive } from "./platform/accounts/session-lookup.ts"
@@ -123,6 +124,8 @@ export const PortsLive = Layer.mergeAll(
 const CoreServicesLive = Layer.mergeAll(
   // One table of failed authentications for the HTTP API and SMTP submission.
   AuthFailures.Default,
+  // One body budget for the HTTP API's bodies and SMTP submission's messages.
+  BodyBudgetService.Default,
   ApiKeys.Default,
   Accounts.Default,
   ConsoleSessions.Default,

@@ -43,6 +43,7 @@ import { ErrorMappingLive } from "./error-mapping.ts"
 import { MetaHttpLive } from "./meta/Http.ts"
 import { ConsoleHttpLive } from "./console/Http.ts"
 import { withMethodNotAllowed } from "../http/method-not-allowed.ts"
+import { BodyBudgetService } from "../http/body-budget.ts"
 import { bodyLimitLayer, requestMiddleware } from "../http/server-middleware.ts"
 import { withStorableUrl } from "../http/storable-input.ts"
 
@@ -104,9 +105,6 @@ const ServeLive = Layer.unwrapEffect(
     const policy = {
       maxJsonBytes: config.maxJsonBytes,
       maxBodyBytes: config.httpMaxBodyBytes,
-      budgetBytes: config.httpBodyBudgetBytes,
-      accountSharePercent: config.httpBodyAccountSharePercent,
-      keySharePercent: config.httpBodyKeySharePercent,
       minBytesPerSecond: config.httpMinUploadBytesPerSecond,
       graceMs: config.httpUploadGraceMs
     }
@@ -116,7 +114,9 @@ const ServeLive = Layer.unwrapEffect(
     const served = withStorableUrl(router.routes, withMethodNotAllowed(router.routes, app))
     // The HTTP metrics' route label: the template of the router's routes, never the raw path.
     const routeOf = makeRouteTemplates(router.routes)
-    return HttpServer.serve(requestMiddleware(policy, routeOf)(served)).pipe(
+    // The process's one body budget: SMTP submission's messages take room in it too.
+    const budget = yield* BodyBudgetService
+    return HttpServer.serve(requestMiddleware(policy, routeOf, budget)(served)).pipe(
       HttpMiddleware.withTracerDisabledWhen(() => true),
       Layer.provide(bodyLimitLayer(config.httpMaxBodyBytes))
     )

@@ -33,6 +33,10 @@ export interface AppConfigShape {
   /** SMTP submission (src/transactional/submission/): STARTTLS port, and the implicit-TLS port (with a certificate only). */
   readonly submissionPort: number
   readonly submissionTlsPort: number
+  /** HERALD_SUBMISSION_IDLE_TIMEOUT_SECONDS / _COMMAND_ / _DATA_ in ms: a silent client, a command line trickled, one message's DATA. */
+  readonly submissionIdleTimeoutMs: number
+  readonly submissionCommandTimeoutMs: number
+  readonly submissionDataTimeoutMs: number
   readonly baseUrl: string
   readonly trackUrl: string
   readonly hostname: string
@@ -137,6 +141,10 @@ const port = (name: string, fallback: number) =>
 /** Render workers by default: CPUs − 1, and at least 2 so one account's half leaves the other half to the rest. */
 const defaultRenderWorkers = () => Math.max(2, (os.availableParallelism?.() ?? os.cpus().length) - 1)
 
+/** A duration in seconds (fractions allowed: tests use short ones), in milliseconds. */
+const seconds = (name: string, fallback: number) =>
+  checked(name, Config.number(), "must be more than 0 seconds", (n) => n > 0, fallback).pipe(Config.map((s) => Math.round(s * 1000)))
+
 const atLeast = (name: string, min: number, fallback: number) =>
   checked(name, Config.integer(), `must be a whole number of at least ${min}`, (n) => n >= min, fallback)
 
@@ -193,6 +201,9 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   smtpTlsKey: Config.option(Config.string("HERALD_SMTP_TLS_KEY")),
   submissionPort: port("HERALD_SUBMISSION_PORT", 2587),
   submissionTlsPort: port("HERALD_SUBMISSION_TLS_PORT", 2465),
+  submissionIdleTimeoutMs: seconds("HERALD_SUBMISSION_IDLE_TIMEOUT_SECONDS", 60),
+  submissionCommandTimeoutMs: seconds("HERALD_SUBMISSION_COMMAND_TIMEOUT_SECONDS", 30),
+  submissionDataTimeoutMs: seconds("HERALD_SUBMISSION_DATA_TIMEOUT_SECONDS", 300),
   baseUrl: url("HERALD_BASE_URL"),
   trackUrl: url("HERALD_TRACK_URL"),
   hostname: Config.string("HERALD_HOSTNAME").pipe(Config.withDefault(os.hostname())),

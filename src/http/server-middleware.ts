@@ -17,7 +17,7 @@ import { FileSystem, HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServer
 import { Cause, Effect, Exit, Layer, Option, Scope } from "effect"
 import { randomBase62 } from "../lib/ids.ts"
 import { recordHttpRequest } from "../lib/metrics.ts"
-import { type BodyBudget, makeBodyBudget } from "./body-budget.ts"
+import type { BodyBudget } from "./body-budget.ts"
 import { BodyRejected, type BodyReadLimits, isChunked } from "./body-reader.ts"
 import { boundedJsonRequest } from "./bounded-request.ts"
 import { currentRequest, type RequestBodyBudget, type RequestState } from "./request-context.ts"
@@ -25,9 +25,6 @@ import { currentRequest, type RequestBodyBudget, type RequestState } from "./req
 export interface BodyPolicy {
   readonly maxJsonBytes: number
   readonly maxBodyBytes: number
-  readonly budgetBytes: number
-  readonly accountSharePercent: number
-  readonly keySharePercent: number
   readonly minBytesPerSecond: number
   readonly graceMs: number
 }
@@ -173,15 +170,13 @@ export const bodyLimitLayer = (maxBodyBytes: number) =>
 
 /**
  * `routeOf` names a request's route template for the HTTP metrics (route-templates.ts): never the
- * raw path.
+ * raw path. `budget` is the process's one body budget (BodyBudgetService), shared with SMTP submission.
  */
-export const requestMiddleware = (policy: BodyPolicy, routeOf: (url: string) => string) => {
-  const budget = makeBodyBudget(policy)
-  return <E, R>(app: HttpApp.Default<E, R>) =>
+export const requestMiddleware = (policy: BodyPolicy, routeOf: (url: string) => string, budget: BodyBudget) =>
+  <E, R>(app: HttpApp.Default<E, R>) =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       const address = Option.getOrElse(request.remoteAddress, () => "unknown")
       const { release, slot } = requestBodyBudget(budget, address)
       const state: RequestState = { requestId: `req_${randomBase62(20)}`, responseHeaders: {}, bodyBudget: slot }
       return Effect.locally(handle(app, state, policy, release, routeOf), currentRequest, state)
     })
-}

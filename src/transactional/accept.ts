@@ -192,19 +192,8 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
       )
 
     /**
-     * What send-context.ts reads with the rate window, read without counting in it: for a
-     * submission, whose rate window was counted at MAIL, before its message was known.
-     */
-    const senderFacts = (accountId: string, fromEmail: string, recipients: ReadonlyArray<string>, now: Date) =>
-      Effect.gen(function*() {
-        const { state } = yield* domains.sendingState(accountId, domainOf(fromEmail), now)
-        const facts = yield* recipientFacts(accountId, recipients)
-        return { domainState: state, ...facts } satisfies SenderFacts
-      })
-
-    /**
      * Acceptance of a send from any entry (the API's JSON, SMTP submission), given the sender's
-     * facts (send-context.ts's one round trip, or `senderFacts`).
+     * facts (send-context.ts's one round trip, or submission/sender-facts.ts's).
      */
     const acceptMail = (input: MailInput, limits: Limits, facts: SenderFacts) =>
       Effect.gen(function*() {
@@ -293,6 +282,6 @@ export class Accept extends Effect.Service<Accept>()("herald/Accept", {
     const accept = (input: AcceptInput, limits: Limits, facts: SenderFacts) =>
       acceptMail({ ...input, mail: mailOfRequest(input.request) }, limits, facts)
 
-    return { accept, acceptMail, senderFacts, plan, checkSender } as const
+    return { accept, acceptMail, plan, checkSender } as const
   })
 }) {}

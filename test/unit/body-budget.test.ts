@@ -102,4 +102,30 @@ describe("makeBodyBudget", () => {
       yield* again.release
       expect(b.partsInUse()).toBe(0)
     }))
+
+  it.effect("holdNow (SMTP submission's messages) takes the room there is at once or nothing, and shares the parts with hold", () =>
+    Effect.gen(function*() {
+      const b = budget()
+      const scope = yield* Scope.make()
+      // 20 of the key's 25 MB, without waiting.
+      expect(yield* Scope.extend(b.holdNow(key("acct_a", "key_1"), 20 * KB_PER_MB), scope)).toBe(true)
+      // 10 more do not fit: refused at once, and nothing of them taken.
+      const refusedScope = yield* Scope.make()
+      expect(yield* Scope.extend(b.holdNow(key("acct_a", "key_1"), 10 * KB_PER_MB), refusedScope)).toBe(false)
+      expect(yield* Scope.extend(b.holdNow(key("acct_a", "key_1"), 5 * KB_PER_MB), refusedScope)).toBe(true)
+      // A waiting hold (an HTTP body) of the same key sees the same part: full, so it waits.
+      const http = yield* holder(b, key("acct_a", "key_1"), 1)
+      expect(yield* http.granted).toBe(false)
+      // The messages' transactions end: their room goes back, and the HTTP body gets its turn.
+      yield* Scope.close(scope, Exit.void)
+      yield* Scope.close(refusedScope, Exit.void)
+      yield* settle
+      expect(yield* http.granted).toBe(true)
+      yield* http.release
+      expect(b.partsInUse()).toBe(0)
+      // Nothing was kept: the whole part can be taken at once again.
+      const again = yield* Scope.make()
+      expect(yield* Scope.extend(b.holdNow(key("acct_a", "key_1"), 25 * KB_PER_MB), again)).toBe(true)
+      yield* Scope.close(again, Exit.void)
+    }))
 })

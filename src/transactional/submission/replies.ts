@@ -62,3 +62,16 @@ export const idempotencyConflict = (key: string): Refusal => ({
 })
 
 export const temporaryFailure: Refusal = { code: 451, text: "4.3.0 Temporary failure, try again later" }
+
+/**
+ * The account's part of the body budget is in use (data.ts): 452 4.3.1, "insufficient system
+ * storage" (RFC 5321 4.2.2, RFC 3463 X.3.1 "mail system full"): what it is — room in memory for
+ * messages being received, full for now and free again as the account's other messages and HTTP
+ * bodies are answered — and a transient code, so the client retries the message later. Not
+ * 451 4.7.1: that says a policy refused this sender (the rate limit, paused sending), which a
+ * client or an operator would look for in the account's settings, not in its load.
+ */
+export const bodyBudgetFull: Refusal = {
+  code: 452,
+  text: "4.3.1 Too many message bytes of this account are being received at once (HERALD_HTTP_BODY_BUDGET_MB, HERALD_HTTP_BODY_ACCOUNT_SHARE_PERCENT); try again shortly"
+}

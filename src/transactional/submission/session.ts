@@ -11,12 +11,14 @@
  *   it), a suspended account 550, paused sending 451;
  * - RCPT: at most 1,000 and HERALD_MAX_RECIPIENTS (452 4.5.3), an invalid address 553, a recipient
  *   domain on the block list 550;
- * - DATA: at most MAX_JSON_MB (the SIZE advertised; 552 past it) and DATA_DEADLINE_MS, then the
- *   send path (submit.ts).
+ * - DATA: at most MAX_JSON_MB (the SIZE advertised; 552 past it), within
+ *   HERALD_SUBMISSION_DATA_TIMEOUT_SECONDS, its bytes counted in the account's part of the body
+ *   budget until the transaction ends (452 past it: data.ts), then the send path (submit.ts).
  */
 import { Effect, Either } from "effect"
 import type { SMTPServerAuthentication, SMTPServerDataStream, SMTPServerSession } from "smtp-server"
 import type { AuthFailures } from "../../http/auth-failures.ts"
+import type { BodyBudget } from "../../http/body-budget.ts"
 import type { KeyLookup, Principal } from "../../http/key-lookup.ts"
 import { currentRequest } from "../../http/request-context.ts"
 import { domainOf, isEmailAddress } from "../../lib/email.ts"
@@ -25,11 +27,13 @@ import { makeConnectionCounter, smtpReply } from "../../lib/smtp-listener.ts"
 import { type BlockedDomains } from "../../platform/suppressions/BlockedDomains.ts"
 import { AccountSuspended, SendingPaused } from "../accept.ts"
 import type { SendContext } from "../send-context.ts"
+import { type MessageData, readMessageData } from "./data.ts"
 import type { Refusal } from "./message.ts"
 import {
   authRequired,
   badKey,
   blockedRecipient,
+  bodyBudgetFull,
   encryptionRequired,
   invalidRecipient,
   rateLimited,
@@ -49,11 +53,6 @@ export const MAX_AUTH_FAILURES_PER_SESSION = 3
  * connections (nodemailer's pool opens 5), and one account must not take all HERALD_SMTP_MAX_CLIENTS.
  */
 export const MAX_SESSIONS_PER_ACCOUNT = 20
-/**
- * The most a message's DATA may take, however it trickles in (the idle timeout resets with each
- * byte): MAX_JSON_MB at 56 kB/s, far slower than any honest client on any network.
- */
-export const DATA_DEADLINE_MS = 5 * 60_000
 
 /**
  * The host's own loopback addresses: AUTH without TLS only from these. Deliberately not all of
@@ -63,11 +62,37 @@ const LOOPBACK: ReadonlySet<string> = new Set(["127.0.0.1", "::1", "::ffff:127.0
 
 const reply = (r: Refusal) => smtpReply(r.code, r.text)
 
+/**
+ * How long RCPT trusts the block list's answer for a domain: one query per RCPT was a round trip
+ * of every transaction (bench:submission). A domain blocked meanwhile is still refused: the end of
+ * DATA reads the block list again (sender-facts.ts), as the HTTP send does.
+ */
+const BLOCK_ANSWER_TTL_MS = 10_000
+/** Domains remembered at once: past it the table starts again (a bound on memory, not a cache policy). */
+const BLOCK_ANSWERS_MAX = 10_000
+
+/** Answers per key, each for `ttlMs` from when it was read; at most `max` of them. */
+const makeRecentAnswers = (ttlMs: number, max: number) => {
+  const answers = new Map<string, { readonly value: boolean; readonly at: number }>()
+  return {
+    get: (key: string, now: number): boolean | undefined => {
+      const answer = answers.get(key)
+      return answer !== undefined && now - answer.at < ttlMs ? answer.value : undefined
+    },
+    set: (key: string, value: boolean, now: number): void => {
+      if (answers.size >= max) answers.clear()
+      answers.set(key, { value, at: now })
+    }
+  }
+}
+
 interface SessionState {
   counted: boolean
   failures: number
   account?: string | undefined
   transaction?: Transaction | undefined
+  /** The DATA being read or answered: its room in the body budget is given back when the connection goes. */
+  data?: MessageData | undefined
 }
 
 export interface SessionDeps {
@@ -75,6 +100,10 @@ export interface SessionDeps {
   readonly now: () => number
   readonly maxPerIp: number
   readonly maxJsonBytes: number
+  /** HERALD_SUBMISSION_DATA_TIMEOUT_SECONDS in ms: the most one message's DATA may take. */
+  readonly dataDeadlineMs: number
+  /** The process's body budget (the HTTP API's too): a message's bytes take room in its account's part. */
+  readonly budget: BodyBudget
   readonly submitOptions: SubmitOptions
   readonly failures: AuthFailures
   readonly keys: KeyLookup["Type"]
@@ -97,6 +126,7 @@ export const makeSessionHandlers = (deps: SessionDeps) => {
   const perIp = makeConnectionCounter(deps.maxPerIp)
   const perAccount = makeConnectionCounter(MAX_SESSIONS_PER_ACCOUNT)
   const rcptLimit = Math.min(MAX_RCPT, deps.submitOptions.maxRecipients)
+  const blockAnswers = makeRecentAnswers(BLOCK_ANSWER_TTL_MS, BLOCK_ANSWERS_MAX)
 
   const authenticate = (token: string, session: SMTPServerSession): Promise<Principal | Refusal> => {
     const address = session.remoteAddress
@@ -147,6 +177,7 @@ export const makeSessionHandlers = (deps: SessionDeps) => {
       const state = states.get(session)
       if (state?.counted === true) perIp.leave(session.remoteAddress)
       if (state?.account !== undefined) perAccount.leave(state.account)
+      state?.data?.abandon()
     },
     onAuth(auth: SMTPServerAuthentication, session: SMTPServerSession, callback: (err: Error | null | undefined, response?: { user: Principal }) => void) {
       if (!session.secure && !LOOPBACK.has(session.remoteAddress)) return callback(reply(encryptionRequired))
@@ -173,36 +204,44 @@ export const makeSessionHandlers = (deps: SessionDeps) => {
       if (session.envelope.rcptTo.length >= rcptLimit) return callback(reply(tooManyRecipients(rcptLimit)))
       if (!isEmailAddress(address.address)) return callback(reply(invalidRecipient(address.address)))
       const domain = domainOf(address.address)
+      const known = blockAnswers.get(domain, deps.now())
+      if (known !== undefined) return callback(known ? reply(blockedRecipient(domain)) : undefined)
       deps.run(deps.blocked.isBlocked(domain)).then(
-        (blocked) => callback(blocked ? reply(blockedRecipient(domain)) : undefined),
+        (blocked) => {
+          blockAnswers.set(domain, blocked, deps.now())
+          callback(blocked ? reply(blockedRecipient(domain)) : undefined)
+        },
         () => callback(reply(temporaryFailure))
       )
     },
     onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback: (err: Error | null, message?: string) => void) {
-      const transaction = stateOf(session).transaction
-      const chunks: Array<Buffer> = []
-      let size = 0
-      const deadline = setTimeout(() => deps.close(session.id), DATA_DEADLINE_MS)
-      stream.on("data", (chunk: Buffer) => {
-        if (stream.sizeExceeded) return
-        chunks.push(chunk)
-        size += chunk.length
+      const state = stateOf(session)
+      const transaction = state.transaction
+      const principal = session.user as Principal | undefined
+      const data = readMessageData(stream, {
+        budget: deps.budget,
+        // MAIL came after AUTH (530 otherwise): the message is its key's body.
+        owner: { _tag: "Key", accountId: principal?.accountId ?? "", keyId: principal?.keyId ?? "" },
+        deadlineMs: deps.dataDeadlineMs,
+        onDeadline: () => deps.close(session.id)
       })
-      stream.once("end", () => {
-        clearTimeout(deadline)
-        if (stream.sizeExceeded) {
-          return callback(reply(tooLarge(`The request body is over the limit of ${deps.maxJsonBytes} bytes (MAX_JSON_MB)`)))
-        }
-        if (transaction === undefined) return callback(reply(authRequired))
+      state.data = data
+      // The transaction ends with its reply: the message's room in the body budget goes back then.
+      const answer = (decided: Promise<Refusal>) =>
+        decided.then(
+          (r) => (isAccepted(r) ? callback(null, r.text) : callback(reply(r))),
+          () => callback(reply(temporaryFailure))
+        ).finally(data.release)
+      void data.received.then((received) => {
+        if (received._tag === "TooLarge") return answer(Promise.resolve(tooLarge(`The request body is over the limit of ${deps.maxJsonBytes} bytes (MAX_JSON_MB)`)))
+        if (received._tag === "OverBudget") return answer(Promise.resolve(bodyBudgetFull))
+        if (transaction === undefined) return answer(Promise.resolve(authRequired))
         const envelope = {
           mailFrom: session.envelope.mailFrom === false ? "" : session.envelope.mailFrom.address,
           rcptTo: session.envelope.rcptTo.map((r) => r.address)
         }
         // Durable before acknowledged: submit answers 250 only after the commit that holds the rows.
-        deps.run(deps.submit(transaction, envelope, Buffer.concat(chunks, size), new Date(deps.now()))).then(
-          (answer) => (isAccepted(answer) ? callback(null, answer.text) : callback(reply(answer))),
-          () => callback(reply(temporaryFailure))
-        )
+        return answer(deps.run(deps.submit(transaction, envelope, received.raw, new Date(deps.now()))))
       })
     }
   }

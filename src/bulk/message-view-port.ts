@@ -48,7 +48,7 @@ interface StoredAttachment {
 
 /** The stored attachments (their content a stand-in: MessageContent.ts) with their decoded sizes. */
 const storedAttachments = (stored: StoredMessage, sizes: ReadonlyArray<number>): ReadonlyArray<StoredAttachment> =>
-  stored._tag !== "structured" && stored._tag !== "system"
+  (stored._tag !== "structured" && stored._tag !== "system") || "mime_base64" in stored.message
     ? []
     : (stored.message.attachments ?? []).map((a, i) => ({ filename: a.filename, content_id: a.content_id ?? null, size: sizes[i] ?? 0 }))
 

@@ -3,7 +3,7 @@
  * "Outcome events by origin", written down once here. Bulk mail never emits `email.sent` or
  * `email.failed` (those carry a transactional `request_id`); confirmation mail, test-sends and
  * system mail emit nothing when sent or failed (logged and audited only); a bounce or complaint
- * emits the same event whatever the origin.
+ * emits the same event whatever the origin, except for system mail, which has no account to tell.
  */
 import {
   CampaignEmailFailed,
@@ -37,6 +37,9 @@ export type OutcomeFacts =
 
 /** The event an outcome of this delivery emits, or null where its origin emits none. */
 export const outcomeEvent = (d: DeliveryFacts, o: OutcomeFacts): HeraldEvent | null => {
+  // System mail (a TLS report) belongs to no account: there are no webhooks to tell, so even its
+  // bounce is only logged and kept in its delivery's attempts (docs/decisions.md).
+  if (d.origin === "system") return null
   switch (o._tag) {
     case "bounced":
       return EmailBounced.make({ recipient: d.recipient, status: o.status, category: o.category, diagnostic: o.diagnostic, message_id: d.message_id })

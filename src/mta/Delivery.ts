@@ -30,7 +30,8 @@ import { composeStored } from "./compose/compose.ts"
 import { makeRenderAtDelivery } from "./compose/render-at-delivery.ts"
 import { makeGroupIo } from "./delivery/group-io.ts"
 import { type Held, makeHeldMessages } from "./delivery/held-messages.ts"
-import { makeLookups } from "./delivery/lookups.ts"
+import { APPLIANCE_SIGNER, makeLookups } from "./delivery/lookups.ts"
+import { TLSRPT_DKIM_SELECTOR, tlsRptKeyPem } from "./tls-rpt/appliance-key.ts"
 import type { SigningKey } from "./dkim.ts"
 import { Destinations } from "./Destinations.ts"
 import { MtaConfig } from "./MtaConfig.ts"
@@ -117,7 +118,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
     /** Production delivers only to public MX addresses; HERALD_MX_PORT moved off 25 means a test or staging set-up on loopback. */
     const publicMxOnly = config.env === "production" && mta.mxPort === 25
 
-    const { keyOf, routeOf, targetsOf } = makeLookups(queue)
+    const { keyOf, routeOf, targetsOf } = makeLookups(queue, Effect.provideService(tlsRptKeyPem, SqlClient.SqlClient, sql))
     // Concurrent attempts read their messages and write their outcomes a group per statement.
     const { messageOf, complete, fail, failUnread, hold: holdGroup } = yield* makeGroupIo(queue, now, destinations.shapingNameOf)
     const { holding, decodedOf, signedOf } = makeHeldMessages()
@@ -127,7 +128,8 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
         messageId: loaded.m.id,
         sendingDomain: loaded.m.from_domain,
         date: loaded.m.created_at,
-        bulk: { content: bulk, accountId: d.account_id },
+        // Only account mail can be a campaign or sequence reference; system mail has no account.
+        ...(d.account_id === null ? {} : { bulk: { content: bulk, accountId: d.account_id } }),
         rendered,
         deliveryId: d.id
       })
@@ -164,11 +166,14 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
     const load = (owner: string, d: ClaimedDelivery, h: Held): Effect.Effect<Done | Loaded, SqlError> =>
       Effect.gen(function*() {
         const m = yield* messageOf(d.message_id, h)
-        if (m.domain_id === null || m.dkim_selector === null) return Done.of(yield* fail(owner, d, m, "5.7.0", `the sending domain ${m.from_domain} was removed`))
+        const signer = m.origin === "system"
+          ? { domainId: APPLIANCE_SIGNER, selector: TLSRPT_DKIM_SELECTOR }
+          : m.domain_id === null || m.dkim_selector === null ? null : { domainId: m.domain_id, selector: m.dkim_selector }
+        if (signer === null) return Done.of(yield* fail(owner, d, m, "5.7.0", `the sending domain ${m.from_domain} was removed`))
         // A row that does not decode fails its delivery with its origin's failure event.
         const decoded = decodedOf(h)
         if (Either.isLeft(decoded)) return Done.of(yield* fail(owner, d, m, "5.3.4", decoded.left))
-        return { m, domainId: m.domain_id, selector: m.dkim_selector, stored: decoded.right }
+        return { m, ...signer, stored: decoded.right }
       })
 
     /**
@@ -240,7 +245,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
     const personalize = (owner: string, d: ClaimedDelivery, h: Held, loaded: Loaded): Effect.Effect<Done | RenderedReference | undefined, SqlError> =>
       Effect.gen(function*() {
         const { m, stored } = loaded
-        if ((stored._tag !== "campaign" && stored._tag !== "sequence") || h.signed !== undefined) return undefined
+        if ((stored._tag !== "campaign" && stored._tag !== "sequence") || h.signed !== undefined || d.account_id === null) return undefined
         const render = yield* rendering.render(stored, d.account_id)
         if (render._tag === "rendered") return render.rendered
         const at = yield* now
@@ -315,7 +320,8 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
     const record = (owner: string, d: ClaimedDelivery, m: MessageForDelivery, outcome: Outcome, at: Date, renderedSubject: string | undefined) =>
       Effect.gen(function*() {
         const written = yield* complete(owner, d, m, outcome, at, renderedSubject)
-        if (written && outcome._tag === "bounced") yield* reputation.evaluate(d.account_id, at)
+        // System mail (no account) has no reputation to look at.
+        if (written && outcome._tag === "bounced" && d.account_id !== null) yield* reputation.evaluate(d.account_id, at)
         return written
       })
 

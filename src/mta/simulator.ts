@@ -85,15 +85,18 @@ export const completeWithComplaint = (queue: DeliveryQueue, c: Completion) =>
     sql.withTransaction(Effect.gen(function*() {
       const [written] = yield* queue.completeMany([c])
       if (written !== true) return false
+      const { account_id: accountId, key_id: keyId } = c.d
+      // System mail has no account to hear of the complaint.
+      if (accountId === null || keyId === null) return true
       yield* emitEvent({
-        accountId: c.d.account_id,
-        keyId: c.d.key_id,
+        accountId,
+        keyId,
         event: EmailComplained.make({ email: c.d.recipient, isp: SIMULATOR_ISP, subject: subjectSent(c) }),
         at: new Date(c.now.getTime() + 1)
       })
       if (c.m.origin === "campaign" && c.m.origin_ref !== null) {
         yield* queue.deliveryHooks.campaignComplaintSimulated({
-          accountId: c.d.account_id,
+          accountId,
           email: c.d.recipient,
           at: new Date(c.now.getTime() + 1),
           messageId: c.m.id,

@@ -1,9 +1,10 @@
 /**
  * TLS-RPT (RFC 8460) against local peers: a real appliance delivers to an MTA-STS `enforce` domain
  * (verified TLS) and a `testing` one whose MX certificate names another host; both publish
- * `_smtp._tls` with a `rua`. The day's reports then go out — by mail to the rua address's MX (an
- * SMTP sink), DKIM-signed with the appliance's key whose record `herald tlsrpt dkim-record` prints,
- * and by an https POST — and parse as RFC 8460 JSON with the sessions counted. Each day goes once.
+ * `_smtp._tls` with a `rua`. The day's reports then go out — by mail through the queue as system
+ * mail (no account's) to the rua address's MX (an SMTP sink), retried after a 4xx, DKIM-signed with
+ * the appliance's key whose record `herald tlsrpt dkim-record` prints, and by an https POST — and
+ * parse as RFC 8460 JSON with the sessions counted. Each day goes once.
  */
 import * as https from "node:https"
 import type { AddressInfo } from "node:net"
@@ -14,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { MtaConfigLive } from "../../src/mta/MtaConfig.ts"
 import { makeTlsRptSender } from "../../src/mta/tls-rpt/TlsRptJob.ts"
 import { runMain, servicesOn } from "../support/appliance.ts"
+import { query } from "../support/database.ts"
 import { policyText, type PolicyServer, startPolicyServer } from "../support/policy-server.ts"
 import { type SmtpSink, startSmtpSink } from "../support/smtp-sink.ts"
 import { makeTestCa } from "../support/test-ca.ts"
@@ -89,11 +91,29 @@ describe("TLS-RPT daily reports", () => {
       const { messageId } = await rig.send(to)
       expect((await waitForState(rig.app, messageId, to, ["sent", "deferred", "failed"])).state).toBe("sent")
     }
+    // The rua's MX answers 4xx at first: the queued report waits for its retry, it is not lost.
+    good.replies.set("tls@reports.example", "451 4.3.0 Try again later")
     expect(await sendToday()).toBe(2)
+    const reportRows = () =>
+      query<{ account_id: string | null; key_id: string | null; origin: string; state: string; attempts: number }>(rig.app.databaseUrl,
+        `SELECT m.account_id, m.key_id, m.origin, d.state, d.attempts FROM messages m JOIN deliveries d ON d.message_id = m.id
+         WHERE m.origin = 'system' ORDER BY d.id`)
+    await until("both reports deferred", async () => {
+      const rows = await reportRows()
+      return rows.length === 2 && rows.every((r) => r.state === "deferred") ? rows : undefined
+    })
+    expect(good.received.filter((m) => m.rcptTo.includes("tls@reports.example"))).toEqual([])
+    good.replies.delete("tls@reports.example")
+    await query(rig.app.databaseUrl, "UPDATE deliveries SET next_attempt_at = now() WHERE state = 'deferred'")
     const mails = await until("two report mails", async () => {
       const found = good.received.filter((m) => m.rcptTo.includes("tls@reports.example"))
       return found.length >= 2 ? found : undefined
     })
+    // Queued system mail: no account, no key; sent at the second attempt.
+    expect(await until("both reports sent", async () => {
+      const rows = await reportRows()
+      return rows.every((r) => r.state === "sent") ? rows : undefined
+    })).toEqual([1, 2].map(() => ({ account_id: null, key_id: null, origin: "system", state: "sent", attempts: 2 })))
     // At most two destinations: the third is left out.
     expect(good.received.filter((m) => m.rcptTo.includes("third@reports.example"))).toEqual([])
 
@@ -123,7 +143,9 @@ describe("TLS-RPT daily reports", () => {
     const mail = mails[0]!.raw.toString("utf8")
     expect(mail).toMatch(/^Content-Type: multipart\/report; report-type="tlsrpt"/m)
     expect(mail).toMatch(/^TLS-Report-Domain: (enforced|tested)\.example/m)
-    expect(mails[0]!.mailFrom).toBe("tlsrpt@bounces.mta.herald.test")
+    expect(mail).toMatch(/^From: tlsrpt@bounces\.mta\.herald\.test\r$/m)
+    // The envelope sender is the MTA's VERP address, as for all mail: a bounce names the delivery.
+    expect(mails[0]!.mailFrom).toMatch(/@bounces\.mta\.herald\.test$/)
 
     // The https destination got the same report.
     expect(posts).toHaveLength(1)

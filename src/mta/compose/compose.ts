@@ -76,14 +76,10 @@ export const composeStored = (stored: StoredMessage, options: ComposeOptions): P
     case "structured":
       return composeMessage(stored.message, stored.personalization, stored.channel, options)
     case "system":
+      if ("mime_base64" in stored.message) return Promise.resolve(composeRawOf(stored.message.mime_base64, stored.channel, options))
       return composeMessage(stored.message, { to: stored.to }, stored.channel, options)
     case "raw":
-      return Promise.resolve(composeRaw(Buffer.from(stored.message.mime_base64, "base64"), {
-        messageId: options.messageId,
-        sendingDomain: options.sendingDomain,
-        date: options.date,
-        channel: stored.channel
-      }))
+      return Promise.resolve(composeRawOf(stored.message.mime_base64, stored.channel, options))
     case "campaign":
     case "sequence":
       return options.bulk === undefined || options.rendered === undefined
@@ -91,6 +87,15 @@ export const composeStored = (stored: StoredMessage, options: ComposeOptions): P
         : composeReference(stored, options.rendered, options.bulk, options)
   }
 }
+
+/** MIME kept as written (a submission, a TLS report), with the appliance's Message-ID and channel header. */
+const composeRawOf = (mimeBase64: string, channel: Channel, options: ComposeOptions) =>
+  composeRaw(Buffer.from(mimeBase64, "base64"), {
+    messageId: options.messageId,
+    sendingDomain: options.sendingDomain,
+    date: options.date,
+    channel
+  })
 
 /**
  * One contact's campaign or sequence message (the two forms share their content shape): its

@@ -17,7 +17,13 @@ import type { DeliveryQueue } from "../queue/DeliveryQueue.ts"
 const ROUTE_TTL_MS = 30_000
 const ROUTES_KEPT = 10_000
 
-export const makeLookups = (queue: DeliveryQueue) => {
+/**
+ * The signer of system mail, which has no sending domain row: the appliance's own key
+ * (src/mta/tls-rpt/appliance-key.ts), under the mail's From domain.
+ */
+export const APPLIANCE_SIGNER = "appliance"
+
+export const makeLookups = (queue: DeliveryQueue, applianceKeyPem: Effect.Effect<string, SqlError>) => {
   // Parsed keys are small (a KeyObject each): a thousand of them is a few MB. Parsing a PEM costs
   // more than signing, so concurrent misses share one read and one parse.
   const keys = makeLookupCache<SigningKey, SqlError>({ ttlMs: Number.POSITIVE_INFINITY, maxEntries: 1_000, keep: () => true })
@@ -28,7 +34,7 @@ export const makeLookups = (queue: DeliveryQueue) => {
   const keyOf = (domainId: string, selector: string, domain: string) =>
     keys.get(
       `${domainId}/${selector}`,
-      Effect.flatMap(queue.dkimKey(domainId), (pem) =>
+      Effect.flatMap(domainId === APPLIANCE_SIGNER ? applianceKeyPem : queue.dkimKey(domainId), (pem) =>
         pem === undefined
           ? Effect.die(new Error(`the domain ${domain} has no DKIM key`))
           : Effect.sync(() => prepareKey(domain, selector, pem)))

@@ -31,8 +31,9 @@ import type { Channel } from "./StoredMessage.ts"
 export interface ClaimedDelivery {
   readonly id: string
   readonly message_id: string
-  readonly account_id: string
-  readonly key_id: string
+  /** Both null for system mail, which belongs to no account (migrations/0042_system_messages.sql). */
+  readonly account_id: string | null
+  readonly key_id: string | null
   readonly recipient: string
   readonly recipient_domain: string
   readonly attempts: number
@@ -326,7 +327,8 @@ export class DeliveryQueue extends Effect.Service<DeliveryQueue>()("herald/Deliv
             const done = yield* write
             const ids = new Set(done.map((r) => r.id))
             for (const { d, outcome, now } of suppressing) {
-              if (ids.has(d.id)) {
+              // System mail has no account whose list the address could go on (its bounce is logged).
+              if (ids.has(d.id) && d.account_id !== null) {
                 yield* suppressAutomatically(d.account_id, d.recipient, "bounce", `smtp ${outcome.status}`, now).pipe(
                   Effect.provideService(SqlClient.SqlClient, sql),
                   Effect.provideService(SuppressionHooks, suppressionHooks)

@@ -7,7 +7,8 @@
  * - `raw`: MIME kept as written (SMTP submission), base64 so any byte survives JSON;
  * - `campaign` / `sequence`: a reference rendered at delivery time from one stored campaign
  *   message and the contact's variables (the campaigns and sequences issues fill these);
- * - `system`: mail that belongs to no account, such as TLS reports.
+ * - `system`: mail that belongs to no account, such as TLS reports: structured, or MIME as the
+ *   appliance wrote it (a TLS report is a multipart/report, RFC 8460 §5.3).
  *
  * Every form carries its `origin` (which outcome events it emits, src/events/outcomes.ts) and its
  * `channel` (`transactional` or `bulk`: the claim's lane and the X-Herald-Channel header). Both are
@@ -48,10 +49,13 @@ export const StructuredMessage = Schema.TaggedStruct("structured", {
 })
 export type StructuredMessage = typeof StructuredMessage.Type
 
+/** MIME kept as written, base64 so any byte survives JSON. */
+export const RawContent = Schema.Struct({ mime_base64: Schema.String })
+
 export const RawMessage = Schema.TaggedStruct("raw", {
   origin: Schema.Literal("transactional"),
   channel: Channel,
-  message: Schema.Struct({ mime_base64: Schema.String })
+  message: RawContent
 })
 export type RawMessage = typeof RawMessage.Type
 
@@ -101,7 +105,7 @@ export const SystemMessage = Schema.TaggedStruct("system", {
   origin: Schema.Literal("system"),
   channel: Schema.Literal("transactional"),
   to: Schema.Array(Address),
-  message: StructuredContent
+  message: Schema.Union(StructuredContent, RawContent)
 })
 
 export const StoredMessage = Schema.Union(StructuredMessage, RawMessage, CampaignReference, SequenceReference, SystemMessage)
@@ -169,7 +173,7 @@ export const decodeStoredMessage = (own: unknown, shared: unknown): Either.Eithe
   const whole = shared === null || shared === undefined
     ? ("_tag" in own ? own : fromLegacy(own))
     : { ...own, message: shared }
-  if (whole["_tag"] === "structured" || whole["_tag"] === "system") {
+  if (whole["_tag"] === "structured" || (whole["_tag"] === "system" && !(isRecord(whole["message"]) && "mime_base64" in whole["message"]))) {
     const personalization = whole["_tag"] === "system" ? { to: whole["to"] } : whole["personalization"]
     const problem = composePartsProblem(whole["message"], personalization)
     if (problem !== null) return Either.left(problem)

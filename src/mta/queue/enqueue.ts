@@ -43,8 +43,9 @@ export interface SharedContent {
 }
 
 export interface QueueContext {
-  readonly accountId: string
-  readonly keyId: string
+  /** Both null for system mail only (the `system` form, migrations/0042_system_messages.sql). */
+  readonly accountId: string | null
+  readonly keyId: string | null
   readonly requestId: string
   readonly fromEmail: string
   readonly now: Date

@@ -39,7 +39,9 @@ export const readReportedDeliveries = Effect.gen(function*() {
     execute: ({ deliveryIds, messageIds }) => sql`
       SELECT d.id, d.message_id, d.account_id, d.key_id, d.recipient, d.state, m.subject, m.campaign_id
       FROM deliveries d JOIN messages m ON m.id = d.message_id
-      WHERE d.id = ANY(${deliveryIds}) OR d.message_id = ANY(${messageIds})`
+      WHERE (d.id = ANY(${deliveryIds}) OR d.message_id = ANY(${messageIds}))
+        -- System mail (a TLS report) has no account: a bounce or complaint about it acts on nothing.
+        AND d.account_id IS NOT NULL`
   })
   return (deliveryIds: ReadonlyArray<string>, messageIds: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<ReportedDelivery>, SqlError.SqlError> =>
     deliveryIds.length === 0 && messageIds.length === 0 ? Effect.succeed([]) : orDieOnDecode(find({ deliveryIds, messageIds }))

@@ -7,6 +7,13 @@
  * this VM's speed drifts within minutes).
  * Targets: delivered/s ≥ 60 % of the baseline; peak RSS < 400 MB.
  *
+ * The reference MTA in the same run (issue #33's outbound target: Herald with DKIM ≥ 1.5× Postfix
+ * without): the same N messages injected over SMTP on 8 connections into a private Postfix
+ * (bench/postfix.ts: installed from Debian's packages when missing, smtpd on a loopback port,
+ * relayhost the same sink, default concurrency, no local delivery, stopped afterwards), timed
+ * end to end until the sink has them all; before and after Herald, like the bare loop.
+ * BENCH_POSTFIX=0 leaves it out.
+ *
  * BENCH_QUEUED=10000 (or 100000): the queue-length mode. N = BENCH_QUEUED messages are accepted
  * with delivery off (HERALD_MTA_ENABLED=false); the claim statement, exactly as DeliveryQueue
  * builds it, is run under EXPLAIN (ANALYZE, BUFFERS) on the full queue (in a transaction rolled
@@ -24,7 +31,8 @@ import pg from "pg"
 // The queue tells bulk of its outcomes through ports (src/appliance.ts wires them).
 import { PortsLive } from "../src/appliance.ts"
 import { DeliveryQueue } from "../src/mta/queue/DeliveryQueue.ts"
-import { benchPostgres, createDatabase, load, spawnDeliveringAppliance, sql, startCountingSink, startSinkDns, statementCounter, table, waitFor } from "./lib.ts"
+import { ensurePostfix, startPostfix } from "./postfix.ts"
+import { benchPostgres, createDatabase, freePort, load, spawnDeliveringAppliance, sql, startCountingSink, startSinkDns, statementCounter, table, waitFor } from "./lib.ts"
 
 const QUEUED = Number(process.env["BENCH_QUEUED"] ?? 0)
 const N = QUEUED > 0 ? QUEUED : Number(process.env["BENCH_MESSAGES"] ?? 5000)
@@ -87,6 +95,33 @@ const bareLoop = async (): Promise<number> => {
   return N / ((performance.now() - started) / 1000)
 }
 const bareBefore = await bareLoop()
+
+/** Postfix end to end: N messages injected on 8 SMTP connections, until the sink has them all (undefined with BENCH_POSTFIX=0). */
+const WITH_POSTFIX = process.env["BENCH_POSTFIX"] !== "0"
+const postfixLoop = async (): Promise<{ readonly injected: number; readonly delivered: number } | undefined> => {
+  if (!WITH_POSTFIX) return undefined
+  ensurePostfix()
+  const postfix = await startPostfix({ port: await freePort(), sinkPort: sink.port })
+  try {
+    const transport = nodemailer.createTransport({ host: "127.0.0.1", port: postfix.port, pool: true, maxConnections: 8, maxMessages: Infinity, ignoreTLS: true })
+    const started = performance.now()
+    const base = sink.received
+    let next = 0
+    await Promise.all(Array.from({ length: 8 }, async () => {
+      while (next < N) {
+        const i = next++
+        await transport.sendMail({ from: "bench@bench.example", to: `p${i}@dest.example`, subject: `Bench ${i}`, text: BODY })
+      }
+    }))
+    const injected = N / ((performance.now() - started) / 1000)
+    transport.close()
+    await sink.waitReceived(base + N)
+    return { injected, delivered: N / ((performance.now() - started) / 1000) }
+  } finally {
+    postfix.stop()
+  }
+}
+const postfixBefore = await postfixLoop()
 
 // Herald.
 const dns = await startSinkDns()
@@ -168,6 +203,7 @@ try {
   const [queued] = await sql(url, "SELECT count(*)::int AS n FROM deliveries WHERE state = 'sent'")
   const plan = await claimPlan(url)
   await herald.child.stop()
+  const postfixAfter = await postfixLoop()
   const bareAfter = await bareLoop()
 
   const heraldRate = delivered / heraldSeconds
@@ -184,6 +220,11 @@ try {
   ])
   console.log(`\nbare: the mean of ${bareBefore.toFixed(1)}/s before Herald and ${bareAfter.toFixed(1)}/s after`)
   console.log(`Herald delivered/s ÷ bare: ${((heraldRate / bareRate) * 100).toFixed(1)} % (target ≥ 60 %); marked sent: ${queued?.["n"]}`)
+  if (postfixBefore !== undefined && postfixAfter !== undefined) {
+    const postfixRate = (postfixBefore.delivered + postfixAfter.delivered) / 2
+    console.log(`Postfix relay (no DKIM), 8 injecting connections, end to end: the mean of ${postfixBefore.delivered.toFixed(1)}/s before Herald and ${postfixAfter.delivered.toFixed(1)}/s after (injected at ${postfixBefore.injected.toFixed(1)}/s and ${postfixAfter.injected.toFixed(1)}/s)`)
+    console.log(`Herald delivered/s ÷ Postfix: ${(heraldRate / postfixRate).toFixed(2)}× (target ≥ 1.5×)`)
+  }
   console.log(perMessage.join("\n"))
   if (queuedPlan.length > 0) console.log("claim plan on the full queue (EXPLAIN ANALYZE, rolled back):\n" + queuedPlan.map((l) => `  ${l}`).join("\n"))
   console.log("claim plan after delivery (EXPLAIN ANALYZE, rolled back):\n" + plan.map((l) => `  ${l}`).join("\n"))

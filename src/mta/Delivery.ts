@@ -89,6 +89,23 @@ const retryOrFailWithin = (maxAgeMs: number) => (d: ClaimedDelivery, code: numbe
     ? { _tag: "failed", code, status, reply: `gave up after ${d.attempts + 1} attempts: ${reply}` }
     : { _tag: "deferred", code, status, reply, retryAt: new Date(now.getTime() + retryDelayMs(d.attempts + 1)) }
 
+/**
+ * The attempt's SMTP connection waits for its outcome: `recorded` settles when the attempt is over
+ * (its outcome on record, or the attempt failed or was interrupted), and only then does the pool
+ * give the connection to the next transaction. Without it the connection went on sending while
+ * outcomes waited for their commit, and a crash then sent again every message accepted meanwhile.
+ */
+const withOutcomeGate = <A, E, R>(use: (recorded: Promise<void>) => Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => {
+      let open = () => {}
+      const promise = new Promise<void>((resolve) => (open = resolve))
+      return { promise, open }
+    }),
+    (gate) => use(gate.promise),
+    (gate) => Effect.sync(gate.open)
+  )
+
 /** Told when the attempt is done with the destination's connection; `refused`: it was not taken now. */
 type LeftDestination = (refused: boolean) => Effect.Effect<void, never, Dns>
 
@@ -275,7 +292,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
      * Send: one SMTP transaction under the destination's limits. Done (nothing written) when the
      * destination would not take it now and the delivery went back to the queue.
      */
-    const send = (owner: string, d: ClaimedDelivery, m: LoadedMessage, routed: Routed, raw: Buffer, leftDestination: LeftDestination) =>
+    const send = (owner: string, d: ClaimedDelivery, m: LoadedMessage, routed: Routed, raw: Buffer, leftDestination: LeftDestination, recorded: Promise<void>) =>
       Effect.gen(function*() {
         const returnPath = m.return_path_verified_at === null ? config.bounceDomain : returnPathDomain(m.from_domain)
         const slotted = yield* destinations.run(d.recipient_domain, routed.hosts, d.channel, (shaping) =>
@@ -284,7 +301,8 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
               heloName: config.hostname,
               maxConnections: shaping.maxConnections,
               messagesPerConnection: shaping.messagesPerConnection,
-              urgent: d.channel === "transactional"
+              urgent: d.channel === "transactional",
+              recorded
             })
           ))
         // Not now (the destination is paused, or its connections are held by another replica).
@@ -329,12 +347,12 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
      * One attempt for one claimed delivery, in its steps: decide → load → route → compose and
      * sign → send → classify → record (each step writes the outcome itself when the attempt ends
      * there: Done). Always ends with the outcome written. `leftDestination` runs once the attempt
-     * is done with the destination's connection (its SMTP transaction is over), before the outcome
-     * is written; `refused` when the destination would not take it now (paused, or its
-     * connections held by other replicas) and the delivery went back to the queue.
+     * is done with the destination's connection, before the outcome is written (the connection
+     * waits for it: withOutcomeGate); `refused` when the destination would not take it now (paused,
+     * or its connections held by other replicas) and the delivery went back to the queue.
      */
     const attempt = (owner: string, d: ClaimedDelivery, leftDestination: LeftDestination = () => Effect.void) =>
-      holding(d.message_id, (h) =>
+      withOutcomeGate((recorded) => holding(d.message_id, (h) =>
         Effect.gen(function*() {
           const decided = yield* decide(owner, d, h)
           if (decided !== undefined) return decided.written
@@ -352,11 +370,11 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
           if (routed instanceof Done) return routed.written
           const composed = yield* composeAndSign(owner, d, h, loaded, key)
           if (composed instanceof Done) return composed.written
-          const reply = yield* send(owner, d, loaded.m, routed, composed.raw, leftDestination)
+          const reply = yield* send(owner, d, loaded.m, routed, composed.raw, leftDestination, recorded)
           if (reply instanceof Done) return reply.written
           const { outcome, at } = yield* classify(d, reply, routed.mtaSts)
           return yield* record(owner, d, loaded.m, outcome, at, composed.subject)
-        }))
+        })))
 
     return { attempt } as const
   })

@@ -46,6 +46,8 @@ export interface SmtpClientOptions {
   readonly messagesPerConnection: number
   /** Transactional mail: takes the first connection to come free (./smtp-pool.ts). */
   readonly urgent?: boolean | undefined
+  /** Settles once the attempt's outcome is on record: the connection's next transaction waits for it (./smtp-pool.ts). */
+  readonly recorded?: Promise<unknown> | undefined
 }
 
 /** Failures of the session itself (TLS, AUTH): whatever the server answered, not about the recipient. */
@@ -91,7 +93,7 @@ export class SmtpClient {
     let last: SentReply = { code: null, text: "no host to deliver to", host: "" }
     for (const hop of hops) {
       try {
-        const info = await this.pool(hop, options).send(envelope.from, envelope.to, raw, options.urgent === true)
+        const info = await this.pool(hop, options).send(envelope.from, envelope.to, raw, options.urgent === true, options.recorded)
         const response = String(info.response ?? "250 OK")
         return { code: Number(response.slice(0, 3)) || 250, text: response, host: hop.servername ?? hop.host, tls: info.tls }
       } catch (error) {

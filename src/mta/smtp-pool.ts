@@ -72,22 +72,27 @@ export class SmtpPool {
 
   constructor(private readonly options: PoolOptions) {}
 
-  /** Sends `raw` to one recipient; resolves with the server's final reply or rejects with its error. */
-  async send(from: string, to: string, raw: Buffer, urgent = false): Promise<SentInfo> {
+  /**
+   * Sends `raw` to one recipient; resolves with the server's final reply or rejects with its
+   * error. The connection's next transaction waits for `recorded` (settled or rejected): the
+   * caller's outcome of this one is on record first, so a crash leaves at most one accepted
+   * message per connection unrecorded (test/mta/crash-window.test.ts).
+   */
+  async send(from: string, to: string, raw: Buffer, urgent = false, recorded: Promise<unknown> = Promise.resolve()): Promise<SentInfo> {
     const pooled = await this.acquire(urgent)
     const reused = pooled.sent > 0
     try {
       const info = await this.transact(pooled, from, to, raw)
-      this.release(pooled)
+      this.releaseAfter(pooled, recorded)
       return { ...info, tls: pooled.tls }
     } catch (error) {
       const e = error as SmtpError
       if ((e.code === "EENVELOPE" || e.code === "EMESSAGE") && e.responseCode !== 421 && !pooled.dead) {
-        pooled.connection.reset((resetError) => (resetError ? this.discard(pooled) : this.release(pooled)))
+        pooled.connection.reset((resetError) => (resetError ? this.discard(pooled) : this.releaseAfter(pooled, recorded)))
       } else {
         this.discard(pooled)
         // A reused connection the server had closed meanwhile: the message never left, try a fresh one.
-        if (reused && e.responseCode === undefined && CONNECTION_LOST.has(e.code ?? "")) return this.send(from, to, raw, urgent)
+        if (reused && e.responseCode === undefined && CONNECTION_LOST.has(e.code ?? "")) return this.send(from, to, raw, urgent, recorded)
       }
       throw error
     }
@@ -190,6 +195,12 @@ export class SmtpPool {
    */
   private release(pooled: Pooled): void {
     setImmediate(() => this.offer(pooled))
+  }
+
+  /** Released once `recorded` settles, whichever way (the caller's outcome is written, or will never be). */
+  private releaseAfter(pooled: Pooled, recorded: Promise<unknown>): void {
+    const release = () => this.release(pooled)
+    recorded.then(release, release)
   }
 
   /** A free connection goes to the first in line, or idles. */

@@ -118,4 +118,23 @@ describe("SmtpPool", () => {
       await new Promise<void>((resolve) => server.close(() => resolve()))
     }
   })
+
+  it("starts no transaction on a connection until the previous one's outcome is recorded", async () => {
+    const pool = poolTo(sink.port, 1)
+    try {
+      const before = sink.received.length
+      let record = () => {}
+      const recorded = new Promise<void>((resolve) => (record = resolve))
+      await pool.send("a@pool.test", "first@pool.test", raw("first"), false, recorded)
+      // The only connection stays with the first message's outcome: the second waits, unsent.
+      const second = pool.send("a@pool.test", "second@pool.test", raw("second"))
+      await new Promise((r) => setTimeout(r, 300))
+      expect(recipientsInOrder(before)).toEqual(["first@pool.test"])
+      record()
+      await second
+      expect(recipientsInOrder(before)).toEqual(["first@pool.test", "second@pool.test"])
+    } finally {
+      pool.close()
+    }
+  })
 })

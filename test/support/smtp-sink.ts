@@ -71,6 +71,15 @@ export interface SmtpSink {
   /** Every RCPT TO the sink was given (whatever it answered), with its time. */
   readonly rcpts: Array<{ readonly address: string; readonly at: number }>
   readonly peakConnections: () => number
+  /**
+   * SMTP transactions that may have been in flight at some moment between `from` and `to` (ms):
+   * one per session that had begun its first MAIL by `to` and was not closed before `from`. A
+   * session holds at most one transaction at a time, and counted so it is also one whose 250 was
+   * given and whose next MAIL has not come — the upper bound of messages a client killed in that
+   * span can have had accepted without knowing it (when it records each outcome before its next
+   * MAIL on the session).
+   */
+  readonly transactionsInFlight: (from: number, to: number) => number
   readonly waitFor: (count: number, timeoutMs?: number) => Promise<void>
   readonly close: () => Promise<void>
 }
@@ -88,6 +97,8 @@ export const startSmtpSink = async (options: SinkOptions = {}): Promise<SmtpSink
   const rcpts: Array<{ address: string; at: number }> = []
   let open = 0
   let peak = 0
+  // Per session id: when its first MAIL came and when it closed (transactionsInFlight).
+  const sessions = new Map<string, { firstMail: number; closed: number | undefined }>()
   const auth = options.auth
   const server = new SMTPServer({
     authOptional: auth === undefined,
@@ -107,8 +118,14 @@ export const startSmtpSink = async (options: SinkOptions = {}): Promise<SmtpSink
       peak = Math.max(peak, open)
       callback()
     },
-    onClose() {
+    onClose(session) {
       open -= 1
+      const s = sessions.get(session.id)
+      if (s !== undefined) s.closed = Date.now()
+    },
+    onMailFrom(_address, session, callback) {
+      if (!sessions.has(session.id)) sessions.set(session.id, { firstMail: Date.now(), closed: undefined })
+      callback()
     },
     onRcptTo(address, _session, callback) {
       rcpts.push({ address: address.address.toLowerCase(), at: Date.now() })
@@ -156,6 +173,8 @@ export const startSmtpSink = async (options: SinkOptions = {}): Promise<SmtpSink
     connections,
     rcpts,
     peakConnections: () => peak,
+    transactionsInFlight: (from, to) =>
+      [...sessions.values()].filter((s) => s.firstMail <= to && (s.closed === undefined || s.closed >= from)).length,
     waitFor: async (count, timeoutMs = 30_000) => {
       const end = Date.now() + timeoutMs
       while (received.length < count) {

@@ -17,6 +17,14 @@ import type { Held } from "./held-messages.ts"
 const LOAD_GROUP = 200
 /** Outcomes written in one statement, at most (a parameter list and a JSON document per group). */
 const WRITE_GROUP = 500
+/**
+ * Outcome groups committing at once. With one, outcomes that arrived during a commit waited for
+ * it to end before theirs began — and each attempt's connection waits for its outcome
+ * (Delivery.ts, withOutcomeGate) — so an outcome is written as soon as it arrives, in a group of
+ * whatever arrived with it. Four of the pool's connections (HERALD_DB_POOL_MAX, 10 by default) at
+ * most: claims, reads and the API keep the others.
+ */
+const OUTCOME_WRITERS = 4
 
 /**
  * The attempts' reads and writes, each shared with the attempts running at the same time; `now` is
@@ -35,7 +43,8 @@ export const makeGroupIo = (queue: DeliveryQueue, now: Effect.Effect<Date>, site
     })
     const outcomes = yield* makeGroupCommit({
       write: (items: ReadonlyArray<Completion>) => queue.completeMany(items),
-      maxItems: WRITE_GROUP
+      maxItems: WRITE_GROUP,
+      writers: OUTCOME_WRITERS
     })
     // A paused account's whole backlog falls due again at once at each recheck.
     const holds = yield* makeGroupCommit({

@@ -72,7 +72,7 @@ interface WorkerExit {
 /** One worker, forked now; ends when it exits. Interrupted: SIGTERM, drain within DRAIN_DEADLINE, else SIGKILL. */
 const runWorker = (slot: number, env: Record<string, string>) =>
   Effect.suspend(() => {
-    const worker = cluster.fork({ ...env, HERALD_PROCESS_INDEX: String(slot) })
+    const worker = cluster.fork(env)
     const exited = new Promise<WorkerExit>((resolve) =>
       worker.process.once("exit", (code, signal) => resolve({ pid: worker.process.pid, code, signal }))
     )

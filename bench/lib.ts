@@ -141,6 +141,30 @@ export interface Child {
   readonly cpuSeconds: () => number
 }
 
+/** The CPU seconds of `pid` and of its node children: the appliance's workers under HERALD_PROCESSES > 1. */
+const applianceCpuSeconds = (pid: number) => {
+  let children: Array<string> = []
+  try {
+    children = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter((c) => c !== "")
+  } catch {
+    // gone
+  }
+  return children.reduce((sum, child) => {
+    try {
+      return fs.readFileSync(`/proc/${child}/comm`, "utf8").trim() === "node" ? sum + procCpuSeconds(child) : sum
+    } catch {
+      return sum
+    }
+  }, procCpuSeconds(pid))
+}
+
+/**
+ * How many appliance processes the benchmarks start: HERALD_PROCESSES from their own environment
+ * (`HERALD_PROCESSES=2 npm run bench:accept`), 1 by default; printed once as the appliance starts.
+ */
+export const benchProcesses = process.env["HERALD_PROCESSES"] ?? "1"
+let processesPrinted = false
+
 /** The V8 flags `npm start` gives the appliance (its heap cap): the benchmarks run it the same way. */
 const applianceFlags = (JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")).scripts.start as string)
   .split(" ")
@@ -167,9 +191,20 @@ export const cpuMeter = (child: Child) => {
 export const spawnNode = (script: string, env: Record<string, string>, args: ReadonlyArray<string> = []): Child => {
   const flags = [...(script === "src/main.ts" ? applianceFlags : []), ...(process.env["BENCH_NODE_FLAGS"] ?? "").split(" ").filter(Boolean)]
   const entry = script === "src/main.ts" ? ["bin/herald.mjs"] : ["--import", "tsx", script]
+  const appliance = script === "src/main.ts"
+  if (appliance && !processesPrinted) {
+    processesPrinted = true
+    console.log(`appliance: HERALD_PROCESSES=${benchProcesses}`)
+  }
   const child = spawn(process.execPath, [...flags, ...entry, ...args], {
     cwd: repoRoot,
-    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", HERALD_LOG_LEVEL: "warn", ...env },
+    env: {
+      PATH: process.env["PATH"] ?? "",
+      HOME: process.env["HOME"] ?? "/tmp",
+      HERALD_LOG_LEVEL: "warn",
+      ...(appliance ? { HERALD_PROCESSES: benchProcesses } : {}),
+      ...env
+    },
     stdio: ["ignore", "inherit", "inherit"]
   })
   let peak = 0
@@ -186,7 +221,7 @@ export const spawnNode = (script: string, env: Record<string, string>, args: Rea
   return {
     process: child,
     peakRssMb: () => peak,
-    cpuSeconds: () => procCpuSeconds(child.pid!),
+    cpuSeconds: () => applianceCpuSeconds(child.pid!),
     stop: async () => {
       clearInterval(timer)
       if (child.exitCode === null) child.kill("SIGTERM")

@@ -28,6 +28,7 @@ const RANKS: Record<string, number> = {
   root: 100, // src/main.ts, src/appliance.ts (+ logging.ts): the composition root may import everything
   api: 90,
   cli: 90,
+  supervisor: 80, // the node:cluster primary of HERALD_PROCESSES > 1: the floor only; the root hands it the rest
   bulk: 60,
   transactional: 50,
   mta: 40,

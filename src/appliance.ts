@@ -5,6 +5,8 @@
  */
 import { Effect, Layer } from "effect"
 import { AppConfig, AppConfigLive } from "./config/app-config.ts"
+import { isSupervisedWorker } from "./config/process-share.ts"
+import { supervise } from "./supervisor/supervisor.ts"
 import { DatabaseLive } from "./db/database.ts"
 import { AuthFailures } from "./http/auth-failures.ts"
 import { runMigrations } from "./db/migrator.ts"
@@ -103,8 +105,11 @@ import { MetricsPortLive } from "./api/metrics/routes.ts"
  */
 export const BaseLive = Layer.mergeAll(AppConfigLive, Layer.provide(LoggingLive, AppConfigLive), Layer.setTracerEnabled(false))
 
-/** The database with its schema up to date. */
-export const DatabaseReadyLive = Layer.effectDiscard(runMigrations).pipe(Layer.provideMerge(DatabaseLive))
+/**
+ * The database with its schema up to date. A worker of the supervisor (HERALD_PROCESSES > 1) skips
+ * the migrations: the supervisor ran them before it forked the workers.
+ */
+export const DatabaseReadyLive = Layer.effectDiscard(isSupervisedWorker() ? Effect.void : runMigrations).pipe(Layer.provideMerge(DatabaseLive))
 
 /**
  * The ports lower areas declare, with the layers the higher ones provide (DESIGN "Layout"): bulk
@@ -246,8 +251,22 @@ const ActorsLive = Layer.mergeAll(
 
 const BootstrapLive = Layer.effectDiscard(Effect.zipRight(dnsConfigWarnings, bootstrap))
 
+/** A worker of the supervisor leaves the bootstrap (and its one printing of a new key) to the supervisor. */
+const OwnBootstrapLive = isSupervisedWorker() ? Layer.empty : BootstrapLive
+
+/**
+ * `herald serve` with HERALD_PROCESSES > 1: the supervisor (src/supervisor/), which runs the
+ * migrations and the bootstrap once (over the few services the bootstrap uses) and forks
+ * `processes` workers, each running ApplianceLive.
+ */
+export const supervisorLive = (processes: number) =>
+  supervise(
+    processes,
+    BootstrapLive.pipe(Layer.provide(Layer.mergeAll(Accounts.Default, ApiKeys.Default)), Layer.provide(PortsLive), Layer.provide(DatabaseReadyLive))
+  )
+
 /** `herald serve`: migrations, bootstrap, then the HTTP API (later: MTA, MX listener, webhooks). */
 export const ApplianceLive = Layer.mergeAll(HttpLive.pipe(Layer.provide(ActorViewsLive)), MetricsPortLive.pipe(Layer.provide(MetricsScrapeLive)), ActorsLive).pipe(
-  Layer.provide(BootstrapLive),
+  Layer.provide(OwnBootstrapLive),
   Layer.provide(ServicesLive)
 )

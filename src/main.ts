@@ -8,6 +8,7 @@
  * and log to stderr; anything that stops them (bad arguments, bad configuration, a bug) ends as
  * one `{"error": {"code", "message"}}` line on stderr with exit code 1 (src/cli/output.ts).
  */
+import cluster from "node:cluster"
 import * as util from "node:util"
 import { Command, HelpDoc, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
@@ -18,6 +19,7 @@ import { loadEnvFile } from "./cli/env-file.ts"
 import { forStream, refuse, refuseCause, stripAnsi, usage } from "./cli/output.ts"
 import { AppConfigLive } from "./config/app-config.ts"
 import { applyProfile } from "./config/dev-profile.ts"
+import { readHostFacts, resolveProcesses } from "./config/process-share.ts"
 import { loggingTo } from "./logging.ts"
 import { VERSION } from "./version.ts"
 
@@ -53,8 +55,28 @@ const serving = ((args) => {
   return word === "serve" || (word === undefined && !args.some((arg) => builtInAnswers.includes(arg)))
 })(process.argv.slice(2))
 
-// The trial profile says what it set once, as the appliance starts (operator commands stay quiet).
-if (serving && profile._tag === "Applied") process.stderr.write(`${profile.line}\n`)
+// The trial profile says what it set once, as the appliance starts (operator commands stay quiet;
+// so do the workers of a supervisor, which said it).
+if (serving && profile._tag === "Applied" && !cluster.isWorker) process.stderr.write(`${profile.line}\n`)
+
+/**
+ * HERALD_PROCESSES (src/config/process-share.ts): above 1, `serve` runs the supervisor, which forks
+ * that many workers of this same command (each of them a node:cluster worker, running the
+ * appliance). Deno has no node:cluster's shared sockets: it runs one process and says so.
+ */
+const processes = ((): number => {
+  if (!serving || cluster.isWorker) return 1
+  const resolved = resolveProcesses(process.env["HERALD_PROCESSES"], readHostFacts())
+  if (resolved._tag === "Refused") {
+    process.stderr.write(`${resolved.line}\n`)
+    process.exit(1)
+  }
+  if (resolved.processes > 1 && "Deno" in globalThis) {
+    process.stderr.write(`herald: under Deno the appliance runs as one process (HERALD_PROCESSES=${resolved.processes} applies under Node)\n`)
+    return 1
+  }
+  return resolved.processes
+})()
 
 /**
  * The composition root, loaded when a command first builds a layer: `--help`, `--version` and a
@@ -85,7 +107,7 @@ const program = cli(process.argv).pipe(
   Effect.catchIf(ValidationError.isValidationError, (error) => refuse(usage(helpText(error)))),
   // The layers the commands run on: composed by appliance.ts, handed to the CLI here (command-layers.ts).
   Effect.provideService(CommandLayers, {
-    appliance: composed((root) => root.ApplianceLive),
+    appliance: processes > 1 ? composed((root) => root.supervisorLive(processes)) : composed((root) => root.ApplianceLive),
     database: composed((root) => root.DatabaseReadyLive),
     services: composed((root) => root.ServicesLive)
   }),

@@ -17,6 +17,7 @@ import { HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/p
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect } from "effect"
 import { makeTrackingHandlers, trackingHandlerFor } from "../bulk/tracking/routes.ts"
+import { isSupervisedWorker } from "../config/process-share.ts"
 
 type NodeHandler = (request: IncomingMessage, response: ServerResponse) => void
 
@@ -40,15 +41,36 @@ const answerStarting = (response: ServerResponse) => {
   response.end(STARTING_BODY)
 }
 
+/**
+ * A worker of the supervisor (HERALD_PROCESSES > 1) shares the listening socket with its
+ * siblings, and node:cluster hands it connections as soon as it listens: a worker started again
+ * after a crash would answer "starting" while the others serve. It holds those requests instead,
+ * up to this many, and hands them to the API once it is attached (seconds later); past it, 503.
+ */
+const MAX_HELD_WHILE_STARTING = 256
+
 export class FrontDoorServer extends Server {
   /** Answers the request and returns true, or returns false: the request is the API's. */
   frontDoor: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined
+  private readonly held: Array<[IncomingMessage, ServerResponse]> = []
+
+  constructor(private readonly holdWhileStarting = isSupervisedWorker()) {
+    super()
+    this.on("newListener", (event) => {
+      if (event !== "request" || this.held.length === 0) return
+      // After the listener is added (newListener comes before).
+      setImmediate(() => {
+        for (const [request, response] of this.held.splice(0)) this.emit("request", request, response)
+      })
+    })
+  }
 
   override emit(event: string, ...args: Array<unknown>): boolean {
     if (event !== "request") return super.emit(event, ...args)
     if (this.frontDoor?.(args[0] as IncomingMessage, args[1] as ServerResponse) === true) return true
     if (this.listenerCount("request") === 0) {
-      answerStarting(args[1] as ServerResponse)
+      if (this.holdWhileStarting && this.held.length < MAX_HELD_WHILE_STARTING) this.held.push([args[0] as IncomingMessage, args[1] as ServerResponse])
+      else answerStarting(args[1] as ServerResponse)
       return true
     }
     return super.emit(event, ...args)

@@ -7,6 +7,7 @@
 import * as fs from "node:fs"
 import { Args, Command } from "@effect/cli"
 import { Effect, Layer } from "effect"
+import { isSupervisedWorker, StartRefused } from "../config/process-share.ts"
 import { migrationFiles } from "../db/migrator.ts"
 import { accountsCommand } from "./accounts.ts"
 import { blockedDomainsCommand } from "./blocked-domains.ts"
@@ -32,14 +33,20 @@ const refuseStart = (line: string) =>
  */
 const runAppliance = Effect.gen(function*() {
   const started = yield* ensureProductionUrls.pipe(
-    Effect.zipRight(ensureListenAddressesFree),
+    // A worker of the supervisor (HERALD_PROCESSES > 1) shares sockets its siblings already hold:
+    // the supervisor checked the addresses before it forked them.
+    Effect.zipRight(isSupervisedWorker() ? Effect.void : ensureListenAddressesFree),
     Effect.as(true),
     Effect.catchTags({
       InsecurePublicUrl: (error) => Effect.as(refuseStart(error.message), false),
       ListenAddressUnavailable: (error) => Effect.as(refuseStart(error.message), false)
     })
   )
-  if (started) yield* Layer.launch((yield* CommandLayers).appliance)
+  if (!started) return
+  // The supervisor's refusal of a database server too small for its processes is one line too.
+  yield* Layer.launch((yield* CommandLayers).appliance).pipe(
+    Effect.catchIf((error): error is StartRefused => error instanceof StartRefused, (error) => refuseStart(error.message))
+  )
 })
 
 export const serve = Command.make("serve", {}, () => runAppliance).pipe(

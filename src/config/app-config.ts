@@ -8,6 +8,7 @@ import * as os from "node:os"
 import { Config, Context, Layer, LogLevel, Option, Redacted } from "effect"
 import { isDomainName } from "../lib/email.ts"
 import { isAcceptablePassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "../lib/password-rules.ts"
+import { processShare, type ProcessShare } from "./process-share.ts"
 
 export type LogFormat = "json" | "pretty" | "logfmt"
 export type HeraldEnv = "development" | "production"
@@ -183,6 +184,28 @@ const url = (name: string) =>
     Config.option
   )
 
+/**
+ * The per-appliance limits of this file as one process's share of them (process-share.ts): with
+ * HERALD_PROCESSES=N each worker takes 1/N, so N processes together keep these limits.
+ */
+export const perProcessLimits = (
+  raw: Pick<
+    AppConfigShape,
+    | "dbPoolMax" | "exportPoolMax" | "httpBodyBudgetBytes" | "smtpInboundBudgetBytes" | "smtpMaxClients" | "smtpMaxPerIp"
+    | "renderWorkers" | "importWorkers"
+  >,
+  share: ProcessShare
+) => ({
+  dbPoolMax: share.pool(raw.dbPoolMax),
+  exportPoolMax: share.count(raw.exportPoolMax),
+  httpBodyBudgetBytes: share.count(raw.httpBodyBudgetBytes),
+  smtpInboundBudgetBytes: share.count(raw.smtpInboundBudgetBytes),
+  smtpMaxClients: share.count(raw.smtpMaxClients),
+  smtpMaxPerIp: share.count(raw.smtpMaxPerIp),
+  renderWorkers: share.count(raw.renderWorkers),
+  importWorkers: share.count(raw.importWorkers)
+})
+
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
   databaseUrl: optionalSecret("DATABASE_URL"),
   dbPoolMax: atLeast("HERALD_DB_POOL_MAX", 2, 10),
@@ -317,6 +340,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     const baseUrl = Option.getOrElse(raw.baseUrl, () => `http://localhost:${raw.httpPort}`)
     return {
       ...raw,
+      ...perProcessLimits(raw, processShare),
       baseUrl,
       trackUrl: Option.getOrElse(raw.trackUrl, () => baseUrl),
       bounceDomain: Option.getOrElse(raw.bounceDomain, () => `bounces.${raw.hostname}`).toLowerCase()

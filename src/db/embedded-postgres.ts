@@ -132,7 +132,10 @@ const inspectExistingCluster = (bin: Binaries, clusterDir: string, runAs: RunAs)
     return Option.none<number>()
   })
 
-const startPostmaster = (bin: Binaries, clusterDir: string, port: number, runAs: RunAs) =>
+/** One process's need; the supervisor of several asks for more (src/config/process-share.ts). */
+const DEFAULT_MAX_CONNECTIONS = 200
+
+const startPostmaster = (bin: Binaries, clusterDir: string, port: number, runAs: RunAs, maxConnections: number) =>
   Effect.async<ChildProcess, EmbeddedPostgresError>((resume) => {
     const socketDir = path.join(clusterDir, "run")
     const child = spawn(bin.postgres, [
@@ -140,7 +143,7 @@ const startPostmaster = (bin: Binaries, clusterDir: string, port: number, runAs:
       "-p", String(port),
       "-c", "listen_addresses=127.0.0.1",
       "-c", `unix_socket_directories=${socketDir}`,
-      "-c", "max_connections=200",
+      "-c", `max_connections=${maxConnections}`,
       "-c", "fsync=on"
     ], { ...runAs, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, LC_ALL: "C" } })
     let log = ""
@@ -172,11 +175,12 @@ const stopPostmaster = (child: ChildProcess) =>
 /**
  * Starts (initialising on first use) the embedded cluster and stops it when the scope closes.
  * Returns the connection URL of database `herald`. `port` pins the port (tests restart a cluster
- * on the same port); by default a free one is taken at each start.
+ * on the same port); by default a free one is taken at each start. `maxConnections`: 200 unless the
+ * supervisor of several processes needs more.
  */
 export const startEmbeddedPostgres = (
   dataDir: string,
-  options: { readonly port?: number } = {}
+  options: { readonly port?: number; readonly maxConnections?: number } = {}
 ): Effect.Effect<EmbeddedCluster, EmbeddedPostgresError, Scope.Scope> =>
   Effect.gen(function*() {
     const bin = yield* loadBinaries
@@ -212,7 +216,7 @@ export const startEmbeddedPostgres = (
     const shared = yield* inspectExistingCluster(bin, clusterDir, runAs)
     const port = Option.isSome(shared) ? shared.value : options.port ?? (yield* freePort)
     if (Option.isNone(shared)) {
-      yield* Effect.acquireRelease(startPostmaster(bin, clusterDir, port, runAs), (child) =>
+      yield* Effect.acquireRelease(startPostmaster(bin, clusterDir, port, runAs, options.maxConnections ?? DEFAULT_MAX_CONNECTIONS), (child) =>
         stopPostmaster(child).pipe(Effect.zipRight(Effect.logInfo("embedded PostgreSQL stopped"))))
     }
     const provisioned = yield* Effect.tryPromise({

@@ -15,6 +15,7 @@
 import * as os from "node:os"
 import { Config, Context, Effect, Layer } from "effect"
 import { AppConfig, checked } from "../config/app-config.ts"
+import { processShare } from "../config/process-share.ts"
 import { defaultDmarcLimits } from "./parse/dmarc/index.ts"
 
 export interface InboundSettings {
@@ -58,5 +59,10 @@ export const inboundSettings: Config.Config<Omit<InboundSettings, "domainGraceHo
 
 export const InboundConfigLive = Layer.effect(
   InboundConfig,
-  Effect.zipWith(inboundSettings, AppConfig, (settings, app): InboundSettings => ({ ...settings, domainGraceHours: app.domainGraceHours }))
+  Effect.zipWith(inboundSettings, AppConfig, (settings, app): InboundSettings => ({
+    ...settings,
+    // Per appliance: each of HERALD_PROCESSES workers takes its share (0 stays 0: parse in the main thread).
+    parseWorkers: settings.parseWorkers === 0 ? 0 : processShare.count(settings.parseWorkers),
+    domainGraceHours: app.domainGraceHours
+  }))
 )

@@ -15,10 +15,12 @@
  * path templates (src/http/route-templates.ts), an unknown path one label. No ids, addresses or
  * tokens ever become a label.
  *
- * Several processes (HERALD_PROCESSES, a later issue): everything is in `registry`, so a supervisor
- * can gather each worker's `registry.getMetricsAsJSON()` and merge them with prom-client's
- * `AggregatorRegistry.aggregate`; counters sum, and the appliance-wide gauges read from the
- * database carry `aggregator: "max"` so N workers do not report N times the queue.
+ * Several processes (HERALD_PROCESSES): everything is in `registry`, so the supervisor gathers
+ * each worker's `registry.getMetricsAsJSON()` and merges them with prom-client's
+ * `AggregatorRegistry.aggregate` (src/supervisor/metrics-hub.ts); counters sum, and the
+ * appliance-wide gauges read from the database carry `aggregator: "first"`: the supervisor puts
+ * the scraped worker's registry first, whose figures were just read, so N workers do not report N
+ * times the queue nor another worker's older reading.
  */
 import { collectDefaultMetrics, Counter, Gauge, Registry } from "prom-client"
 
@@ -331,11 +333,11 @@ export const recordHttpRequest = (method: string, route: string, status: number,
 
 /** A gauge with fixed label names, set whole at each scrape. */
 const gauge = <L extends string>(name: string, help: string, labelNames: ReadonlyArray<L>, appliance: boolean) =>
-  new Gauge<L>({ name, help, labelNames, registers: [registry], ...(appliance ? { aggregator: "max" as const } : {}) })
+  new Gauge<L>({ name, help, labelNames, registers: [registry], ...(appliance ? { aggregator: "first" as const } : {}) })
 
 /**
- * Read from the database: the same for every process and replica (`aggregator: "max"`; alert on
- * `max`, never `sum`), refreshed at most every 15 s.
+ * Read from the database: the same for every process and replica (`aggregator: "first"`, the
+ * scraped worker's; across replicas alert on `max`, never `sum`), refreshed at most every 15 s.
  */
 export const applianceGauges = {
   queueDeliveries: gauge("herald_queue_deliveries", "Deliveries waiting, by state (queued, deferred) and lane (transactional, bulk)", ["state", "lane"], true),

@@ -3,6 +3,7 @@ import * as fs from "node:fs"
 import { rootCertificates } from "node:tls"
 import { Config, ConfigError, Context, Effect, Layer, Option } from "effect"
 import { checked } from "../config/app-config.ts"
+import { processShare } from "../config/process-share.ts"
 import type { Hop } from "./smtp-client.ts"
 
 export interface MtaSettings {
@@ -70,8 +71,11 @@ export const MtaConfigLive = Layer.effect(MtaConfig, Effect.gen(function*() {
     smarthost,
     smarthostTlsVerify,
     maxAgeMs: (yield* checked("HERALD_QUEUE_MAX_AGE_HOURS", Config.number(), "must be more than 0", (n) => n > 0, 120)) * 3_600_000,
-    concurrency: yield* checked("HERALD_MTA_CONCURRENCY", Config.integer(), "must be at least 1", (n) => n >= 1, 100),
-    messageBudgetBytes: (yield* checked("HERALD_MTA_MESSAGE_BUDGET_MB", Config.number(), "must be a positive number of megabytes", (n) => n > 0, 64)) * 1_048_576,
+    // Per appliance: each of HERALD_PROCESSES workers takes its share (process-share.ts).
+    concurrency: processShare.count(yield* checked("HERALD_MTA_CONCURRENCY", Config.integer(), "must be at least 1", (n) => n >= 1, 100)),
+    messageBudgetBytes: processShare.count(
+      (yield* checked("HERALD_MTA_MESSAGE_BUDGET_MB", Config.number(), "must be a positive number of megabytes", (n) => n > 0, 64)) * 1_048_576
+    ),
     leaseMs: (yield* checked("HERALD_QUEUE_LEASE_SECONDS", Config.integer(), "must be at least 5", (n) => n >= 5, 120)) * 1000,
     shapingFile: Option.getOrUndefined(yield* Config.option(Config.string("HERALD_SHAPING_FILE"))),
     mtaSts: mtaStsSwitch === "on" && Option.isNone(smarthost),

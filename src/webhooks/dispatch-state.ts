@@ -10,7 +10,10 @@
  * `reserved` counts workers started and yet to attempt. Together they are what claims leave room for.
  */
 
-export const CONCURRENCY = 32
+import { processShare } from "../config/process-share.ts"
+
+/** Attempts in flight at once, per appliance: each of HERALD_PROCESSES workers takes its share (process-share.ts). */
+export const CONCURRENCY = processShare.count(32)
 export const PER_KEY = 4
 export const BATCH = 32
 /** A healthy lane with this few deliveries left is refilled while its workers go on. */

@@ -13,11 +13,13 @@
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Option, Redacted } from "effect"
+import { Clock, Effect, Option, Redacted, Runtime } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { AppConfig } from "../../config/app-config.ts"
+import { isSupervisedWorker } from "../../config/process-share.ts"
 import { poolCounts } from "../../db/database.ts"
 import { AuthFailures } from "../../http/auth-failures.ts"
+import { answerCollects, askSupervisor, type MetricsJson } from "../../lib/cluster-metrics.ts"
 import { applianceGauges, processGauges, recordAuthFailure, registry } from "../../lib/metrics.ts"
 import { MtaStatus } from "../../mta/Mta.ts"
 import { DispatcherStatus } from "../../webhooks/Dispatcher.ts"
@@ -53,7 +55,7 @@ const setApplianceGauges = (figures: DatabaseFigures | undefined, now: number) =
 }
 
 export class MetricsScrape extends Effect.Service<MetricsScrape>()("herald/MetricsScrape", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const mta = yield* MtaStatus
     const dispatcher = yield* DispatcherStatus
@@ -93,12 +95,31 @@ export class MetricsScrape extends Effect.Service<MetricsScrape>()("herald/Metri
       g.dbPoolInUse.set({ state: "waiting" }, pool?.waitingCount ?? 0)
     })
 
+    // With several processes (HERALD_PROCESSES), this worker's registry goes to the supervisor,
+    // which answers with every worker's aggregated (src/lib/cluster-metrics.ts); the other workers
+    // set their own gauges when it collects theirs.
+    const supervised = isSupervisedWorker()
+    if (supervised) {
+      const runtime = yield* Effect.runtime<never>()
+      const collect = () =>
+        Runtime.runPromise(runtime)(Effect.zipRight(setProcessGauges, Effect.promise(() => registry.getMetricsAsJSON() as Promise<MetricsJson>)))
+      yield* Effect.acquireRelease(Effect.sync(() => answerCollects(collect)), (remove) => Effect.sync(remove))
+    }
+
     const render = Effect.gen(function*() {
       const figures = yield* databaseFigures
       setApplianceGauges(figures, yield* Clock.currentTimeMillis)
       yield* setProcessGauges
-      const text = yield* Effect.promise(() => registry.metrics())
-      return HttpServerResponse.text(text, { contentType: registry.contentType })
+      if (!supervised) return HttpServerResponse.text(yield* Effect.promise(() => registry.metrics()), { contentType: registry.contentType })
+      const own = yield* Effect.promise(() => registry.getMetricsAsJSON() as Promise<MetricsJson>)
+      return yield* Effect.tryPromise(() => askSupervisor(own)).pipe(
+        Effect.map((text) => HttpServerResponse.text(text, { contentType: registry.contentType })),
+        Effect.catchAll((e) =>
+          Effect.as(
+            Effect.logWarning("metrics: the supervisor's aggregate did not come", e),
+            envelope(503, "api_error", "metrics_unavailable", "The appliance's metrics could not be gathered from its processes; retry")
+          ))
+      )
     })
 
     /** A wrong token: counted for the address (429 once it is past the limit), else 401. */

@@ -16,6 +16,7 @@ import { type IncomingMessage, Server, type ServerResponse } from "node:http"
 import { HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect } from "effect"
+import { makeTrackingFastPath } from "../bulk/tracking/fast-path.ts"
 import { makeTrackingHandlers, trackingHandlerFor } from "../bulk/tracking/routes.ts"
 import { isSupervisedWorker } from "../config/process-share.ts"
 
@@ -92,6 +93,8 @@ const isFrontDoorRequest = (request: IncomingMessage): boolean =>
 export const openFrontDoor = (server: FrontDoorServer) =>
   Effect.gen(function*() {
     const handlers = yield* makeTrackingHandlers
+    // The usual hits, without a fiber each; what it leaves (it answers false) goes to the handlers.
+    const fast = yield* makeTrackingFastPath
     const app = Effect.flatMap(
       HttpServerRequest.HttpServerRequest,
       (request) => trackingHandlerFor(handlers, request.url) ?? Effect.succeed(HttpServerResponse.empty({ status: 404 }))
@@ -101,7 +104,7 @@ export const openFrontDoor = (server: FrontDoorServer) =>
       Effect.sync(() => {
         server.frontDoor = (request, response) => {
           if (!isFrontDoorRequest(request)) return false
-          handle(request, response)
+          if (!fast(request, response)) handle(request, response)
           return true
         }
       }),

@@ -12,6 +12,7 @@ import { Duration, Effect, Layer, Option, Redacted } from "effect"
 import pg from "pg"
 import { AppConfig } from "../config/app-config.ts"
 import { startEmbeddedPostgres } from "./embedded-postgres.ts"
+import { PreparingClient } from "./prepared.ts"
 
 const CONNECT_TIMEOUT = Duration.seconds(5)
 const IDLE_TIMEOUT = Duration.seconds(30)
@@ -39,7 +40,9 @@ const openPool = (url: string, maxConnections: number) =>
           connectionTimeoutMillis: Duration.toMillis(CONNECT_TIMEOUT),
           idleTimeoutMillis: Duration.toMillis(IDLE_TIMEOUT),
           max: maxConnections,
-          application_name: "herald"
+          application_name: "herald",
+          // Sends the statements marked as hot as named (prepared) ones: prepared.ts.
+          Client: PreparingClient
         })
         // An idle client's error (the server restarted) is the pool's to drop, not the process's to crash on.
         pool.on("error", () => {})

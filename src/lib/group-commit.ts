@@ -33,6 +33,11 @@ export interface GroupCommitOptions<I, A, E> {
 export interface GroupCommit<I, A, E> {
   /** Resumes with the item's result once the write holding it has committed. */
   readonly submit: (item: I) => Effect.Effect<A, E>
+  /**
+   * `submit` as a plain callback, for a caller that runs no fiber per item (the tracking endpoints'
+   * front door, src/bulk/tracking/fast-path.ts): `done` is called once, with the item's result.
+   */
+  readonly offer: (item: I, done: (exit: Exit.Exit<A, E>) => void) => void
 }
 
 interface Entry<I, A, E> {
@@ -115,16 +120,24 @@ export const makeGroupCommit = <I, A, E>(options: GroupCommitOptions<I, A, E>): 
       })
     )
 
+    const enqueue = (item: I, resume: (exit: Exit.Exit<A, E>) => void): Entry<I, A, E> => {
+      const entry: Entry<I, A, E> = { item, done: false, resume }
+      if (closed) {
+        settle(entry, Exit.interrupt(FiberId.none))
+        return entry
+      }
+      waiting.push(entry)
+      pump()
+      return entry
+    }
+
     const submit = (item: I): Effect.Effect<A, E> =>
       Effect.async<A, E>((resume) => {
-        const entry: Entry<I, A, E> = { item, done: false, resume }
-        if (closed) return settle(entry, Exit.interrupt(FiberId.none))
-        waiting.push(entry)
-        pump()
+        const entry = enqueue(item, resume)
         // A submitter that goes away before its write stops waiting; once written, its item stays written.
         return Effect.sync(() => {
           entry.done = true
         })
       })
-    return { submit }
+    return { submit, offer: (item, done) => void enqueue(item, done) }
   })

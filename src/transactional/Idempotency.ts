@@ -14,16 +14,19 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Either, Option, Schema } from "effect"
 import { SendResponse } from "./send/Api.ts"
 
+// Built once, not per request.
+const encodeResponse = Schema.encodeSync(SendResponse)
+const decodeResponse = Schema.decodeUnknownEither(SendResponse)
+
 /**
  * The 202's body as it goes over the wire: the schema's encoding serialized as HttpApi does
  * (JSON.stringify). The first answer and the stored record are both this text.
  */
-export const sendResponseText = (response: typeof SendResponse.Type): string =>
-  JSON.stringify(Schema.encodeSync(SendResponse)(response))
+export const sendResponseText = (response: typeof SendResponse.Type): string => JSON.stringify(encodeResponse(response))
 
 const storedText = (response: unknown): string => {
   if (typeof response === "string") return response
-  const decoded = Schema.decodeUnknownEither(SendResponse)(response)
+  const decoded = decodeResponse(response)
   return Either.isRight(decoded) ? sendResponseText(decoded.right) : JSON.stringify(response)
 }
 

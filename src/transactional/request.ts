@@ -167,6 +167,10 @@ const firstIssue = (error: ParseResult.ParseError): InvalidField => {
  */
 const options = { errors: "first", onExcessProperty: "error" } as const
 
+// Built once, not per request.
+const decodeFull = Schema.decodeUnknownEither(FullRequest, options)
+const decodeFlat = Schema.decodeUnknownEither(FlatRequest, options)
+
 const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** What a deployment configures of the counts (HERALD_MAX_REQUEST_RECIPIENTS). */
@@ -220,7 +224,7 @@ export const decodeSendRequest = (body: unknown, limits: DecodeLimits): Either.E
   if (tooMany !== undefined) return Either.left(tooMany)
   if (!("personalizations" in body) && "to" in body) {
     return Either.flatMap(
-      Either.mapLeft(Schema.decodeUnknownEither(FlatRequest, options)(body), firstIssue),
+      Either.mapLeft(decodeFlat(body), firstIssue),
       (flat): Either.Either<DecodedRequest, InvalidField> =>
         flat.text === undefined && flat.html === undefined
           ? Either.left({ param: "text", message: "text or html is required" })
@@ -228,7 +232,7 @@ export const decodeSendRequest = (body: unknown, limits: DecodeLimits): Either.E
     )
   }
   return Either.map(
-    Either.mapLeft(Schema.decodeUnknownEither(FullRequest, options)(body), firstIssue),
+    Either.mapLeft(decodeFull(body), firstIssue),
     (full): DecodedRequest => ({ form: "full", body: full })
   )
 }

@@ -105,7 +105,8 @@ export class SendContext extends Effect.Service<SendContext>()("herald/SendConte
           domains: q.sender === undefined ? null : [...new Set(q.sender.recipients.map(domainOf))]
         }))
         const now = new Date(Math.max(...group.map((q) => q.now.getTime())))
-        const rows = yield* sql<Row & { readonly i: number }>`
+        // Prepared (src/db/prepared.ts): planning this statement cost several times running it.
+        const rows = yield* sql<Row & { readonly i: number }>`/* herald:prepared */
           WITH req AS (
             SELECT * FROM jsonb_to_recordset(${JSON.stringify(requests)}::jsonb)
               AS r(i integer, key_id text, account_id text, from_domain text, recipients text[], domains text[])

@@ -104,4 +104,27 @@ describe("group commit", () => {
     // "a" was being written when the scope closed, "b" still waited for a writer.
     expect(exits.every(Exit.isInterrupted)).toBe(true)
   })
+  it("offers items with plain callbacks (the tracking front door's fast path): each done once, with its own result, after its write", async () => {
+    const { groups, write } = recorder()
+    const exits = await run(Effect.gen(function*() {
+      const group = yield* makeGroupCommit({ write, maxItems: 10 })
+      return yield* Effect.promise(() =>
+        Promise.all(["a", "bad", "c"].map((n) =>
+          new Promise<Array<Exit.Exit<string, unknown>>>((resolve) => {
+            const calls: Array<Exit.Exit<string, unknown>> = []
+            group.offer(item(n), (exit) => {
+              calls.push(exit)
+              // Called again by mistake, the caller would see two calls.
+              setTimeout(() => resolve(calls), 20)
+            })
+          })
+        ))
+      )
+    }))
+    expect(exits.map((calls) => calls.length)).toEqual([1, 1, 1])
+    expect(exits[0]![0]).toEqual(Exit.succeed("stored a"))
+    expect(Exit.isFailure(exits[1]![0]!)).toBe(true)
+    expect(exits[2]![0]).toEqual(Exit.succeed("stored c"))
+    expect(new Set(groups.flat())).toEqual(new Set(["a", "bad", "c"]))
+  })
 })

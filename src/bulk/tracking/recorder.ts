@@ -18,7 +18,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Option, Queue } from "effect"
+import { Effect, Exit, Option, Queue } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { makeGroupCommit } from "../../lib/group-commit.ts"
 import { appendHits, type LoggedHit } from "./ingest.ts"
@@ -70,23 +70,45 @@ export class TrackingRecorder extends Effect.Service<TrackingRecorder>()("herald
         return Option.fromNullable(known.get(target.linkIndex))
       })
 
-    /** Logs `hit` (resuming once committed), unless it repeats a token this replica logged within the window. */
-    const log = (hit: LoggedHit): Effect.Effect<void, SqlError> => {
+    /** The URL of the link a click token names when its campaign's links are already kept here (no read). */
+    const knownLinkUrl = (target: ClickTarget): string | undefined => links.get(target.campaignId)?.get(target.linkIndex)
+
+    /**
+     * Logs `hit` and calls `done` once it is committed, unless it repeats a token this replica
+     * logged within the window (then at once). Plain callbacks: the front door's fast path
+     * (fast-path.ts) runs no fiber per hit.
+     */
+    const logThen = (hit: LoggedHit, done: (exit: Exit.Exit<void, SqlError>) => void): void => {
       const key = tokenKey(hit.deliveryId, hit.linkIndex, hit.linkIndex === null && hit.machine)
       const at = hit.at.getTime()
-      if (recent.isRepeat(key, at)) return Effect.void
-      // Not logged after all: the next fetch of the token must be, or its window would count nothing.
-      return group.submit(hit).pipe(Effect.asVoid, Effect.onError(() => Effect.sync(() => recent.forget(key, at))))
+      if (recent.isRepeat(key, at)) return done(Exit.void)
+      group.offer(hit, (exit) => {
+        // Not logged after all: the next fetch of the token must be, or its window would count nothing.
+        if (Exit.isFailure(exit)) recent.forget(key, at)
+        done(exit)
+      })
     }
+
+    /** `logThen` as an effect: resumes once committed (at once for a repeat). */
+    const log = (hit: LoggedHit): Effect.Effect<void, SqlError> => Effect.async((resume) => logThen(hit, resume))
+
+    const openHit = (target: OpenTarget, at: Date, machine: boolean): LoggedHit =>
+      ({ campaignId: target.campaignId, deliveryId: target.deliveryId, linkIndex: null, machine, at })
+    const clickHit = (target: ClickTarget, at: Date): LoggedHit =>
+      ({ campaignId: target.campaignId, deliveryId: target.deliveryId, linkIndex: target.linkIndex, machine: false, at })
 
     return {
       /** Logs an open; resumes once it is committed (at once for a repeat, which is not logged). */
-      open: (target: OpenTarget, at: Date, machine: boolean) =>
-        log({ campaignId: target.campaignId, deliveryId: target.deliveryId, linkIndex: null, machine, at }),
+      open: (target: OpenTarget, at: Date, machine: boolean) => log(openHit(target, at, machine)),
       /** Logs a click, as `open` does. Only for a link the campaign has: see `linkUrl`. */
-      click: (target: ClickTarget, at: Date) =>
-        log({ campaignId: target.campaignId, deliveryId: target.deliveryId, linkIndex: target.linkIndex, machine: false, at }),
+      click: (target: ClickTarget, at: Date) => log(clickHit(target, at)),
+      /** `open` with a callback (fast-path.ts). */
+      openThen: (target: OpenTarget, at: Date, machine: boolean, done: (exit: Exit.Exit<void, SqlError>) => void) =>
+        logThen(openHit(target, at, machine), done),
+      /** `click` with a callback (fast-path.ts). */
+      clickThen: (target: ClickTarget, at: Date, done: (exit: Exit.Exit<void, SqlError>) => void) => logThen(clickHit(target, at), done),
       linkUrl,
+      knownLinkUrl,
       /** Resumes at the next committed group, or after `timeout` (the aggregator's wait). */
       awaitLogged: (timeout: number) =>
         Queue.take(logged).pipe(Effect.timeoutOption(timeout), Effect.asVoid)

@@ -18,6 +18,8 @@
  * (src/api/front-door.ts), which skips the router and the API's request middleware: a mail
  * client's pixel needs neither a request id nor a body budget, and on the whole API stack a hit
  * cost more main-thread time than the bare redirect server's whole request (bench/campaign.ts).
+ * There, the usual hits do not even reach these handlers: fast-path.ts answers them with plain
+ * callbacks, and leaves the rest (a bad click token, a campaign's first click) to these.
  */
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Clock, Effect, Layer, Option } from "effect"
@@ -28,7 +30,7 @@ import { TrackingRecorder } from "./recorder.ts"
 import { readClickToken, readOpenToken } from "./tokens.ts"
 
 /** The smallest transparent GIF (GIF89a, 1×1, one transparent colour). */
-const PIXEL = Buffer.from("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7", "base64")
+export const PIXEL = Buffer.from("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7", "base64")
 
 const pixelResponse = () =>
   HttpServerResponse.uint8Array(PIXEL, {
@@ -49,10 +51,12 @@ const redirect = (url: string) =>
  * from a `:token` parameter: the front door has no router, and the router refuses a parameter
  * longer than 100 characters by default (a click token is longer than that).
  */
-const tokenOf = (request: HttpServerRequest.HttpServerRequest) => {
-  const path = request.url.split("?", 1)[0]!
+export const tokenOfPath = (url: string) => {
+  const path = url.split("?", 1)[0]!
   return path.slice(path.indexOf("/", 1) + 1)
 }
+
+const tokenOf = (request: HttpServerRequest.HttpServerRequest) => tokenOfPath(request.url)
 
 /** The two endpoints' handlers, for the router and the front door. */
 export const makeTrackingHandlers = Effect.gen(function*() {

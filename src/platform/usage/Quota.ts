@@ -96,7 +96,8 @@ export const reserveQuota = (limits: Limits, keyId: string, requested: number) =
     const sql = yield* SqlClient.SqlClient
     const quota = limits.monthlyQuota
     const inTransaction = Option.isSome(yield* Effect.serviceOption(SqlClient.TransactionConnection))
-    const rows = yield* sql<{ sent: number }>`
+    // Prepared (src/db/prepared.ts): a send's usual reservation, a few texts in all.
+    const rows = yield* sql<{ sent: number }>`/* herald:prepared */
       WITH ${commitModeCte(sql, inTransaction)}, ${chargeCtes(sql, "", limits, requested, [[keyId, requested]])}
       SELECT sent FROM charged`
     const charged = rows[0]

@@ -67,7 +67,8 @@ export class QuotaReserver extends Effect.Service<QuotaReserver>()("herald/Quota
           const requested = members.reduce((n, r) => n + r.requested, 0)
           return { tag: `_${j}`, indexes, requested, limits: members[0]!.limits, byKey: sumsByKey(members) }
         })
-        const rows = yield* sql<{ account: number; sent: number }>`
+        // Prepared (src/db/prepared.ts): the usual group (one account, one key) has one text.
+        const rows = yield* sql<{ account: number; sent: number }>`/* herald:prepared */
           WITH ${commitModeCte(sql, false)},
             ${sql.csv(charges.map((c) => chargeCtes(sql, c.tag, c.limits, c.requested, c.byKey)))}
           ${sql.join(" UNION ALL ", false)(charges.map((c, j) => sql`SELECT ${j}::integer AS account, sent FROM ${sql.literal(`charged${c.tag}`)}`))}`

@@ -3,6 +3,8 @@
  * arrive together are committed together (group commit, src/lib/group-commit.ts): one multi-row
  * INSERT — a single statement, so a single commit — per group, and each session's 250 waits for the
  * commit that holds its own row. A quiet listener still writes each message at once.
+ * While this replica's processor runs, a message held whole is committed leased to it and handed
+ * over in memory once committed (processor/handoff.ts): it is not claimed and read back.
  * A message larger than a chunk is not held whole: its chunks are staged in inbound_chunks as they
  * arrive and moved into its row by one statement at the end (migration 0015).
  */

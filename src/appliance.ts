@@ -93,6 +93,7 @@ import { MxListenerLive } from "./inbound/listener/MxListener.ts"
 import { InboundConfigLive } from "./inbound/InboundConfig.ts"
 import { InboundQueue } from "./inbound/processor/InboundQueue.ts"
 import { InboundProcessorLive } from "./inbound/processor/Processor.ts"
+import { InboundHandoff } from "./inbound/processor/handoff.ts"
 import { AuthFailuresLive } from "./http/auth-failures.ts"
 import { MetricsScrape } from "./api/metrics/MetricsScrape.ts"
 import { MetricsPortLive } from "./api/metrics/routes.ts"
@@ -244,9 +245,12 @@ const ActorsLive = Layer.mergeAll(
   TlsRptJobLive.pipe(Layer.provide(MtaConfigLive)),
   DispatcherLive,
   RemoteWakeupsLive,
-  MxListenerLive.pipe(Layer.provide(InboundStore.Default)),
   SubmissionListenerLive,
-  InboundProcessorLive.pipe(Layer.provide(Layer.merge(InboundQueue.Default, InboundConfigLive)))
+  // One handoff for both: the listener hands its messages to this replica's processor in memory.
+  Layer.merge(
+    MxListenerLive.pipe(Layer.provide(InboundStore.Default)),
+    InboundProcessorLive.pipe(Layer.provide(Layer.merge(InboundQueue.Default, InboundConfigLive)))
+  ).pipe(Layer.provide(InboundHandoff.Default))
 )
 
 const BootstrapLive = Layer.effectDiscard(Effect.zipRight(dnsConfigWarnings, bootstrap))

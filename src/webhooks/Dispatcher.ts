@@ -151,6 +151,9 @@ const dispatcherActor = (cell: Cell) =>
       Effect.suspend(() => {
         const t = transition(cell.state)
         cell.state = t.state
+        // Most transitions of an attempt have no action: no forEach (and its fibers' bookkeeping) for them.
+        if (t.actions.length === 0) return Effect.void
+        if (t.actions.length === 1) return perform(t.actions[0]!, onGiveBackFailure)
         return Effect.forEach(t.actions, (action) => perform(action, onGiveBackFailure), { discard: true })
       })
     const perform = (action: DispatchAction<HeldDelivery>, onGiveBackFailure: OnGiveBackFailure): Effect.Effect<void, SqlError> => {

@@ -109,6 +109,7 @@ export const initialDispatchState = <D extends Held>(): DispatchState<D> => ({
 
 const idleLane: LaneState<never> = { workers: 0, queue: [], healthy: false, refilling: false, backlog: true, idleSince: 0 }
 const wake = { _tag: "Wake" } as const
+const noActions: ReadonlyArray<never> = []
 const freedSlot = { _tag: "SlotFreed" } as const
 const giveBack = <D extends Held>(deliveries: ReadonlyArray<D>): ReadonlyArray<DispatchAction<D>> =>
   deliveries.length === 0 ? [] : [{ _tag: "GiveBack", deliveries }]
@@ -274,7 +275,9 @@ export const workerNext = <D extends Held>(s0: DispatchState<D>, keyId: string, 
   let refill = low.healthy && low.backlog && !low.refilling && low.queue.length <= LOW_WATER
   if (refill) s = changeLane(s, keyId, () => ({ refilling: true }))
   const lane = laneOf(s, keyId)
-  const [next, ...rest] = lane.queue
+  // Indexed and sliced rather than destructured (`[next, ...rest]`): the spread walks the iterator
+  // protocol over the whole lane once per attempt.
+  const next = lane.queue[0]
   if (next === undefined) {
     if (!lane.refilling && (!lane.backlog || active(s, busy) >= CONCURRENCY)) return { state: s, refill, step: { _tag: "Leave" } }
     if (!lane.refilling) {
@@ -283,7 +286,7 @@ export const workerNext = <D extends Held>(s0: DispatchState<D>, keyId: string, 
     }
     return { state: s, refill, step: { _tag: "AwaitRefill" } }
   }
-  s = { ...withLane(s, keyId, { ...lane, queue: rest }), queued: s.queued - 1 }
+  s = { ...withLane(s, keyId, { ...lane, queue: lane.queue.slice(1) }), queued: s.queued - 1 }
   const expired = now - next.leasedAt > LEASE_MS - LEASE_MARGIN_MS
   return { state: s, refill, step: expired ? { _tag: "Expired", delivery: next.delivery } : { _tag: "Attempt", delivery: next.delivery } }
 }
@@ -300,6 +303,8 @@ export const workerStarted = <D extends Held>(s: DispatchState<D>): DispatchStat
  * more of its key's work than the deliveries it is failing: the lane's waiting ones go back.
  */
 export const attempted = <D extends Held>(s: DispatchState<D>, keyId: string, ok: boolean): Transition<D> => {
+  // The usual case — a healthy lane's attempt succeeded — changes nothing: no copy of the lanes per attempt.
+  if (ok && laneOf(s, keyId).healthy) return { state: s, actions: noActions }
   const marked = changeLane(s, keyId, () => ({ healthy: ok }))
   if (ok) return { state: marked, actions: [] }
   const { state, taken } = takeQueued(marked, keyId)

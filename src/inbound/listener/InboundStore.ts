@@ -3,14 +3,17 @@
  * arrive together are committed together (group commit, src/lib/group-commit.ts): one multi-row
  * INSERT — a single statement, so a single commit — per group, and each session's 250 waits for the
  * commit that holds its own row. A quiet listener still writes each message at once.
+ * While this replica's processor runs, a message held whole is committed leased to it and handed
+ * over in memory once committed (processor/handoff.ts): it is not claimed and read back.
  * A message larger than a chunk is not held whole: its chunks are staged in inbound_chunks as they
  * arrive and moved into its row by one statement at the end (migration 0015).
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Exit } from "effect"
 import { newId } from "../../lib/ids.ts"
 import { QueueSignal } from "../../db/QueueSignal.ts"
 import { makeGroupCommit } from "../../lib/group-commit.ts"
+import { type HandoffTicket, INBOUND_LEASE_MS, InboundHandoff } from "../processor/handoff.ts"
 import { INBOUND_CHANNEL } from "../processor/Processor.ts"
 
 export interface ReceivedEnvelope {
@@ -31,6 +34,15 @@ type InboundRow = {
   readonly size: number
   readonly raw: Buffer
   readonly next_attempt_at: Date
+  /** Set when the row is committed leased to this replica's processor (handed over in memory: handoff.ts). */
+  readonly lease_owner: string | null
+}
+
+/** A row to commit, and the handoff room taken for it (none: committed unleased, for a claim). */
+interface Pending {
+  readonly row: InboundRow
+  readonly rcptTo: ReadonlyArray<string>
+  readonly ticket: HandoffTicket | undefined
 }
 
 /**
@@ -52,35 +64,57 @@ export class InboundStore extends Effect.Service<InboundStore>()("herald/Inbound
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const signal = yield* QueueSignal
+    const handoff = yield* InboundHandoff
 
-    const insertGroup = (rows: ReadonlyArray<InboundRow>) =>
-      sql`INSERT INTO inbound_messages ${sql.insert(rows)}`.pipe(
-        Effect.zipRight(signal.wake(INBOUND_CHANNEL)),
-        Effect.as(rows.map((row) => row.id))
+    /**
+     * One committed INSERT for the group; then the leased rows are handed to the processor, and it
+     * is woken. Only rows left for a claim concern other replicas (the NOTIFY of `wake`).
+     */
+    const insertGroup = (items: ReadonlyArray<Pending>) =>
+      sql`INSERT INTO inbound_messages ${sql.insert(items.map((item) => item.row))}`.pipe(
+        Effect.zipRight(Effect.suspend(() => {
+          let unleased = false
+          for (const { row, rcptTo, ticket } of items) {
+            if (ticket === undefined) unleased = true
+            else handoff.handOver(ticket, { id: row.id, rcpt_to: rcptTo, mail_from: row.mail_from, raw: row.raw, attempts: 0 })
+          }
+          return unleased ? signal.wake(INBOUND_CHANNEL) : signal.wakeLocal(INBOUND_CHANNEL)
+        })),
+        Effect.as(items.map((item) => item.row.id))
       )
     const group = yield* makeGroupCommit({
       write: insertGroup,
       maxItems: GROUP_ROWS,
       maxBytes: GROUP_BYTES,
-      sizeOf: (row: InboundRow) => row.size,
+      sizeOf: (item: Pending) => item.row.size,
       writers: WRITERS
     })
 
     /** Resumes with the message's id once its row is committed. */
     const store = (envelope: ReceivedEnvelope, raw: Buffer) =>
-      Effect.gen(function*() {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        return yield* group.submit({
-          id: newId("inb"),
-          received_at: now,
-          remote_address: envelope.remoteAddress,
-          helo: envelope.helo,
-          mail_from: envelope.mailFrom,
-          rcpt_to: JSON.stringify(envelope.rcptTo),
-          size: raw.length,
-          raw,
-          next_attempt_at: now
+      Effect.clockWith((clock) => {
+        const now = clock.unsafeCurrentTimeMillis()
+        const ticket = handoff.reserve(raw.length)
+        const submitted = group.submit({
+          row: {
+            id: newId("inb"),
+            received_at: new Date(now),
+            remote_address: envelope.remoteAddress,
+            helo: envelope.helo,
+            mail_from: envelope.mailFrom,
+            rcpt_to: JSON.stringify(envelope.rcptTo),
+            size: raw.length,
+            raw,
+            next_attempt_at: new Date(ticket === undefined ? now : now + INBOUND_LEASE_MS),
+            lease_owner: ticket?.owner ?? null
+          },
+          rcptTo: envelope.rcptTo,
+          ticket
         })
+        // Not committed (or the session went away first): the room goes back; a committed row's lease ends on its own.
+        return ticket === undefined
+          ? submitted
+          : Effect.onExit(submitted, (exit) => Exit.isSuccess(exit) ? Effect.void : Effect.sync(() => handoff.giveBack(ticket)))
       })
 
     /**

@@ -120,6 +120,12 @@ export class InboundQueue extends Effect.Service<InboundQueue>()("herald/Inbound
           state = 'failed', kind = ${kind}
         WHERE id = ${id} AND lease_owner = ${owner} AND state = 'received'`.pipe(Effect.asVoid)
 
+    /** Gives leased messages not started back (the processor stopping): due at once, for any replica. */
+    const release = (owner: string, ids: ReadonlyArray<string>, now: Date) =>
+      ids.length === 0 ? Effect.void : sql`
+        UPDATE inbound_messages SET lease_owner = NULL, next_attempt_at = ${now}
+        WHERE id = ANY(${ids}::text[]) AND lease_owner = ${owner} AND state = 'received'`.pipe(Effect.asVoid)
+
     /**
      * Drops the raw bytes of handled messages older than the retention period (the row stays), and
      * the staged chunks of messages whose transfer never finished (the listener died mid-DATA).
@@ -134,6 +140,6 @@ export class InboundQueue extends Effect.Service<InboundQueue>()("herald/Inbound
         return rows.length
       })
 
-    return { claim, completeGroup, fail, park, prune } as const
+    return { claim, completeGroup, fail, park, release, prune } as const
   })
 }) {}

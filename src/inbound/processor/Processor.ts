@@ -19,6 +19,7 @@
  * one read of the deliveries the batch names, one UPDATE (effects only for the messages that name
  * a delivery — most reports do not).
  */
+import type { SqlError } from "@effect/sql/SqlError"
 import { type InboundKind, INBOUND_KINDS, recordInbound, recordInboundParseFailure } from "../../lib/metrics.ts"
 import { Cause, Clock, Duration, Effect, Exit, Option, Queue, Schedule } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
@@ -33,6 +34,7 @@ import { configureDmarcLimits, defaultDmarcLimits } from "../parse/dmarc/index.t
 import type { ParseWorkerData } from "../parse-worker.ts"
 import type { Understood } from "../parse/types.ts"
 import { understandMessage } from "../understand.ts"
+import { INBOUND_LEASE_MS, InboundHandoff } from "./handoff.ts"
 import { isUnsubscribeRequest, understandUnsubscribeRequest } from "../parse/unsubscribe-request.ts"
 import { effectsOf, type EffectsContext, keysOf } from "./effects.ts"
 import { type ClaimedInbound, InboundQueue, type Parsed } from "./InboundQueue.ts"
@@ -44,7 +46,7 @@ import { makeReportTrust } from "./trust.ts"
 const inboundKindOf = (kind: string): InboundKind => (INBOUND_KINDS as ReadonlyArray<string>).includes(kind) ? kind as InboundKind : "other"
 
 export const INBOUND_CHANNEL: Channel = "herald_inbound"
-const LEASE_MS = 5 * 60_000
+const LEASE_MS = INBOUND_LEASE_MS
 const POLL = Duration.seconds(2)
 /** A parse that takes longer is abandoned (its worker replaced) and retried later. */
 const PARSE_TIMEOUT = Duration.minutes(1)
@@ -110,6 +112,33 @@ const unreadable = (understood: Understood): string | null =>
 
 const asBuffer = (bytes: Uint8Array) => Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 
+/**
+ * The next batch: what the listener handed over (handoff.ts), else a claim — and a claim at least
+ * every POLL while messages keep being handed over, so that retries and what found no room in the
+ * handoff are not left behind.
+ */
+const batchSource = (handoff: InboundHandoff, queue: InboundQueue, owner: string, batch: number, claimBytes: number) => {
+  let lastClaim = 0
+  return (now: Date): Effect.Effect<ReadonlyArray<ClaimedInbound>, SqlError> => {
+    const handed = now.getTime() - lastClaim < Duration.toMillis(POLL) ? handoff.take(batch, claimBytes) : []
+    if (handed.length > 0) return Effect.succeed(handed)
+    lastClaim = now.getTime()
+    // A claim that finds nothing leaves the turn to the handoff (a quiet spell made the claim due).
+    return Effect.map(queue.claim(owner, now, new Date(now.getTime() + LEASE_MS), batch, claimBytes), (claimed) =>
+      claimed.length > 0 ? claimed : handoff.take(batch, claimBytes))
+  }
+}
+
+/**
+ * The listener hands this processor its messages from now on; when it stops, what was handed over
+ * and not started goes back to the database, due at once, rather than waiting for its lease to end.
+ */
+const openHandoff = (handoff: InboundHandoff, queue: InboundQueue, owner: string) =>
+  Effect.acquireRelease(Effect.sync(() => handoff.open(owner)), () =>
+    Effect.clockWith((clock) => queue.release(owner, handoff.close(), new Date(clock.unsafeCurrentTimeMillis()))).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("inbound messages handed over not given back; their leases end on their own", cause))
+    ))
+
 // Scoped to the actor's own fiber: at shutdown the loop stops first, then the workers are terminated.
 export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.gen(function*() {
   const settings = yield* InboundConfig
@@ -121,6 +150,7 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
   const { unsubscribeLocalPart } = yield* ReportHooks
   const trust = yield* makeReportTrust
   const signal = yield* QueueSignal
+  const handoff = yield* InboundHandoff
   const owner = `${config.hostname}/${process.pid}/${randomBase62(6)}`
   const workers = settings.parseWorkers
   const { lanes, batch, concurrency, pipeline } = inboundShape(workers)
@@ -249,15 +279,18 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
    * Claims due messages and starts handling them; returns whether more are due right away (the
    * claim was cut short by its count, or by its bytes — a cut leaves it at or past the budget).
    */
+  const nextBatch = batchSource(handoff, queue, owner, batch, claimBytes)
+
   const step = (slots: Effect.Semaphore) =>
     Effect.gen(function*() {
       const now = new Date(yield* Clock.currentTimeMillis)
-      const claimed = yield* queue.claim(owner, now, new Date(now.getTime() + LEASE_MS), batch, claimBytes).pipe(
+      const claimed = yield* nextBatch(now).pipe(
         Effect.onExit((exit) => (Exit.isSuccess(exit) && exit.value.length > 0 ? Effect.void : slots.release(1)))
       )
       if (claimed.length === 0) return false
       // Measured before the batch is handed over: the workers take the raw bytes away.
-      const more = claimed.length === batch || claimed.reduce((bytes, m) => bytes + (m.raw?.length ?? 0), 0) >= claimBytes
+      const more = claimed.length === batch || claimed.reduce((bytes, m) => bytes + (m.raw?.length ?? 0), 0) >= claimBytes ||
+        handoff.waitingCount() > 0
       yield* Effect.fork(handleBatch(claimed, now).pipe(Effect.ensuring(slots.release(1))))
       return more
     }).pipe(Effect.catchAllCause((cause) => Effect.logError("inbound claim failed; retrying", cause).pipe(Effect.as(false))))
@@ -269,6 +302,7 @@ export const InboundProcessorLive = actorLayer("inbound", Effect.scoped(Effect.g
   }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("inbound prune failed", cause)))
   yield* Effect.forkScoped(Effect.repeat(prune, Schedule.spaced(Duration.hours(1))))
 
+  yield* openHandoff(handoff, queue, owner)
   yield* Effect.logInfo("inbound processor started").pipe(Effect.annotateLogs({ owner, parse_workers: workers }))
   // Up to `lanes` claimed batches are handled at once; the next claim waits for a free slot.
   const slots = yield* Effect.makeSemaphore(lanes)

@@ -16,6 +16,7 @@ import { keysCommand } from "./keys.ts"
 import { ensureListenAddressesFree } from "./listen-addresses.ts"
 import { operatorCommand } from "./output.ts"
 import { ensureProductionUrls } from "./production-urls.ts"
+import { ensureNoTestSettings } from "./production-test-settings.ts"
 import { suppressionsCommand } from "./suppressions.ts"
 import { tlsRptCommand } from "./tlsrpt.ts"
 
@@ -32,10 +33,12 @@ const refuseStart = (line: string) =>
  */
 const runAppliance = Effect.gen(function*() {
   const started = yield* ensureProductionUrls.pipe(
+    Effect.zipRight(ensureNoTestSettings),
     Effect.zipRight(ensureListenAddressesFree),
     Effect.as(true),
     Effect.catchTags({
       InsecurePublicUrl: (error) => Effect.as(refuseStart(error.message), false),
+      TestSettingInProduction: (error) => Effect.as(refuseStart(error.message), false),
       ListenAddressUnavailable: (error) => Effect.as(refuseStart(error.message), false)
     })
   )

@@ -76,7 +76,7 @@ export const Campaign = Schema.Struct({
   }))).annotations({ description: "The A/B variants (index 0 to 3), or null for one content; see ab_test" }),
   ab_test: Schema.NullOr(AbTestInput).annotations({
     description: "With variants: the test share goes out split across them, and after wait_minutes the variant with the higher unique "
-      + "rate goes to the rest (GET /v1/bulk/analytics/campaigns/{id}: variants and winner). The campaign stays sending meanwhile"
+      + "rate goes to the rest (GET /v1/bulk/campaigns/{id}/analytics: variants and winner). The campaign stays sending meanwhile"
   }),
   total_contacts: Schema.NullOr(Schema.Int).annotations({ description: "Recipients frozen when sending started; null before" }),
   scheduled_at: Schema.NullOr(Schema.String),
@@ -252,7 +252,9 @@ export class CampaignsGroup extends HttpApiGroup.make("campaigns")
         + "Without overage, a send now whose recipients not yet sent (simulator addresses are free) exceed what is left of the "
         + "monthly quota → 400 overage_not_offered (the message states what is needed and what remains), nothing changed, unless "
         + "`allow_partial: true`; a scheduled campaign in that state pauses with `pause_reason: quota_exhausted` when it comes due. "
-        + "The check is advisory: two campaigns checked at once may both pass, and a later shortfall pauses as before.\n\n"
+        + "The check is advisory: two campaigns checked at once may both pass, and a later shortfall pauses as before. "
+        + "An A/B campaign whose test share gives a variant fewer than 10 recipients → 400 `validation_failed`, "
+        + "`param: ab_test.test_percent`; during its wait it stays `sending`.\n\n"
         + STATE_TABLE)
   )
   .add(
@@ -284,7 +286,8 @@ export class CampaignsGroup extends HttpApiGroup.make("campaigns")
       .annotate(OpenApi.Summary, "The subject, html and text one contact would get, links untracked; sends and saves nothing")
       .annotate(OpenApi.Description, "The campaign's content as it is now (its template's as it is at this moment, or its own), rendered "
         + "with the contact's variables and their own unsubscribe link, with the footer it would get. Any state. Errors: 404 `not_found` for "
-        + "another key's campaign or contact; 400 `validation_failed` (`param: variant` for a campaign without variants, "
+        + "another key's campaign or contact; 400 `validation_failed` (`param: variant` for a variant the campaign does not have: "
+        + "an A/B campaign shows variant 0 without it; "
         + "`template_id` when its template is gone); 400 `render_failed` when the content does not render.")
   )
   .add(

@@ -17,6 +17,7 @@ import { keysCommand } from "./keys.ts"
 import { ensureListenAddressesFree } from "./listen-addresses.ts"
 import { operatorCommand } from "./output.ts"
 import { ensureProductionUrls } from "./production-urls.ts"
+import { ensureNoTestSettings } from "./production-test-settings.ts"
 import { suppressionsCommand } from "./suppressions.ts"
 import { tlsRptCommand } from "./tlsrpt.ts"
 
@@ -33,12 +34,14 @@ const refuseStart = (line: string) =>
  */
 const runAppliance = Effect.gen(function*() {
   const started = yield* ensureProductionUrls.pipe(
+    Effect.zipRight(ensureNoTestSettings),
     // A worker of the supervisor (HERALD_PROCESSES > 1) shares sockets its siblings already hold:
     // the supervisor checked the addresses before it forked them.
     Effect.zipRight(isSupervisedWorker() ? Effect.void : ensureListenAddressesFree),
     Effect.as(true),
     Effect.catchTags({
       InsecurePublicUrl: (error) => Effect.as(refuseStart(error.message), false),
+      TestSettingInProduction: (error) => Effect.as(refuseStart(error.message), false),
       ListenAddressUnavailable: (error) => Effect.as(refuseStart(error.message), false)
     })
   )

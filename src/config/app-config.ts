@@ -99,6 +99,8 @@ export interface AppConfigShape {
   readonly campaignFanoutBatch: number
   /** HERALD_TRACKING_REPEAT_SECONDS in milliseconds: a token's fetches this close to its last counted one are no new open or click. */
   readonly trackingRepeatMs: number
+  /** HERALD_AB_WAIT_UNIT_SECONDS in milliseconds: how long a "minute" of an A/B test's wait is (tests and staging; 60 s in production). */
+  readonly abWaitUnitMs: number
   /** HERALD_RENDER_WORKERS: worker threads that render templates and compile MJML (one account uses at most half of them at a time). */
   readonly renderWorkers: number
   /** HERALD_RENDER_TIMEOUT_MS: the longest one render or MJML compile may run before its worker is stopped. */
@@ -148,6 +150,15 @@ const seconds = (name: string, fallback: number) =>
 
 const atLeast = (name: string, min: number, fallback: number) =>
   checked(name, Config.integer(), `must be a whole number of at least ${min}`, (n) => n >= min, fallback)
+
+/**
+ * HERALD_AB_WAIT_UNIT_SECONDS: a test's "minute" of an A/B wait (issue 30 item 12), so a test or a
+ * staging run need not wait 30 real minutes. With HERALD_ENV=production any value but 60 stops
+ * the start with one line (src/cli/production-test-settings.ts): there the wait a marketer chose
+ * is the wait they get.
+ */
+const abWaitUnit = checked("HERALD_AB_WAIT_UNIT_SECONDS", Config.number(), "must be more than 0 seconds", (n) => n > 0, 60)
+  .pipe(Config.map((seconds) => Math.round(seconds * 1000)))
 
 /** An optional secret where an empty value (as compose files often leave it) means unset. */
 const optionalSecret = (name: string) =>
@@ -312,6 +323,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   campaignFanoutBatch: atLeast("HERALD_CAMPAIGN_FANOUT_BATCH", 1, 10_000),
   trackingRepeatMs: checked("HERALD_TRACKING_REPEAT_SECONDS", Config.number(), "must be zero or more seconds", (n) => n >= 0, 60)
     .pipe(Config.map((s) => Math.round(s * 1000))),
+  abWaitUnitMs: abWaitUnit,
   renderWorkers: checked("HERALD_RENDER_WORKERS", Config.integer(), "must be from 1 to 64", (n) => n >= 1 && n <= 64, defaultRenderWorkers()),
   renderTimeoutMs: checked("HERALD_RENDER_TIMEOUT_MS", Config.integer(), "must be from 100 to 600000 milliseconds", (n) => n >= 100 && n <= 600_000, 30_000),
   maxAttachmentBytes: megabytes("MAX_ATTACHMENT_MB", 10),

@@ -55,7 +55,8 @@ export const migrationFiles = [
   "0039_campaign_second_week.sql",
   "0040_bulk_settings.sql",
   "0041_list_unsubscribe.sql",
-  "0042_system_messages.sql"
+  "0042_system_messages.sql",
+  "0043_campaign_ab_tests.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

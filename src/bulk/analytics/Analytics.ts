@@ -23,6 +23,7 @@ import { withStatementTimeout } from "../../db/statement-timeout.ts"
 import type { Owner } from "../templates/Templates.ts"
 import { type HourCounts, ratesOf, timelineOf } from "./figures.ts"
 import { DETAIL_WINDOW_DAYS } from "../tracking/store.ts"
+import { variantFigures } from "../campaigns/ab-test.ts"
 
 export class AnalyticsCampaignNotFound extends Data.TaggedError("AnalyticsCampaignNotFound")<{ readonly id: string }> {}
 
@@ -76,7 +77,8 @@ export class Analytics extends Effect.Service<Analytics>()("herald/Analytics", {
 
     const campaignOf = (owner: Owner, id: string) =>
       Effect.gen(function*() {
-        const rows = yield* sql<{ id: string; started_at: Date | null }>`SELECT id, started_at FROM campaigns
+        const rows = yield* sql<{ id: string; started_at: Date | null; variants: ReadonlyArray<{ subject: string }> | null; ab_winner: number | null }>`
+          SELECT id, started_at, variants, ab_winner FROM campaigns
           WHERE id = ${id} AND key_id = ${owner.keyId}`
         if (rows[0] === undefined) return yield* new AnalyticsCampaignNotFound({ id })
         return rows[0]
@@ -132,9 +134,27 @@ export class Analytics extends Effect.Service<Analytics>()("herald/Analytics", {
             campaign.started_at,
             hours.map((h): HourCounts => ({ hour: h.hour, delivered: int(h.delivered), opens: int(h.opens), clicks: int(h.clicks) }))
           ),
-          detail_window_days: DETAIL_WINDOW_DAYS
+          detail_window_days: DETAIL_WINDOW_DAYS,
+          variants: yield* variantsOf(id, campaign.variants, campaign.ab_winner),
+          winner: campaign.ab_winner
         }
       }).pipe(campaignDeadline)
+
+    /** An A/B campaign's figures per variant (src/bulk/campaigns/ab-test.ts `variantFigures`); none for one content. */
+    const variantsOf = (id: string, variants: ReadonlyArray<{ subject: string }> | null, winner: number | null) =>
+      variants === null ? Effect.succeed([]) : Effect.map(
+        sql<{ idx: number; sent: number; opens_unique: number; clicks_unique: number; open_rate: string; click_rate: string }>`
+          ${variantFigures(sql, id, variants.length, winner)} ORDER BY v.idx`,
+        (rows) => rows.map((r) => ({
+          index: r.idx,
+          subject: variants[r.idx]?.subject ?? "",
+          sent: r.sent,
+          opens_unique: r.opens_unique,
+          clicks_unique: r.clicks_unique,
+          open_rate: Math.round(Number(r.open_rate) * 10_000) / 10_000,
+          click_rate: Math.round(Number(r.click_rate) * 10_000) / 10_000
+        }))
+      )
 
     /**
      * The campaign's recipients (one delivery each), by address, read through a cursor (the CSV

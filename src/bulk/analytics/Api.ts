@@ -55,7 +55,19 @@ export const CampaignAnalytics = Schema.Struct({
     opens: Schema.Int.annotations({ description: "Opens in the bucket, counted as opens_total" }),
     clicks: Schema.Int.annotations({ description: "Clicks in the bucket, counted as clicks_total" })
   })).annotations({ description: "Hourly buckets over the first 72 hours from the campaign's start, then daily, up to the last with activity" }),
-  detail_window_days: Schema.Int.annotations({ description: "90: how many days per-recipient open and click detail is kept; the counts are kept for ever" })
+  detail_window_days: Schema.Int.annotations({ description: "90: how many days per-recipient open and click detail is kept; the counts are kept for ever" }),
+  variants: Schema.Array(Schema.Struct({
+    index: Schema.Int,
+    subject: Schema.String,
+    sent: Schema.Int.annotations({ description: "Deliveries of this variant accepted by the far side (the winner's include the rest's)" }),
+    opens_unique: Schema.Int,
+    clicks_unique: Schema.Int,
+    open_rate: Schema.Number.annotations({ description: "opens_unique / sent, 4 decimals" }),
+    click_rate: Schema.Number.annotations({ description: "clicks_unique / sent, 4 decimals" })
+  })).annotations({ description: "An A/B campaign's variants (issue 30 item 12); empty for a campaign with one content" }),
+  winner: Schema.NullOr(Schema.Int).annotations({
+    description: "The index of the variant sent to the rest; null while the test waits (and for a campaign without variants)"
+  })
 }).annotations({ identifier: "CampaignAnalytics" })
 
 const AnalyticsParams = Schema.Struct({

@@ -24,7 +24,12 @@ export const analyticsReference: GroupReference<typeof AnalyticsGroup> = {
         { at: "2026-11-04T09:00:00.000Z", delivered: 1180, opens: 310, clicks: 70 },
         { at: "2026-11-04T10:00:00.000Z", delivered: 20, opens: 185, clicks: 35 }
       ],
-      detail_window_days: 90
+      detail_window_days: 90,
+      variants: [
+        { index: 0, subject: "November news", sent: 60, opens_unique: 21, clicks_unique: 4, open_rate: 0.35, click_rate: 0.0667 },
+        { index: 1, subject: "What is new this month", sent: 1140, opens_unique: 474, clicks_unique: 101, open_rate: 0.4158, click_rate: 0.0886 }
+      ],
+      winner: 1
     }
   },
   rates: {

@@ -15,6 +15,28 @@ const Name = boundedText(MAX_NAME_LENGTH, { trim: true, minLength: 1 })
 const Short = LineText
 const Ids = boundedArray(IdText, 100)
 
+/** One A/B variant: a subject, and optionally its own content or template (issue 30 item 12). */
+const VariantInput = Schema.Struct({
+  subject: Short,
+  template_id: Schema.optional(Schema.NullOr(IdText)),
+  html: Schema.optional(Schema.NullOr(ContentText)),
+  body_text: Schema.optional(Schema.NullOr(ContentText)),
+  mjml: Schema.optional(Schema.NullOr(ContentText)),
+  preheader: Schema.optional(Schema.NullOr(Short))
+}).annotations({
+  identifier: "CampaignVariantInput",
+  description: "A subject, and optionally its own html/body_text/mjml (and preheader) or its own template_id; with a subject alone, "
+    + "the campaign's template's content"
+})
+const Variants = boundedArray(VariantInput, 4).pipe(Schema.minItems(2)).annotations({
+  description: "2 to 4 variants, sent with ab_test; the campaign's own subject, html, body_text, mjml and preheader must then be null"
+})
+const AbTestInput = Schema.Struct({
+  test_percent: Schema.Int.pipe(Schema.between(10, 50)).annotations({ description: "The share of the recipients in the test, split evenly at random across the variants" }),
+  metric: Schema.Literal("opens", "clicks").annotations({ description: "The unique rate that picks the winner (ties: the first variant)" }),
+  wait_minutes: Schema.Int.pipe(Schema.between(30, 4320)).annotations({ description: "How long after the test share is queued the winner is decided" })
+}).annotations({ identifier: "CampaignAbTest" })
+
 export const Campaign = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
@@ -44,6 +66,18 @@ export const Campaign = Schema.Struct({
   }),
   list_ids: Schema.Array(Schema.String),
   segment_id: Schema.NullOr(Schema.String).annotations({ description: "With list_ids, narrows them; alone, runs over every contact of the key" }),
+  variants: Schema.NullOr(Schema.Array(Schema.Struct({
+    subject: Schema.String,
+    template_id: Schema.NullOr(Schema.String),
+    html: Schema.NullOr(Schema.String),
+    body_text: Schema.NullOr(Schema.String),
+    mjml: Schema.NullOr(Schema.String),
+    preheader: Schema.NullOr(Schema.String)
+  }))).annotations({ description: "The A/B variants (index 0 to 3), or null for one content; see ab_test" }),
+  ab_test: Schema.NullOr(AbTestInput).annotations({
+    description: "With variants: the test share goes out split across them, and after wait_minutes the variant with the higher unique "
+      + "rate goes to the rest (GET /v1/bulk/campaigns/{id}/analytics: variants and winner). The campaign stays sending meanwhile"
+  }),
   total_contacts: Schema.NullOr(Schema.Int).annotations({ description: "Recipients frozen when sending started; null before" }),
   scheduled_at: Schema.NullOr(Schema.String),
   sent_count: Schema.Int,
@@ -72,6 +106,8 @@ export const Campaign = Schema.Struct({
     sender: { from_email: "news@example.com", from_name: "Example News", reply_to: null },
     list_ids: ["ls_4Tg8Hk2Mn6Pq1Rs5Vw9X"],
     segment_id: null,
+    variants: null,
+    ab_test: null,
     total_contacts: null,
     scheduled_at: null,
     sent_count: 0,
@@ -94,7 +130,9 @@ const contentFields = {
   from_name: Schema.NullOr(Short),
   reply_to: Schema.NullOr(EmailAddress),
   list_ids: Ids,
-  segment_id: Schema.NullOr(IdText)
+  segment_id: Schema.NullOr(IdText),
+  variants: Schema.NullOr(Variants),
+  ab_test: Schema.NullOr(AbTestInput)
 }
 
 const optionalContent = {
@@ -108,7 +146,9 @@ const optionalContent = {
   from_name: Schema.optional(contentFields.from_name),
   reply_to: Schema.optional(contentFields.reply_to),
   list_ids: Schema.optional(contentFields.list_ids),
-  segment_id: Schema.optional(contentFields.segment_id)
+  segment_id: Schema.optional(contentFields.segment_id),
+  variants: Schema.optional(contentFields.variants),
+  ab_test: Schema.optional(contentFields.ab_test)
 }
 const CampaignCreate = Schema.Struct({ name: Name, ...optionalContent })
 const CampaignPatch = Schema.Struct({ name: Schema.optional(Name), ...optionalContent })
@@ -212,7 +252,9 @@ export class CampaignsGroup extends HttpApiGroup.make("campaigns")
         + "Without overage, a send now whose recipients not yet sent (simulator addresses are free) exceed what is left of the "
         + "monthly quota → 400 overage_not_offered (the message states what is needed and what remains), nothing changed, unless "
         + "`allow_partial: true`; a scheduled campaign in that state pauses with `pause_reason: quota_exhausted` when it comes due. "
-        + "The check is advisory: two campaigns checked at once may both pass, and a later shortfall pauses as before.\n\n"
+        + "The check is advisory: two campaigns checked at once may both pass, and a later shortfall pauses as before. "
+        + "An A/B campaign whose test share gives a variant fewer than 10 recipients → 400 `validation_failed`, "
+        + "`param: ab_test.test_percent`; during its wait it stays `sending`.\n\n"
         + STATE_TABLE)
   )
   .add(
@@ -244,7 +286,8 @@ export class CampaignsGroup extends HttpApiGroup.make("campaigns")
       .annotate(OpenApi.Summary, "The subject, html and text one contact would get, links untracked; sends and saves nothing")
       .annotate(OpenApi.Description, "The campaign's content as it is now (its template's as it is at this moment, or its own), rendered "
         + "with the contact's variables and their own unsubscribe link, with the footer it would get. Any state. Errors: 404 `not_found` for "
-        + "another key's campaign or contact; 400 `validation_failed` (`param: variant` for a campaign without variants, "
+        + "another key's campaign or contact; 400 `validation_failed` (`param: variant` for a variant the campaign does not have: "
+        + "an A/B campaign shows variant 0 without it; "
         + "`template_id` when its template is gone); 400 `render_failed` when the content does not render.")
   )
   .add(

@@ -14,8 +14,9 @@ import { RenderEngine } from "../render/RenderEngine.ts"
 import { readyToSave } from "../templates/fields.ts"
 import { deleteCampaignTracking } from "../tracking/store.ts"
 import type { Owner } from "../templates/Templates.ts"
-import { type CampaignFields, type CampaignRow, selectCampaigns, toRecord } from "./record.ts"
+import { type CampaignFields, type CampaignVariant, type VariantInput, type CampaignRow, selectCampaigns, toRecord } from "./record.ts"
 import { allowed, type CampaignCall, type CampaignStatus } from "./states.ts"
+import { completeVariant, variantsProblem } from "./variants.ts"
 
 export class CampaignNotFound extends Data.TaggedError("CampaignNotFound")<{ readonly id: string }> {}
 /** The call is not allowed in the campaign's state (409 conflict, nothing changed). */
@@ -27,7 +28,9 @@ export class CampaignStateConflict extends Data.TaggedError("CampaignStateConfli
 /** A field that names something the key does not have, or content that does not fit together (400). */
 export class CampaignInvalid extends Data.TaggedError("CampaignInvalid")<{ readonly message: string; readonly param: string }> {}
 
-export type CampaignPatch = { readonly [K in keyof CampaignFields]?: CampaignFields[K] | undefined }
+export type CampaignPatch = { readonly [K in Exclude<keyof CampaignFields, "variants">]?: CampaignFields[K] | undefined } & {
+  readonly variants?: ReadonlyArray<VariantInput> | null | undefined
+}
 
 const INLINE = ["subject", "html", "body_text", "mjml", "preheader"] as const
 
@@ -42,8 +45,18 @@ const EMPTY: Omit<CampaignFields, "name"> = {
   from_name: null,
   reply_to: null,
   list_ids: [],
-  segment_id: null
+  segment_id: null,
+  variants: null,
+  ab_test: null
 }
+
+/** The row's columns as written: the A/B fields as JSON text for their jsonb columns. */
+const storable = (fields: CampaignFields) => ({
+  ...fields,
+  list_ids: [...fields.list_ids],
+  variants: fields.variants === null ? null : JSON.stringify(fields.variants),
+  ab_test: fields.ab_test === null ? null : JSON.stringify(fields.ab_test)
+})
 
 export class Campaigns extends Effect.Service<Campaigns>()("herald/Campaigns", {
   effect: Effect.gen(function*() {
@@ -69,8 +82,12 @@ export class Campaigns extends Effect.Service<Campaigns>()("herald/Campaigns", {
       Effect.map(sql<CampaignRow>`${selectCampaigns(sql)} WHERE c.id = ${id}`, (rows) => rows[0]!)
 
     /** The fields as they will be stored: references checked, inline content compiled and parsed. */
-    const ready = (owner: Owner, fields: CampaignFields) =>
+    const ready = (owner: Owner, given: CampaignFields) =>
       Effect.gen(function*() {
+        const fields: CampaignFields = { ...given, variants: given.variants === null ? null : given.variants.map(completeVariant) }
+        const problem = variantsProblem(fields)
+        if (problem !== undefined) return yield* new CampaignInvalid(problem)
+        const variants = fields.variants === null ? null : yield* readyVariants(owner, fields.variants)
         if (fields.template_id !== null) {
           const inline = INLINE.find((k) => fields[k] !== null)
           if (inline !== undefined) {
@@ -89,7 +106,7 @@ export class Campaigns extends Effect.Service<Campaigns>()("herald/Campaigns", {
           const found = yield* sql`SELECT 1 FROM segments WHERE id = ${fields.segment_id} AND key_id = ${owner.keyId}`
           if (found.length === 0) return yield* new CampaignInvalid({ message: `No segment ${fields.segment_id}`, param: "segment_id" })
         }
-        if (fields.template_id !== null) return { ...fields, list_ids: [...new Set(fields.list_ids)] }
+        if (fields.template_id !== null) return { ...fields, variants, list_ids: [...new Set(fields.list_ids)] }
         const compiled = yield* readyToSave(engine, owner.accountId, {
           name: fields.name,
           subject: fields.subject ?? "",
@@ -102,8 +119,32 @@ export class Campaigns extends Effect.Service<Campaigns>()("herald/Campaigns", {
           from_name: fields.from_name,
           reply_to: fields.reply_to
         })
-        return { ...fields, html: fields.mjml === null ? fields.html : compiled.html, list_ids: [...new Set(fields.list_ids)] }
+        return { ...fields, variants, html: fields.mjml === null ? fields.html : compiled.html, list_ids: [...new Set(fields.list_ids)] }
       })
+
+    /** Each variant's template checked, its inline content compiled (MJML) and parsed as a campaign's. */
+    const readyVariants = (owner: Owner, variants: ReadonlyArray<CampaignVariant>) =>
+      Effect.forEach(variants, (variant, i) =>
+        Effect.gen(function*() {
+          if (variant.template_id !== null) {
+            const found = yield* sql`SELECT 1 FROM templates WHERE id = ${variant.template_id} AND key_id = ${owner.keyId}`
+            if (found.length === 0) return yield* new CampaignInvalid({ message: `No template ${variant.template_id}`, param: `variants[${i}].template_id` })
+            return variant
+          }
+          const compiled = yield* readyToSave(engine, owner.accountId, {
+            name: `variant ${i}`,
+            subject: variant.subject,
+            html: variant.html ?? "",
+            body_text: variant.body_text ?? "",
+            mjml: variant.mjml,
+            preheader: variant.preheader,
+            vars: {},
+            from_email: null,
+            from_name: null,
+            reply_to: null
+          })
+          return { ...variant, html: variant.mjml === null ? variant.html : compiled.html }
+        }))
 
     const create = (owner: Owner, input: CampaignPatch & { readonly name: string }) =>
       Effect.gen(function*() {
@@ -115,8 +156,7 @@ export class Campaigns extends Effect.Service<Campaigns>()("herald/Campaigns", {
           id,
           account_id: owner.accountId,
           key_id: owner.keyId,
-          ...fields,
-          list_ids: [...fields.list_ids],
+          ...storable(fields),
           status: "draft",
           created_at: at,
           updated_at: at
@@ -159,10 +199,12 @@ export class Campaigns extends Effect.Service<Campaigns>()("herald/Campaigns", {
           from_name: current.from_name,
           reply_to: current.reply_to,
           list_ids: current.list_ids,
-          segment_id: current.segment_id
+          segment_id: current.segment_id,
+          variants: current.variants,
+          ab_test: current.ab_test
         }
         const fields = yield* ready(owner, { ...base, ...switching, ...given } as CampaignFields)
-        yield* sql`UPDATE campaigns SET ${sql.update({ ...fields, list_ids: [...fields.list_ids], updated_at: yield* now })}
+        yield* sql`UPDATE campaigns SET ${sql.update({ ...storable(fields), updated_at: yield* now })}
           WHERE id = ${id}`
         return toRecord(yield* readRow(id))
       }))

@@ -22,6 +22,7 @@ import { SendContext } from "../../transactional/send-context.ts"
 import type { Owner } from "../templates/Templates.ts"
 import type { TrackingUrls } from "../tracking/rewrite.ts"
 import { CampaignNotFound, Campaigns, CampaignStateConflict } from "./Campaigns.ts"
+import { startAbTest } from "./ab-test.ts"
 import { checkStartable, contentSource, freeze } from "./freeze.ts"
 import { quotaCovers } from "./quota-cover.ts"
 import type { CampaignRow } from "./record.ts"
@@ -87,6 +88,8 @@ const moveToSending = (campaign: CampaignRow, now: Date, urls: TrackingUrls) =>
       yield* wakeCampaignDeliveries(campaign.id, now)
       return campaign.total_contacts
     }
+    // An A/B test freezes each variant's content and its test share (ab-test.ts).
+    if (campaign.variants !== null) return yield* startAbTest(campaign, now, urls)
     const source = yield* contentSource(campaign)
     const fromEmail = yield* checkStartable(campaign, source)
     const footer = yield* footerOf(campaign.key_id)

@@ -1,10 +1,12 @@
 /**
- * The campaigns actor (every replica runs one), three chores per tick, each safe to run on many
+ * The campaigns actor (every replica runs one), four chores per tick, each safe to run on many
  * replicas at once and to be killed at any row:
  *
  * - start: a scheduled campaign whose time has come is claimed (`FOR UPDATE SKIP LOCKED` on its
  *   row, re-checked `status = 'scheduled' AND scheduled_at <= now`), frozen and set `sending` in
  *   one transaction: exactly once, across restarts and replicas.
+ * - A/B decision: an A/B test whose wait is over gets its winner in one conditional UPDATE
+ *   (ab-test.ts); its fan-out, held at the end of the test share until then, goes on with it.
  * - fan-out: a `sending` campaign with recipients not yet queued gets its next batch written into
  *   the MTA's queue (one message and one delivery per contact, channel `bulk`, the content shared
  *   once) in the transaction that advances its cursor (`queued_count`): a crash loses the whole
@@ -32,6 +34,7 @@ import { AccountLimits } from "../../platform/usage/AccountLimits.ts"
 import { reserveQuota } from "../../platform/usage/Quota.ts"
 import { writeCampaignBatch } from "../../mta/queue/campaign-batch.ts"
 import { campaignHasOpenDeliveries, campaignOutcomes, sharedContentSummary } from "../../mta/queue/read-models/campaign-progress.ts"
+import { batchRoom, decideDueWinners, writeAbBatch } from "./ab-test.ts"
 import { startSending } from "./Control.ts"
 import { chargeable } from "./quota-cover.ts"
 import { type CampaignRow, deliveryRate } from "./record.ts"
@@ -103,6 +106,9 @@ export const makeCampaignChores = Effect.gen(function*() {
         WHERE c.id = ${id} AND c.status = 'sending' AND c.queued_count < c.total_contacts FOR UPDATE SKIP LOCKED`
       const campaign = rows[0]
       if (campaign === undefined || campaign.content_id === null) return 0
+      // An A/B test waiting for its winner queues nothing past its test share (ab-test.ts).
+      const batchLimit = batchRoom(campaign, config.campaignFanoutBatch)
+      if (batchLimit === 0) return 0
       // A batch is one statement over up to HERALD_CAMPAIGN_FANOUT_BATCH recipients: the long work's limit.
       yield* setStatementTimeout(sql, config.longQueryTimeoutMs)
       const { limits, reason } = yield* blocker(campaign, now)
@@ -117,7 +123,7 @@ export const makeCampaignChores = Effect.gen(function*() {
         SELECT count(*)::integer AS count, max(position) AS through,
           count(*) FILTER (WHERE ${chargeable(sql)})::integer AS charged
         FROM (SELECT position, email FROM campaign_recipients WHERE campaign_id = ${id} AND position > ${after}
-          ORDER BY position LIMIT ${config.campaignFanoutBatch}) r`
+          ORDER BY position LIMIT ${batchLimit}) r`
       if (next === undefined || next.through === null) return 0
       let { count, through } = next
       if (next.charged > 0) {
@@ -137,21 +143,25 @@ export const makeCampaignChores = Effect.gen(function*() {
           yield* reserveQuota(limits, campaign.key_id, room)
         }
       }
-      // The shared part's subject and size only: the rows are built by the server (writeCampaignBatch).
-      const content = Option.getOrThrowWith(yield* sharedContentSummary(campaign.content_id), () =>
-        new Error(`campaign ${id}: its content ${campaign.content_id} is not stored`))
-      yield* writeCampaignBatch(
-        { accountId: campaign.account_id, keyId: campaign.key_id, requestId: id, fromEmail: campaign.from_email!, now },
-        { campaignId: id, shared: { id: campaign.content_id, bytes: content.bytes }, subject: content.subject, after, through, count }
-      )
+      const context = { accountId: campaign.account_id, keyId: campaign.key_id, requestId: id, fromEmail: campaign.from_email!, now }
+      if (campaign.ab_test_size !== null) {
+        yield* writeAbBatch(context, campaign, { after, through, count }, config.abWaitUnitMs)
+      } else {
+        // The shared part's subject and size only: the rows are built by the server (writeCampaignBatch).
+        const content = Option.getOrThrowWith(yield* sharedContentSummary(campaign.content_id), () =>
+          new Error(`campaign ${id}: its content ${campaign.content_id} is not stored`))
+        yield* writeCampaignBatch(context, { campaignId: id, shared: { id: campaign.content_id, bytes: content.bytes }, subject: content.subject, after, through, count })
+      }
       yield* sql`UPDATE campaigns SET queued_count = ${through}, updated_at = ${now} WHERE id = ${id}`
       return count
     }))
 
   const fanOut = (now: Date) =>
     Effect.gen(function*() {
+      // An A/B test waiting for its winner (its test share queued) is not active: it would hold a place here for nothing.
       const active = yield* sql<{ id: string }>`SELECT id FROM campaigns
-        WHERE status = 'sending' AND queued_count < total_contacts ORDER BY started_at LIMIT ${CAMPAIGNS_PER_TICK}`
+        WHERE status = 'sending' AND queued_count < total_contacts AND (ab_winner IS NOT NULL OR queued_count < coalesce(ab_test_size, total_contacts))
+        ORDER BY started_at LIMIT ${CAMPAIGNS_PER_TICK}`
       let queued = 0
       for (const { id } of active) queued += yield* fanOutOne(id, now)
       if (queued > 0) yield* signal.wake("herald_queue")
@@ -195,7 +205,10 @@ export const makeCampaignChores = Effect.gen(function*() {
       return completed
     })
 
-  return { startDue, fanOut, complete } as const
+  /** A/B tests whose wait is over get their winner (ab-test.ts); answers how many. */
+  const decideWinners = (now: Date) => decideDueWinners(now).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+
+  return { startDue, decideWinners, fanOut, complete } as const
 })
 
 export const CampaignsActorLive = actorLayer(
@@ -204,10 +217,11 @@ export const CampaignsActorLive = actorLayer(
     actorLoop("campaigns", Effect.gen(function*() {
       const now = new Date(yield* Clock.currentTimeMillis)
       const started = yield* chores.startDue(now)
+      const decided = yield* chores.decideWinners(now)
       const queued = yield* chores.fanOut(now)
       yield* chores.complete(now)
       // More may be waiting: go again at once.
-      return started > 0 || queued > 0 ? Duration.zero : TICK
+      return started > 0 || decided > 0 || queued > 0 ? Duration.zero : TICK
     })))
 )
 

@@ -70,7 +70,10 @@ const answer = (e: Failure): Effect.Effect<never, NotFoundError | ConflictError 
     case "PostalAddressMissing":
       return Effect.fail(validationFailed("This key has no postal address: set it with PUT /v1/bulk/settings before sending bulk mail (CAN-SPAM)", "postal_address"))
     case "NoSuchVariant":
-      return Effect.fail(validationFailed(`This campaign has no variants: variant ${e.variant} does not exist`, "variant"))
+      return Effect.fail(validationFailed(
+        e.count === 0 ? `This campaign has no variants: variant ${e.variant} does not exist` : `This campaign has variants 0 to ${e.count - 1}: not ${e.variant}`,
+        "variant"
+      ))
     case "NoSender":
       return Effect.fail(validationFailed("No sender: set from_email on the campaign or its template", "from_email"))
     case "RecipientSuppressed":

@@ -12,7 +12,9 @@
  *   The unsubscribe link is redacted (`/u/redacted`, the pages' plain 404): a test reader must not
  *   unsubscribe the contact whose variables the test borrowed.
  *
- * `variant` names one of a campaign's A/B variants; a campaign has none yet, so any index is 400.
+ * `variant` names one of a campaign's A/B variants (variants.ts `variantSource`: what its freeze
+ * stores for that variant); without it, an A/B campaign shows its first. A campaign without
+ * variants, or an index past its last, → 400 `param: variant`.
  */
 import { SqlClient } from "@effect/sql"
 import { Data, Effect } from "effect"
@@ -27,6 +29,7 @@ import { footerOf } from "../settings/Settings.ts"
 import { RenderEngine } from "../render/RenderEngine.ts"
 import { NoSender, TestSend } from "../templates/TestSend.ts"
 import { Campaigns } from "./Campaigns.ts"
+import { variantSource } from "./variants.ts"
 import { CampaignIncomplete, contentParts, contentSource } from "./freeze.ts"
 
 export interface PreviewRequest {
@@ -40,8 +43,8 @@ export interface TestSendRequest {
   readonly variant?: number | undefined
 }
 
-/** A variant asked of a campaign without variants. */
-export class NoSuchVariant extends Data.TaggedError("NoSuchVariant")<{ readonly variant: number }> {}
+/** A variant the campaign does not have (`count`: how many it has, 0 without an A/B test). */
+export class NoSuchVariant extends Data.TaggedError("NoSuchVariant")<{ readonly variant: number; readonly count: number }> {}
 
 export class CampaignPreview extends Effect.Service<CampaignPreview>()("herald/CampaignPreview", {
   effect: Effect.gen(function*() {
@@ -66,8 +69,9 @@ export class CampaignPreview extends Effect.Service<CampaignPreview>()("herald/C
     const renderFor = (owner: Owner, id: string, variant: number | undefined, contact: Contact, unsubscribe: string) =>
       Effect.gen(function*() {
         const row = yield* campaigns.find(owner, id)
-        if (variant !== undefined) return yield* new NoSuchVariant({ variant })
-        const source = yield* contentSource(row).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        const count = row.variants?.length ?? 0
+        if (variant !== undefined && variant >= count) return yield* new NoSuchVariant({ variant, count })
+        const source = yield* (count === 0 ? contentSource(row) : variantSource(row, variant ?? 0)).pipe(Effect.provideService(SqlClient.SqlClient, sql))
         // The footer as delivery adds it (a key without a postal address previews without one: its send is refused).
         const footer = yield* footerOf(owner.keyId).pipe(
           Effect.catchTag("PostalAddressMissing", () => Effect.succeed(undefined)),

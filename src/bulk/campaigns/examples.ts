@@ -32,6 +32,8 @@ const campaign = {
   sender: { from_email: "news@example.org", from_name: "Example News", reply_to: "help@example.org" },
   list_ids: [LIST_ID],
   segment_id: null,
+  variants: null,
+  ab_test: null,
   total_contacts: null,
   scheduled_at: null,
   sent_count: 0,

@@ -114,19 +114,35 @@ export const contentParts = (source: Source): ContentSource => ({
  * `frozenContent` with its HTML part rewritten for tracking (pixel and click placeholders), and the
  * tracked links by index. A campaign without HTML is not tracked: there is nowhere to put a pixel.
  */
-export const trackedContent = (content: CampaignContent, urls: TrackingUrls): { readonly content: CampaignContent; readonly links: ReadonlyArray<string> } => {
-  let links: ReadonlyArray<string> = []
+export const trackedContent = (
+  content: CampaignContent,
+  urls: TrackingUrls,
+  prior: ReadonlyArray<string> = []
+): { readonly content: CampaignContent; readonly links: ReadonlyArray<string> } => {
+  let links: ReadonlyArray<string> = prior
   const parts = content.content.map((part) => {
     if (part.type !== "text/html") return part
-    const tracked = rewriteForTracking(part.value, urls)
+    const tracked = rewriteForTracking(part.value, urls, prior)
     links = tracked.links
     return { ...part, value: tracked.html }
   })
   return { content: { ...content, content: parts }, links }
 }
 
-/** Freezes the recipients and the content (rewritten for tracking); answers how many recipients there are. */
-export const freeze = (campaign: CampaignRow, source: Source & { readonly from_email: string }, now: Date, urls: TrackingUrls, footer: Footer) =>
+/**
+ * Freezes the recipients and the content (rewritten for tracking); answers how many recipients
+ * there are. With `variants` (an A/B test, ab-test.ts) each variant's content is stored, their
+ * links in one table, and the recipients are numbered in random order, so that the test share
+ * (the first positions) is a random sample; `contentId` is then the first variant's.
+ */
+export const freeze = (
+  campaign: CampaignRow,
+  source: Source & { readonly from_email: string },
+  now: Date,
+  urls: TrackingUrls,
+  footer: Footer,
+  variants?: ReadonlyArray<Source & { readonly from_email: string }>
+) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     let narrowed: Fragment = sql`TRUE`
@@ -142,7 +158,7 @@ export const freeze = (campaign: CampaignRow, source: Source & { readonly from_e
     const [counted] = yield* sql<{ total: number }>`
       WITH frozen AS (
         INSERT INTO campaign_recipients (campaign_id, position, contact_id, email, name, metadata)
-        SELECT ${campaign.id}, row_number() OVER (ORDER BY c.created_at, c.id), c.id, c.email, c.name, c.metadata
+        SELECT ${campaign.id}, row_number() OVER (ORDER BY ${variants === undefined ? sql`c.created_at, c.id` : sql`random()`}), c.id, c.email, c.name, c.metadata
         FROM contacts c
         WHERE c.key_id = ${campaign.key_id} AND c.status = 'active'
           AND NOT EXISTS (SELECT 1 FROM suppressions s
@@ -151,8 +167,13 @@ export const freeze = (campaign: CampaignRow, source: Source & { readonly from_e
         RETURNING 1
       )
       SELECT count(*)::integer AS total FROM frozen`
-    const { content, links } = trackedContent(frozenContent(source, footer), urls)
+    let links: ReadonlyArray<string> = []
+    const contentIds: Array<string> = []
+    for (const each of variants ?? [source]) {
+      const tracked = trackedContent(frozenContent(each, footer), urls, links)
+      links = tracked.links
+      contentIds.push((yield* storeSharedContent(campaign.account_id, tracked.content, now)).id)
+    }
     yield* recordCampaignLinks(campaign.id, links)
-    const shared = yield* storeSharedContent(campaign.account_id, content, now)
-    return { total: counted?.total ?? 0, contentId: shared.id }
+    return { total: counted?.total ?? 0, contentId: contentIds[0]!, contentIds }
   })

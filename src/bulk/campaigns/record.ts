@@ -8,6 +8,27 @@ import type { SqlClient } from "@effect/sql"
 import { campaignDeliveryCounts, frozenSender } from "../../mta/queue/read-models/campaign-progress.ts"
 import type { CampaignStatus, PauseReason } from "./states.ts"
 
+/** One A/B variant as stored (issue 30 item 12; variants.ts): a subject, its own content or template, or neither. */
+export interface CampaignVariant {
+  readonly subject: string
+  readonly template_id: string | null
+  readonly html: string | null
+  readonly body_text: string | null
+  readonly mjml: string | null
+  readonly preheader: string | null
+}
+
+/** A variant as the API takes it: the optional fields may be left out. */
+export type VariantInput = { readonly subject: string } & {
+  readonly [K in Exclude<keyof CampaignVariant, "subject">]?: CampaignVariant[K] | undefined
+}
+
+export interface AbTest {
+  readonly test_percent: number
+  readonly metric: "opens" | "clicks"
+  readonly wait_minutes: number
+}
+
 export interface CampaignFields {
   readonly name: string
   readonly template_id: string | null
@@ -21,6 +42,9 @@ export interface CampaignFields {
   readonly reply_to: string | null
   readonly list_ids: ReadonlyArray<string>
   readonly segment_id: string | null
+  /** A/B test (issue 30 item 12): 2–4 variants and the test's settings, or both null (one content). */
+  readonly variants: ReadonlyArray<CampaignVariant> | null
+  readonly ab_test: AbTest | null
 }
 
 export interface CampaignRow extends CampaignFields {
@@ -44,6 +68,12 @@ export interface CampaignRow extends CampaignFields {
   readonly sender_email: string | null
   readonly sender_name: string | null
   readonly sender_reply_to: string | null
+  /** Set when an A/B campaign starts (ab-test.ts): the test share's size and each variant's stored content. */
+  readonly ab_test_size: number | null
+  readonly variant_content_ids: ReadonlyArray<string> | null
+  /** When the winner is due (the test share fully queued + the wait), and the winner once decided. */
+  readonly ab_decide_at: Date | null
+  readonly ab_winner: number | null
 }
 
 /**
@@ -84,6 +114,8 @@ export const toRecord = (row: CampaignRow) => ({
   sender: { from_email: row.sender_email, from_name: row.sender_name, reply_to: row.sender_reply_to },
   list_ids: row.list_ids,
   segment_id: row.segment_id,
+  variants: row.variants,
+  ab_test: row.ab_test,
   total_contacts: row.total_contacts,
   scheduled_at: row.scheduled_at?.toISOString() ?? null,
   sent_count: row.sent_count,

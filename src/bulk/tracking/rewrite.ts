@@ -98,11 +98,15 @@ const valueSpan = (source: string, quote: string | null | undefined): { readonly
   return { start, end: source.length }
 }
 
-/** The campaign's HTML with its links and pixel ready for `fillTracking` (see the module comment). */
-export const rewriteForTracking = (html: string, urls: TrackingUrls): TrackedHtml => {
+/**
+ * The campaign's HTML with its links and pixel ready for `fillTracking` (see the module comment);
+ * `links` continues `prior` (the same URL keeps its index), so several contents share one link table.
+ */
+export const rewriteForTracking = (html: string, urls: TrackingUrls, prior: ReadonlyArray<string> = []): TrackedHtml => {
   const splices: Array<Splice> = []
-  const links: Array<string> = []
-  const indexOf = new Map<string, number>()
+  // `prior`: the links of a campaign's other contents (A/B variants), so one index names one URL across them all.
+  const links: Array<string> = [...prior]
+  const indexOf = new Map<string, number>(prior.map((url, i) => [url, i]))
   let inAnchor = false
   let hrefSeen = false
   let bodyEnd = -1

@@ -61,6 +61,8 @@ export interface CampaignBatch {
   readonly after: number
   readonly through: number
   readonly count: number
+  /** Only the recipients of this A/B variant in the range (their content is `shared`); all of them when absent. */
+  readonly variant?: number | undefined
 }
 
 /** The batch's rows: one message and one delivery per recipient, in one statement. */
@@ -72,9 +74,11 @@ export const writeCampaignBatch = (context: QueueContext, batch: CampaignBatch) 
     const deliveryIds = Array.from({ length: batch.count }, () => newId("dlv"))
     const { accountId, keyId, requestId, fromEmail, now } = context
     const ownPart: Fragment = sql.literal(OWN_PART_SQL)
+    // Without a variant the statement's text is exactly what it was before A/B tests (the bench's path).
+    const ofVariant: Fragment = batch.variant === undefined ? sql.literal("") : sql` AND r.variant = ${batch.variant}`
     const [written] = yield* sql<{ n: number }>`WITH recipients AS (
         SELECT r.*, row_number() OVER (ORDER BY r.position) AS i FROM campaign_recipients r
-        WHERE r.campaign_id = ${batch.campaignId} AND r.position > ${batch.after} AND r.position <= ${batch.through}
+        WHERE r.campaign_id = ${batch.campaignId} AND r.position > ${batch.after} AND r.position <= ${batch.through}${ofVariant}
       ), batch AS (
         SELECT ids.message_id, ids.delivery_id, r.position, r.email, ${ownPart} AS content
         FROM recipients r

@@ -19,6 +19,15 @@ export const campaignDeliveryCounts = (sql: SqlClient.SqlClient, campaignId: unk
       count(*) FILTER (WHERE d.state IN ('queued', 'deferred'))::integer AS open
     FROM messages m JOIN deliveries d ON d.message_id = m.id WHERE m.campaign_id = ${campaignId}`
 
+/**
+ * Each delivery of one campaign by its recipient's position (`messages.personalization_index`, as
+ * the fan-out writes it): `position`, `delivery_id`, `state`. An A/B campaign's per-variant figures
+ * join these to the variant of each position.
+ */
+export const campaignDeliveriesByPosition = (sql: SqlClient.SqlClient, campaignId: unknown) =>
+  sql`SELECT m.personalization_index AS position, d.id AS delivery_id, d.state
+    FROM messages m JOIN deliveries d ON d.message_id = m.id WHERE m.campaign_id = ${campaignId}`
+
 /** True while a delivery of the campaign is not final: its completion waits. */
 export const campaignHasOpenDeliveries = (sql: SqlClient.SqlClient, campaignId: unknown) =>
   sql`EXISTS (SELECT 1 FROM messages m JOIN deliveries d ON d.message_id = m.id

@@ -55,7 +55,8 @@ export const migrationFiles = [
   "0039_campaign_second_week.sql",
   "0040_bulk_settings.sql",
   "0041_list_unsubscribe.sql",
-  "0042_sequence_trigger.sql"
+  "0042_sequence_trigger.sql",
+  "0043_campaign_reputation_pause.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

@@ -60,14 +60,8 @@ const subscription = {
 export const sequencesReference: GroupReference<typeof SequencesGroup> = {
   create: {
     errors: TRIGGER,
-    request: {
-      name: "Onboarding",
-      status: "active",
-      from_email: "hello@example.org",
-      from_name: "Example",
-      trigger: { type: "list_joined", list_id: "ls_2kR7mW4pX9vB1nQ6tZ3c" }
-    },
-    response: { ...sequence, step_count: 0, subscriptions: { active: 0, paused: 0, completed: 0, cancelled: 0 } }
+    request: { name: "Onboarding", status: "active", from_email: "hello@example.org", from_name: "Example" },
+    response: { ...sequence, trigger: null, step_count: 0, subscriptions: { active: 0, paused: 0, completed: 0, cancelled: 0 } }
   },
   list: {
     errors: "422 `query_too_expensive` when the read runs past the statement timeout.",
@@ -76,8 +70,8 @@ export const sequencesReference: GroupReference<typeof SequencesGroup> = {
   read: { errors: NOT_FOUND, response: sequence },
   update: {
     errors: `${NOT_FOUND} 400 \`validation_failed\` (param \`from_email\`) when removing the sender while a step takes its sender from the sequence; ${TRIGGER}`,
-    request: { status: "inactive", trigger: null },
-    response: { ...sequence, status: "inactive", trigger: null }
+    request: { trigger: { type: "list_joined", list_id: "ls_2kR7mW4pX9vB1nQ6tZ3c" } },
+    response: sequence
   },
   remove: { errors: `${NOT_FOUND} ${RUNNING}`, response: { id: SEQUENCE_ID, deleted: true } },
   createStep: {

@@ -97,6 +97,12 @@ export interface AppConfigShape {
   readonly enrollCap: number
   /** HERALD_CAMPAIGN_FANOUT_BATCH: campaign recipients queued per fan-out transaction. */
   readonly campaignFanoutBatch: number
+  /** HERALD_CAMPAIGN_BOUNCE_PAUSE_PCT: a sending campaign whose hard bounces reach this percent of its final deliveries pauses (`bounce_rate`). */
+  readonly campaignBouncePausePct: number
+  /** HERALD_CAMPAIGN_COMPLAINT_PAUSE_PCT: … whose complaints reach this percent of its final deliveries pauses (`complaint_rate`). */
+  readonly campaignComplaintPausePct: number
+  /** HERALD_CAMPAIGN_PAUSE_MIN: final deliveries before either rate is judged (and again after each resume). */
+  readonly campaignPauseMin: number
   /** HERALD_TRACKING_REPEAT_SECONDS in milliseconds: a token's fetches this close to its last counted one are no new open or click. */
   readonly trackingRepeatMs: number
   /** HERALD_AB_WAIT_UNIT_SECONDS in milliseconds: how long a "minute" of an A/B test's wait is (tests and staging; 60 s in production). */
@@ -321,6 +327,9 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     .pipe(Config.map((s) => Math.round(s * 1000))),
   enrollCap: atLeast("HERALD_ENROLL_CAP", 1, 10_000),
   campaignFanoutBatch: atLeast("HERALD_CAMPAIGN_FANOUT_BATCH", 1, 10_000),
+  campaignBouncePausePct: checked("HERALD_CAMPAIGN_BOUNCE_PAUSE_PCT", Config.number(), "must be a percentage from 0 (exclusive) to 100", (n) => n > 0 && n <= 100, 5),
+  campaignComplaintPausePct: checked("HERALD_CAMPAIGN_COMPLAINT_PAUSE_PCT", Config.number(), "must be a percentage from 0 (exclusive) to 100", (n) => n > 0 && n <= 100, 0.1),
+  campaignPauseMin: atLeast("HERALD_CAMPAIGN_PAUSE_MIN", 1, 500),
   trackingRepeatMs: checked("HERALD_TRACKING_REPEAT_SECONDS", Config.number(), "must be zero or more seconds", (n) => n >= 0, 60)
     .pipe(Config.map((s) => Math.round(s * 1000))),
   abWaitUnitMs: abWaitUnit,

@@ -56,7 +56,9 @@ export const migrationFiles = [
   "0040_bulk_settings.sql",
   "0041_list_unsubscribe.sql",
   "0042_system_messages.sql",
-  "0043_campaign_ab_tests.sql"
+  "0043_campaign_ab_tests.sql",
+  "0044_sequence_trigger.sql",
+  "0045_campaign_reputation_pause.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

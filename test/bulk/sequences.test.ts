@@ -50,7 +50,7 @@ describe("sequences and steps", () => {
     const created = await api("POST", "/v1/bulk/sequences", { name: "Onboarding", from_email: sender.from })
     expect(created.status).toBe(201)
     expect(created.json).toEqual({
-      id: expect.stringMatching(/^sq_/), name: "Onboarding", status: "active", from_email: sender.from, from_name: null, reply_to: null,
+      id: expect.stringMatching(/^sq_/), name: "Onboarding", status: "active", from_email: sender.from, from_name: null, reply_to: null, trigger: null,
       created_at: expect.any(String), step_count: 0, subscriptions: { active: 0, paused: 0, completed: 0, cancelled: 0 }
     })
     const id = created.json.id

@@ -44,7 +44,9 @@ export const Campaign = Schema.Struct({
   pause_reason: Schema.NullOr(Schema.Literal(...PAUSE_REASONS)).annotations({
     description: "Why a paused campaign is paused: content_incomplete when it came due with its segment or template deleted, or "
       + "its content without a subject, sender or body (pause_message says which); quota_exhausted also when it came due with "
-      + "more recipients than the quota has left"
+      + "more recipients than the quota has left; bounce_rate / complaint_rate when its hard bounces or complaints reached "
+      + "HERALD_CAMPAIGN_BOUNCE_PAUSE_PCT / HERALD_CAMPAIGN_COMPLAINT_PAUSE_PCT of its final deliveries (resume continues; "
+      + "judged again after another HERALD_CAMPAIGN_PAUSE_MIN)"
   }),
   pause_message: Schema.NullOr(Schema.String).annotations({ description: "What the pause is about when the appliance paused it, e.g. the missing part; null otherwise" }),
   template_id: Schema.NullOr(Schema.String).annotations({ description: "The template whose content is sent (its content is frozen when sending starts)" }),

@@ -13,6 +13,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { isStatementTimeout, QueryTooExpensive, setStatementTimeout } from "../../db/statement-timeout.ts"
+import { rearmAfterResume } from "./reputation.ts"
 import { dropCampaignDeliveries, holdCampaignDeliveries, wakeCampaignDeliveries } from "../../mta/queue/campaign-rows.ts"
 import { QuotaExhausted } from "../../platform/usage/Quota.ts"
 import type { Limits } from "../../platform/usage/AccountLimits.ts"
@@ -85,6 +86,7 @@ const moveToSending = (campaign: CampaignRow, now: Date, urls: TrackingUrls) =>
     const sql = yield* SqlClient.SqlClient
     if (campaign.total_contacts !== null) {
       yield* sql`UPDATE campaigns SET status = 'sending', pause_reason = NULL, updated_at = ${now} WHERE id = ${campaign.id}`
+      yield* rearmAfterResume(campaign.id, campaign.pause_reason)
       yield* wakeCampaignDeliveries(campaign.id, now)
       return campaign.total_contacts
     }

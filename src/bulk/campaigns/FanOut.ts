@@ -18,6 +18,8 @@
  * - completion: a fully queued `sending` campaign whose deliveries are all final turns
  *   `completed` and emits `campaign.completed`, in one transaction guarded by `status =
  *   'sending'`: once, whoever gets there first.
+ * - reputation: every few seconds, a sending campaign whose hard bounces or complaints reach their
+ *   limit pauses itself (reputation.ts).
  *
  * Time comes from Effect's Clock, so tests drive the schedule with TestClock.
  */
@@ -40,6 +42,7 @@ import { chargeable } from "./quota-cover.ts"
 import { type CampaignRow, deliveryRate } from "./record.ts"
 import type { PauseReason } from "./states.ts"
 import { setStatementTimeout } from "../../db/statement-timeout.ts"
+import { guardReputation, REPUTATION_CHECK_EVERY_MS } from "./reputation.ts"
 
 /** Campaigns looked at per chore and tick. */
 const CAMPAIGNS_PER_TICK = 20
@@ -208,7 +211,16 @@ export const makeCampaignChores = Effect.gen(function*() {
   /** A/B tests whose wait is over get their winner (ab-test.ts); answers how many. */
   const decideWinners = (now: Date) => decideDueWinners(now).pipe(Effect.provideService(SqlClient.SqlClient, sql))
 
-  return { startDue, decideWinners, fanOut, complete } as const
+  let lastReputationCheck = Number.NEGATIVE_INFINITY
+  /** The reputation check, at most every REPUTATION_CHECK_EVERY_MS; answers how many campaigns it paused. */
+  const guard = (now: Date) =>
+    Effect.suspend(() => {
+      if (now.getTime() - lastReputationCheck < REPUTATION_CHECK_EVERY_MS) return Effect.succeed(0)
+      lastReputationCheck = now.getTime()
+      return guardReputation(config, now)
+    })
+
+  return { startDue, decideWinners, fanOut, complete, guard } as const
 })
 
 export const CampaignsActorLive = actorLayer(
@@ -220,6 +232,7 @@ export const CampaignsActorLive = actorLayer(
       const decided = yield* chores.decideWinners(now)
       const queued = yield* chores.fanOut(now)
       yield* chores.complete(now)
+      yield* chores.guard(now)
       // More may be waiting: go again at once.
       return started > 0 || decided > 0 || queued > 0 ? Duration.zero : TICK
     })))

@@ -61,7 +61,17 @@ export const campaignsReference: GroupReference<typeof CampaignsGroup> = {
     errors: "422 `query_too_expensive` when the read runs past the statement timeout.",
     response: { total: 1, limit: 50, offset: 0, items: [campaign] }
   },
-  read: { errors: NOT_FOUND, response: campaign },
+  // A campaign that paused itself (issue 30 item 11): its hard bounces reached HERALD_CAMPAIGN_BOUNCE_PAUSE_PCT.
+  read: {
+    errors: NOT_FOUND,
+    response: {
+      ...started,
+      status: "paused",
+      failed_count: 31,
+      pause_reason: "bounce_rate",
+      pause_message: "31 hard bounces in 511 final deliveries (6.07 %) reached HERALD_CAMPAIGN_BOUNCE_PAUSE_PCT (5 %): clean the list, then resume"
+    }
+  },
   update: {
     errors: `${NOT_FOUND} ${STATE} ${FIELDS} 400 \`validation_failed\` (param \`html\`) when html alone is given for a campaign whose mjml compiles it.`,
     request: { name: "November news (final)", preheader: "What changed this month" },

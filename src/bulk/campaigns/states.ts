@@ -19,7 +19,7 @@ export type CampaignStatus = typeof CAMPAIGN_STATUSES[number]
 
 export const PAUSE_REASONS = [
   "manual", "quota_exhausted", "account_suspended", "sending_paused", "domain_unverified", "render_failed", "content_incomplete",
-  "postal_address_missing"
+  "postal_address_missing", "bounce_rate", "complaint_rate"
 ] as const
 export type PauseReason = typeof PAUSE_REASONS[number]
 

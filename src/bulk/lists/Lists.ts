@@ -16,6 +16,7 @@ import { contactColumns, type ContactRecord, type ContactRow, type Owner, toCont
 import { RenderEngine } from "../render/RenderEngine.ts"
 import { ConfirmationMail, type ConfirmingList, defaultConfirmIntro, defaultConfirmSubject } from "./confirmation-mail.ts"
 import { ConfirmationRecentlySent, heldUntil } from "./confirmation-window.ts"
+import { enrollJoined } from "../sequences/triggered.ts"
 import { addMemberships } from "./memberships.ts"
 import { sendableMember } from "./sendable.ts"
 import { listUsers } from "./users.ts"
@@ -298,7 +299,10 @@ export class Lists extends Effect.Service<Lists>()("herald/Lists", {
           confirm_from_name = ${settings.confirm_from_name ?? null}, confirm_subject = ${subject}, confirm_intro = ${intro}, updated_at = ${at}
           WHERE id = ${id} AND key_id = ${owner.keyId}`
         if (!settings.require_confirmation) {
-          yield* sql`UPDATE list_memberships SET status = 'confirmed', confirmed_at = ${at} WHERE list_id = ${id} AND status = 'pending'`
+          const confirmed = yield* sql<{ contact_id: string }>`UPDATE list_memberships SET status = 'confirmed', confirmed_at = ${at}
+            WHERE list_id = ${id} AND status = 'pending' RETURNING contact_id`
+          // Pending → confirmed: sendable now, so the sequences the list triggers enrol them (issue 30 item 10).
+          yield* enrollJoined(id, confirmed.map((row) => row.contact_id), at)
         }
         return yield* find(owner, id)
       }))

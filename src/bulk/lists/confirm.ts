@@ -4,6 +4,8 @@
  * one `UPDATE … WHERE status = 'pending' RETURNING`: only the press that moves the membership
  * emits `contact.confirmed` (to the list's key, in the same transaction), so the event is emitted
  * once however often the button is pressed; a later press finds it confirmed and changes nothing.
+ * The press that confirms also enrols the contact into the sequences the list triggers, in its
+ * transaction (sequences/triggered.ts).
  *
  * The page's second button, "I did not ask for this" (issue 26, finding 5: confirmation mail is
  * mail others trigger), is DESIGN's unsubscribe from all mail of the list's account, through the
@@ -16,6 +18,7 @@ import { Effect } from "effect"
 import { emitEvent } from "../../events/outbox.ts"
 import { ContactConfirmed } from "../../events/schema.ts"
 import { unsubscribeAddress } from "../contacts/unsubscribe.ts"
+import { enrollJoined } from "../sequences/triggered.ts"
 
 /** The suppression source of the page's "I did not ask for this" button. */
 export const NOT_ME_SOURCE = "not-me"
@@ -61,6 +64,8 @@ export const confirmMembership = (ref: MembershipRef, at: Date) =>
           AND l.id = m.list_id AND c.id = m.contact_id AND c.key_id = l.key_id AND a.id = l.account_id
         RETURNING l.account_id, l.key_id, l.name, c.email, a.name AS account_name`
       if (moved === undefined) return { state: yield* membershipState(ref), changed: false }
+      // Sendable from now on: the sequences the list triggers enrol the contact with this press (issue 30 item 10).
+      yield* enrollJoined(ref.listId, [ref.contactId], at)
       yield* emitEvent({
         accountId: moved.account_id,
         keyId: moved.key_id,

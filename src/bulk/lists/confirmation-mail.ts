@@ -46,6 +46,7 @@ import { contactScope } from "../render/content.ts"
 import { RenderEngine } from "../render/RenderEngine.ts"
 import type { FieldSource } from "../render/tasks.ts"
 import { PublicTokens } from "../public/tokens.ts"
+import { triggersActiveSequence } from "../sequences/triggered.ts"
 import { claimConfirmations, isClaimed } from "./confirmation-window.ts"
 
 /** How long a confirmation link works (DESIGN "Public pages and tokens"). */
@@ -169,14 +170,17 @@ export class ConfirmationMail extends Effect.Service<ConfirmationMail>()("herald
      * over it fails with MailRateLimited. It runs before the call's transaction: a refused call
      * writes nothing, and the window's statement never waits for a second pool connection while a
      * transaction holds one. Counted whether or not the call then mails (re-adding members who are
-     * all there already): what it may trigger is what others receive.
+     * all there already): what it may trigger is what others receive. A call naming a list that
+     * triggers an active sequence (issue 30 item 10) may enrol, so it counts the same way, once,
+     * as `enroll` does — with consent held too.
      */
     const admitCall = (owner: Owner, listIds: ReadonlyArray<string>, confirmed: boolean, at: Date) =>
       Effect.gen(function*() {
-        if (confirmed || listIds.length === 0) return
-        const [confirming] = yield* sql`SELECT 1 FROM lists
-          WHERE key_id = ${owner.keyId} AND id = ANY(${[...new Set(listIds)]}) AND require_confirmation LIMIT 1`
-        if (confirming === undefined) return
+        if (listIds.length === 0) return
+        const [counted] = yield* sql`SELECT 1 FROM lists l
+          WHERE l.key_id = ${owner.keyId} AND l.id = ANY(${[...new Set(listIds)]})
+            AND ((l.require_confirmation AND NOT ${confirmed}) OR ${triggersActiveSequence(sql, "l")}) LIMIT 1`
+        if (counted === undefined) return
         yield* sendContext.admit(owner.keyId, owner.accountId, at, undefined)
       }).pipe(Effect.catchTag("AccountMissing", Effect.die))
 

@@ -47,7 +47,7 @@ export const listsReference: GroupReference<typeof ListsGroup> = {
   read: { errors: NOT_FOUND, response: list },
   update: { errors: NOT_FOUND, request: { name: "Monthly newsletter" }, response: { ...list, name: "Monthly newsletter" } },
   remove: {
-    errors: `${NOT_FOUND} 409 \`conflict\` while a campaign not yet completed uses it (the message names them).`,
+    errors: `${NOT_FOUND} 409 \`conflict\` while a campaign not yet completed uses it, or a saved segment or a sequence's trigger names it (the message names them).`,
     response: { id: LIST_ID, deleted: true }
   },
   confirmation: {

@@ -9,10 +9,15 @@
  * Every membership created `pending` gets its confirmation mail in the same transaction
  * (confirmation-mail.ts); a membership that was already there (re-adding a pending member) gets
  * none. One INSERT per list and one queue write per call, whatever the number of contacts.
+ *
+ * A membership created `confirmed`, or moved `pending` → `confirmed` by held consent, enrols its
+ * contact into the sequences the list triggers (issue 30 item 10, sequences/triggered.ts) in the
+ * same transaction, one set-based statement per triggered sequence.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Owner } from "../contacts/Contacts.ts"
+import { enrollJoined } from "../sequences/triggered.ts"
 import { ConfirmationMail, type ConfirmingList, type NewPending, NOTHING_QUEUED, type Queued } from "./confirmation-mail.ts"
 
 export interface MemberList extends ConfirmingList {
@@ -58,6 +63,8 @@ export const addMemberships = (
         RETURNING contact_id, status`
       // Only a row this statement created pending or reopened (an existing pending one returns nothing) gets its mail.
       for (const row of written) if (row.status === "pending") pending.push({ list, contactId: row.contact_id })
+      // Every `confirmed` row returned was created so or moved from pending: sendable from now on.
+      yield* enrollJoined(list.id, written.filter((row) => row.status === "confirmed").map((row) => row.contact_id), options.at)
     }
     if (pending.length === 0) return NOTHING_QUEUED
     const mail = yield* ConfirmationMail

@@ -19,6 +19,13 @@ const Status = Schema.Literal("active", "inactive")
 const State = Schema.Literal("active", "paused", "completed", "cancelled")
 const Reason = Schema.Literal("unsubscribed", "manual", "bounced", "complained", "suppressed")
 
+const TRIGGER_DESCRIPTION = "list_joined: a contact whose membership of list_id becomes sendable (added confirmed, or confirmed from pending) "
+  + "is enrolled, in the same transaction, while the sequence is active (no backfill of members already there). The list must be this key's; "
+  + "a list a trigger names is in use: not deleted (409)"
+const TriggerView = Schema.Struct({ type: Schema.Literal("list_joined"), list_id: Schema.String })
+  .annotations({ identifier: "SequenceTrigger", description: TRIGGER_DESCRIPTION })
+const TriggerInput = Schema.Struct({ type: Schema.Literal("list_joined"), list_id: IdText }).annotations({ description: TRIGGER_DESCRIPTION })
+
 export const Sequence = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
@@ -26,6 +33,7 @@ export const Sequence = Schema.Struct({
   from_email: Schema.NullOr(Schema.String),
   from_name: Schema.NullOr(Schema.String),
   reply_to: Schema.NullOr(Schema.String),
+  trigger: Schema.NullOr(TriggerView),
   created_at: Schema.String,
   step_count: Schema.Int,
   subscriptions: Schema.Struct({ active: Schema.Int, paused: Schema.Int, completed: Schema.Int, cancelled: Schema.Int })
@@ -73,14 +81,16 @@ const SequenceCreate = Schema.Struct({
   status: Schema.optionalWith(Status, { default: () => "active" as const }),
   from_email: Schema.optionalWith(Schema.NullOr(EmailAddress), { default: () => null }),
   from_name: Schema.optionalWith(Schema.NullOr(Short), { default: () => null }),
-  reply_to: Schema.optionalWith(Schema.NullOr(EmailAddress), { default: () => null })
+  reply_to: Schema.optionalWith(Schema.NullOr(EmailAddress), { default: () => null }),
+  trigger: Schema.optionalWith(Schema.NullOr(TriggerInput), { default: () => null })
 })
 const SequencePatch = Schema.Struct({
   name: Schema.optional(Name),
   status: Schema.optional(Status),
   from_email: Schema.optional(Schema.NullOr(EmailAddress)),
   from_name: Schema.optional(Schema.NullOr(Short)),
-  reply_to: Schema.optional(Schema.NullOr(EmailAddress))
+  reply_to: Schema.optional(Schema.NullOr(EmailAddress)),
+  trigger: Schema.optional(Schema.NullOr(TriggerInput).annotations({ description: "null removes the trigger" }))
 })
 
 const Offset_seconds = Schema.Int.pipe(Schema.between(0, 10 * 365 * 86_400))
@@ -158,7 +168,7 @@ export class SequencesGroup extends HttpApiGroup.make("sequences")
   )
   .add(
     HttpApiEndpoint.patch("update", "/v1/bulk/sequences/:id").setPath(ById).setPayload(SequencePatch).addSuccess(Sequence)
-      .annotate(OpenApi.Summary, "Update a sequence's name, status or sender")
+      .annotate(OpenApi.Summary, "Update a sequence's name, status, sender or trigger")
   )
   .add(
     HttpApiEndpoint.del("remove", "/v1/bulk/sequences/:id").setPath(ById).addSuccess(Deleted)

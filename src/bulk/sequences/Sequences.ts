@@ -3,6 +3,7 @@
  * the subscriptions list and the pause, resume and cancel actions. A subscription is `active`,
  * `paused`, or ended (`completed`, `cancelled` with a reason); a call its state does not allow is
  * a 409. A resumed subscription is due at the later of its due time and the moment of resuming.
+ * A sequence may name a list of its key as its trigger (issue 30 item 10; enrolment: triggered.ts).
  */
 import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
@@ -12,6 +13,7 @@ import { emitEvent } from "../../events/outbox.ts"
 import { SequenceCancelled } from "../../events/schema.ts"
 import { newId } from "../../lib/ids.ts"
 import { Templates } from "../templates/Templates.ts"
+import { LIST_JOINED } from "./triggered.ts"
 import {
   findSequence,
   type Owner,
@@ -33,6 +35,12 @@ export interface SequenceFields {
   readonly from_email: string | null
   readonly from_name: string | null
   readonly reply_to: string | null
+  readonly trigger: SequenceTrigger | null
+}
+
+export interface SequenceTrigger {
+  readonly type: typeof LIST_JOINED
+  readonly list_id: string
 }
 
 export type SequencePatch = { readonly [K in keyof SequenceFields]?: SequenceFields[K] | undefined }
@@ -52,6 +60,7 @@ const view = (row: SequenceWithCounts) => ({
   from_email: row.from_email,
   from_name: row.from_name,
   reply_to: row.reply_to,
+  trigger: row.trigger_list_id === null ? null : { type: LIST_JOINED, list_id: row.trigger_list_id },
   created_at: row.created_at.toISOString(),
   step_count: row.step_count,
   subscriptions: { active: row.active, paused: row.paused, completed: row.completed, cancelled: row.cancelled }
@@ -69,7 +78,7 @@ export class Sequences extends Effect.Service<Sequences>()("herald/Sequences", {
     /** The key's sequences among `where`, with their step count and subscriptions by state. */
     const withCounts = (where: Statement.Fragment, limit = 1, offset = 0) =>
       sql<SequenceWithCounts>`
-        SELECT q.id, q.account_id, q.key_id, q.name, q.status, q.from_email, q.from_name, q.reply_to, q.created_at,
+        SELECT q.id, q.account_id, q.key_id, q.name, q.status, q.from_email, q.from_name, q.reply_to, q.trigger_list_id, q.created_at,
           (SELECT count(*)::integer FROM sequence_steps t WHERE t.sequence_id = q.id) AS step_count,
           coalesce(c.active, 0) AS active, coalesce(c.paused, 0) AS paused,
           coalesce(c.completed, 0) AS completed, coalesce(c.cancelled, 0) AS cancelled
@@ -88,11 +97,21 @@ export class Sequences extends Effect.Service<Sequences>()("herald/Sequences", {
         return view(row)
       })
 
-    const create = (owner: Owner, fields: SequenceFields) =>
+    /** The trigger's list column, its list checked to be the key's (400 `trigger.list_id` otherwise). */
+    const triggerListOf = (owner: Owner, trigger: SequenceTrigger | null) =>
+      Effect.gen(function*() {
+        if (trigger === null) return null
+        const [list] = yield* sql`SELECT 1 FROM lists WHERE id = ${trigger.list_id} AND key_id = ${owner.keyId}`
+        if (list === undefined) return yield* new SequenceInvalid({ param: "trigger.list_id", message: `This key has no list ${trigger.list_id}` })
+        return trigger.list_id
+      })
+
+    const create = (owner: Owner, { trigger, ...fields }: SequenceFields) =>
       Effect.gen(function*() {
         const at = yield* now
         const id = newId("sq")
-        yield* sql`INSERT INTO sequences ${sql.insert({ id, account_id: owner.accountId, key_id: owner.keyId, ...fields, created_at: at, updated_at: at })}`
+        const trigger_list_id = yield* triggerListOf(owner, trigger)
+        yield* sql`INSERT INTO sequences ${sql.insert({ id, account_id: owner.accountId, key_id: owner.keyId, ...fields, trigger_list_id, created_at: at, updated_at: at })}`
         return yield* readOne(owner, id)
       })
 
@@ -125,11 +144,12 @@ export class Sequences extends Effect.Service<Sequences>()("herald/Sequences", {
         }
       })
 
-    const update = (owner: Owner, id: string, patch: SequencePatch) =>
+    const update = (owner: Owner, id: string, { trigger, ...patch }: SequencePatch) =>
       Effect.gen(function*() {
         yield* findSequence(owner, id, true)
         if (patch.from_email === null) yield* refuseStepsLeftWithoutSender(owner, id)
-        const given = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined))
+        const given: Record<string, unknown> = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined))
+        if (trigger !== undefined) given["trigger_list_id"] = yield* triggerListOf(owner, trigger)
         yield* sql`UPDATE sequences SET ${sql.update({ ...given, updated_at: yield* now })} WHERE id = ${id}`
         return yield* readOne(owner, id)
       }).pipe(sql.withTransaction)

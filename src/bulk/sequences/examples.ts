@@ -8,6 +8,7 @@ const NOT_FOUND = "404 `not_found` when this key has no sequence `{id}`."
 const STEP_NOT_FOUND = "404 `not_found` when this key has no sequence `{id}` or it has no step `{step_id}`."
 const SUBSCRIPTION_NOT_FOUND = "404 `not_found` when this key has no sequence `{id}` or it has no subscription `{subscription_id}`."
 const RUNNING = "409 `conflict` while a subscription is active or paused."
+const TRIGGER = "400 `validation_failed` (param `trigger.list_id`) when this key has no such list."
 const STEP_CONTENT = "400 `validation_failed` (param names the field) for a template_id this key does not have, a step with no "
   + "subject or body of its own nor from its template, or html given while mjml compiles it; `render_failed` when the content "
   + "does not compile; 413 `payload_too_large` over 512 KB of the step's own fields; 503 `render_busy` when every render worker is taken."
@@ -19,6 +20,7 @@ const sequence = {
   from_email: "hello@example.org",
   from_name: "Example",
   reply_to: null,
+  trigger: { type: "list_joined", list_id: "ls_2kR7mW4pX9vB1nQ6tZ3c" },
   created_at: "2026-11-02T10:15:00.000Z",
   step_count: 2,
   subscriptions: { active: 40, paused: 1, completed: 12, cancelled: 2 }
@@ -57,9 +59,9 @@ const subscription = {
 
 export const sequencesReference: GroupReference<typeof SequencesGroup> = {
   create: {
-    errors: "No errors of its own.",
+    errors: TRIGGER,
     request: { name: "Onboarding", status: "active", from_email: "hello@example.org", from_name: "Example" },
-    response: { ...sequence, step_count: 0, subscriptions: { active: 0, paused: 0, completed: 0, cancelled: 0 } }
+    response: { ...sequence, trigger: null, step_count: 0, subscriptions: { active: 0, paused: 0, completed: 0, cancelled: 0 } }
   },
   list: {
     errors: "422 `query_too_expensive` when the read runs past the statement timeout.",
@@ -67,9 +69,9 @@ export const sequencesReference: GroupReference<typeof SequencesGroup> = {
   },
   read: { errors: NOT_FOUND, response: sequence },
   update: {
-    errors: `${NOT_FOUND} 400 \`validation_failed\` (param \`from_email\`) when removing the sender while a step takes its sender from the sequence.`,
-    request: { status: "inactive" },
-    response: { ...sequence, status: "inactive" }
+    errors: `${NOT_FOUND} 400 \`validation_failed\` (param \`from_email\`) when removing the sender while a step takes its sender from the sequence; ${TRIGGER}`,
+    request: { trigger: { type: "list_joined", list_id: "ls_2kR7mW4pX9vB1nQ6tZ3c" } },
+    response: sequence
   },
   remove: { errors: `${NOT_FOUND} ${RUNNING}`, response: { id: SEQUENCE_ID, deleted: true } },
   createStep: {

@@ -25,6 +25,8 @@ export interface SequenceRow {
   readonly from_email: string | null
   readonly from_name: string | null
   readonly reply_to: string | null
+  /** The list whose joining members it enrols (`trigger: {type: "list_joined", list_id}`; triggered.ts). */
+  readonly trigger_list_id: string | null
   readonly created_at: Date
 }
 
@@ -90,7 +92,7 @@ export const subscriptionView = (row: SubscriptionRow) => ({
 export const findSequence = (owner: Owner, id: string, forUpdate = false) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<SequenceRow>`SELECT id, account_id, key_id, name, status, from_email, from_name, reply_to, created_at
+    const rows = yield* sql<SequenceRow>`SELECT id, account_id, key_id, name, status, from_email, from_name, reply_to, trigger_list_id, created_at
       FROM sequences WHERE id = ${id} AND key_id = ${owner.keyId} ${forUpdate ? sql`FOR UPDATE` : sql``}`
     if (rows[0] === undefined) return yield* new SequenceNotFound({ id })
     return rows[0]

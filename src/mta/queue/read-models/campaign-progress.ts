@@ -28,6 +28,16 @@ export const campaignDeliveriesByPosition = (sql: SqlClient.SqlClient, campaignI
   sql`SELECT m.personalization_index AS position, d.id AS delivery_id, d.state
     FROM messages m JOIN deliveries d ON d.message_id = m.id WHERE m.campaign_id = ${campaignId}`
 
+/**
+ * A campaign's final deliveries (accepted, bounced, or failed for good after an attempt: a row a
+ * cancel dropped unattempted is none) and its hard bounces among them (a DSN after acceptance, or a
+ * 5xx refusal), as one row: the reputation check's counts (bulk/campaigns/reputation.ts).
+ */
+export const campaignFinalCounts = (sql: SqlClient.SqlClient, campaignId: unknown) =>
+  sql`SELECT count(*) FILTER (WHERE d.state IN ('sent', 'bounced') OR (d.state = 'failed' AND d.attempts > 0))::integer AS final,
+      count(*) FILTER (WHERE d.state = 'bounced' OR (d.state = 'failed' AND d.attempts > 0 AND d.last_code >= 500))::integer AS hard_bounced
+    FROM messages m JOIN deliveries d ON d.message_id = m.id WHERE m.campaign_id = ${campaignId}`
+
 /** True while a delivery of the campaign is not final: its completion waits. */
 export const campaignHasOpenDeliveries = (sql: SqlClient.SqlClient, campaignId: unknown) =>
   sql`EXISTS (SELECT 1 FROM messages m JOIN deliveries d ON d.message_id = m.id

@@ -54,7 +54,8 @@ export const migrationFiles = [
   "0038_mta_sts.sql",
   "0039_campaign_second_week.sql",
   "0040_bulk_settings.sql",
-  "0041_list_unsubscribe.sql"
+  "0041_list_unsubscribe.sql",
+  "0042_failure_windows.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

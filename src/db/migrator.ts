@@ -55,7 +55,7 @@ export const migrationFiles = [
   "0039_campaign_second_week.sql",
   "0040_bulk_settings.sql",
   "0041_list_unsubscribe.sql",
-  "0042_failure_windows.sql"
+  "0042_counter_windows.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

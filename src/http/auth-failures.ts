@@ -8,7 +8,7 @@
  * it) or when the address's allowance grants one lookup — one per THROTTLED_LOOKUP_INTERVAL_MS; the
  * rest, and every token that fails, get 429 (src/http/auth.ts).
  *
- * The counts are the whole appliance's, in PostgreSQL (failure-windows.ts, issue 33): N processes
+ * The counts are the whole appliance's, in PostgreSQL (counter-windows.ts, issue 33): N processes
  * or replicas on one database allow a guesser what one would, and the allowance is one lookup a
  * second for all of them. Each process keeps a mirror of the windows it has read or written
  * (bounded: MAX_ADDRESSES), so that a throttled address costs no statement until its next lookup
@@ -24,7 +24,7 @@ import * as net from "node:net"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { AppConfig } from "../config/app-config.ts"
-import { countFailures, type FailureWindow, takeLookup } from "./failure-windows.ts"
+import { countFailures, type FailureWindow, takeLookup } from "../db/counter-windows.ts"
 
 export const WINDOW_MS = 60_000
 /** The mirror's bound: far more addresses than fail at once in any honest minute; about 100 bytes each. */
@@ -53,7 +53,7 @@ export const clientOf = (address: string): string => {
   return `${all.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(":")}::/64`
 }
 
-/** The holder of an address's failures in `failure_windows`. */
+/** The holder of an address's failures in `counter_windows`. */
 const holderOf = (address: string) => `api:${clientOf(address)}`
 
 /** The windows this process last read or wrote, by holder: at most `maxEntries`, the oldest written first out. */

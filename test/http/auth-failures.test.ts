@@ -9,7 +9,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
 import { clientOf, makeAuthFailures, THROTTLED_LOOKUP_INTERVAL_MS, WINDOW_MS } from "../../src/http/auth-failures.ts"
-import { countFailures } from "../../src/http/failure-windows.ts"
+import { countFailures } from "../../src/db/counter-windows.ts"
 import { freshDatabase, query } from "../support/database.ts"
 
 let databaseUrl: string
@@ -99,7 +99,7 @@ describe("makeAuthFailures", () => {
         for (let i = 0; i < 50; i++) yield* countFailures([`test:old-${i}`], at, 1_000)
         for (let i = 0; i < 50; i++) yield* countFailures([`test:new-${i}`], at + 2_000, 1_000)
       }))
-    const rows = await query<{ n: number }>(databaseUrl, "SELECT count(*)::int AS n FROM failure_windows WHERE holder LIKE 'test:old-%'")
+    const rows = await query<{ n: number }>(databaseUrl, "SELECT count(*)::int AS n FROM counter_windows WHERE holder LIKE 'test:old-%'")
     expect(rows[0]!.n).toBe(0)
   })
 })

@@ -5,7 +5,9 @@
  *   /metrics and SMTP submission are the address's N; the next is refused (429, 421) by both.
  * - The console's sign-in failures: an email's 10 guesses are 10 over both replicas, and an
  *   address's HERALD_CONSOLE_SIGNIN_FAILURES_PER_ADDRESS likewise.
- * Without PostgreSQL holding the counts, each replica would allow its own N (twice as many guesses).
+ * - HERALD_SMTP_MAX_MESSAGES_PER_MINUTE_PER_IP: an address's messages over both replicas' MX
+ *   listeners are its limit, once the replicas have synced their counts (every SYNC_MS).
+ * Without PostgreSQL holding the counts, each replica would allow its own N (twice as many).
  */
 import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -13,6 +15,8 @@ import { ACCOUNT_FAILURES_PER_WINDOW } from "../../src/api/console/sign-in-throt
 import { type ApplianceProcess, spawnAppliance } from "../support/appliance.ts"
 import { signInRequest } from "../support/console-session.ts"
 import { freshDatabase } from "../support/database.ts"
+import { sendRaw } from "../support/smtp-client.ts"
+import { SYNC_MS } from "../../src/inbound/listener/rate.ts"
 
 const LIMIT = 4
 const METRICS_TOKEN = "metrics-token-0123456789abcdef"
@@ -25,7 +29,9 @@ beforeAll(async () => {
   const env = {
     HERALD_AUTH_FAILURES_PER_MIN: String(LIMIT),
     HERALD_METRICS_TOKEN: METRICS_TOKEN,
-    HERALD_CONSOLE_SIGNIN_FAILURES_PER_ADDRESS: String(SIGNIN_PER_ADDRESS)
+    HERALD_CONSOLE_SIGNIN_FAILURES_PER_ADDRESS: String(SIGNIN_PER_ADDRESS),
+    HERALD_SMTP_MAX_MESSAGES_PER_MINUTE_PER_IP: String(LIMIT),
+    HERALD_INBOUND_ENABLED: "false"
   }
   a = await spawnAppliance({ databaseUrl, env })
   b = await spawnAppliance({ databaseUrl, env, bootstrapKey: a.adminToken })
@@ -89,5 +95,19 @@ describe("two replicas on one database", () => {
     expect((await guess(a, "one@other.test")).status).toBe(401)
     expect((await guess(b, "two@other.test")).status).toBe(401)
     for (const app of [a, b]) expect((await guess(app, "three@other.test")).status).toBe(429)
+  }, 30_000)
+
+  it("allow an address HERALD_SMTP_MAX_MESSAGES_PER_MINUTE_PER_IP messages in all at their MX listeners", async () => {
+    const send = (app: ApplianceProcess, n: number) =>
+      sendRaw(app.smtpPort, { from: "", to: ["postmaster@bounces.herald.test"] }, `Subject: flood ${n}\r\n\r\nagain\r\n`, "127.0.0.5")
+    for (let n = 0; n < LIMIT; n++) expect((await send(n % 2 === 0 ? a : b, n)).code).toBe(250)
+    await new Promise((resolve) => setTimeout(resolve, 2 * SYNC_MS))
+    for (const app of [a, b]) {
+      const refused = await send(app, LIMIT)
+      expect(refused.code).toBe(451)
+      expect(refused.text).toContain("4.7.1")
+    }
+    // Another address is not affected.
+    expect((await sendRaw(a.smtpPort, { from: "", to: ["postmaster@bounces.herald.test"] }, "Subject: calm\r\n\r\nonce\r\n", "127.0.0.6")).code).toBe(250)
   }, 30_000)
 })

@@ -7,13 +7,13 @@
  *
  * These counters are their own: never the Bearer authentication failures (src/http/auth-failures.ts),
  * so a guesser at the console locks no API client out of /v1 from behind the same address.
- * They are the whole appliance's, in PostgreSQL (src/http/failure-windows.ts, issue 33): N
+ * They are the whole appliance's, in PostgreSQL (src/db/counter-windows.ts, issue 33): N
  * processes or replicas on one database allow ten guesses at an email, not ten each. A sign-in
  * already costs a database read and an scrypt check, so a statement more is nothing to it.
  */
 import { Effect } from "effect"
 import { clientOf } from "../../http/auth-failures.ts"
-import { countFailures, forgetFailures, readFailures } from "../../http/failure-windows.ts"
+import { countFailures, forgetFailures, readWindows } from "../../db/counter-windows.ts"
 
 /** The window failures are counted in. */
 export const WINDOW_MS = 15 * 60_000
@@ -30,7 +30,7 @@ export const makeSignInThrottle = (failuresPerAddress: number) => {
   return {
     /** When this sign-in may be tried (ms since the epoch, the later of the two), or undefined: now. */
     refusedUntil: (address: string, email: string, now: number) =>
-      readFailures([addressHolder(address), emailHolder(email)], now).pipe(
+      readWindows([addressHolder(address), emailHolder(email)], now).pipe(
         Effect.map((windows) => {
           const refused = windows.filter((w) =>
             w.count >= (w.holder === addressHolder(address) ? failuresPerAddress : ACCOUNT_FAILURES_PER_WINDOW)

@@ -66,9 +66,16 @@ const makeMirror = (maxEntries: number) => {
       table.delete(holder)
       return undefined
     },
-    set: (holder: string, window: FailureWindow | undefined): void => {
+    /** Keeps `window` (a statement's answer); one answered before a later one never moves its figures back. */
+    set: (holder: string, answered: FailureWindow | undefined): void => {
+      const known = table.get(holder)
       table.delete(holder)
-      if (window === undefined) return
+      if (answered === undefined) return
+      const window = known === undefined || known.end !== answered.end ? answered : {
+        ...answered,
+        count: Math.max(known.count, answered.count),
+        nextLookupAt: Math.max(known.nextLookupAt, answered.nextLookupAt)
+      }
       if (table.size >= maxEntries) table.delete(table.keys().next().value!)
       table.set(holder, window)
     },
@@ -105,7 +112,11 @@ export const makeAuthFailures = (sql: SqlClient.SqlClient, limit: number, maxAdd
     mayLookUp: (address: string, now: number, allowance: boolean) => {
       const holder = holderOf(address)
       const known = mirror.get(holder, now)
-      if (known !== undefined && known.count >= limit && (!allowance || now < known.nextLookupAt)) return Effect.succeed(false)
+      if (known !== undefined && known.count >= limit) {
+        if (!allowance || now < known.nextLookupAt) return Effect.succeed(false)
+        // This process asks for the allowance once an interval, not once per request waiting for the answer.
+        mirror.set(holder, { ...known, nextLookupAt: now + THROTTLED_LOOKUP_INTERVAL_MS })
+      }
       return database(takeLookup(holder, now, limit, allowance ? THROTTLED_LOOKUP_INTERVAL_MS : undefined)).pipe(
         Effect.map(({ allowed, window }) => {
           mirror.set(holder, window)

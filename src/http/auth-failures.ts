@@ -66,16 +66,12 @@ const makeMirror = (maxEntries: number) => {
       table.delete(holder)
       return undefined
     },
-    /** Keeps `window` (a statement's answer); one answered before a later one never moves its figures back. */
+    /** Keeps `answered` (a statement's answer); one answered before a later one never moves the count back. */
     set: (holder: string, answered: FailureWindow | undefined): void => {
       const known = table.get(holder)
       table.delete(holder)
       if (answered === undefined) return
-      const window = known === undefined || known.end !== answered.end ? answered : {
-        ...answered,
-        count: Math.max(known.count, answered.count),
-        nextLookupAt: Math.max(known.nextLookupAt, answered.nextLookupAt)
-      }
+      const window = known === undefined || known.end !== answered.end ? answered : { ...answered, count: Math.max(known.count, answered.count) }
       if (table.size >= maxEntries) table.delete(table.keys().next().value!)
       table.set(holder, window)
     },

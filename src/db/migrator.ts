@@ -58,7 +58,8 @@ export const migrationFiles = [
   "0042_system_messages.sql",
   "0043_campaign_ab_tests.sql",
   "0044_sequence_trigger.sql",
-  "0045_campaign_reputation_pause.sql"
+  "0045_campaign_reputation_pause.sql",
+  "0046_counter_windows.sql"
 ] as const
 
 const migrationsDir = new URL("../../migrations/", import.meta.url)

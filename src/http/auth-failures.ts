@@ -8,19 +8,26 @@
  * it) or when the address's allowance grants one lookup — one per THROTTLED_LOOKUP_INTERVAL_MS; the
  * rest, and every token that fails, get 429 (src/http/auth.ts).
  *
- * The table is bounded (MAX_ADDRESSES) and kept per replica, as src/lib/fixed-windows.ts says why.
+ * The counts are the whole appliance's, in PostgreSQL (counter-windows.ts, issue 33): N processes
+ * or replicas on one database allow a guesser what one would, and the allowance is one lookup a
+ * second for all of them. Each process keeps a mirror of the windows it has read or written
+ * (bounded: MAX_ADDRESSES), so that a throttled address costs no statement until its next lookup
+ * is due: every failure is one upsert, and a token the key cache does not know asks the database
+ * whether the address may have it looked up (one statement before the lookup it already costs).
  * It is one table for every protocol that takes an API key (the HTTP API's Bearer tokens, SMTP
- * submission's AUTH): `AuthFailures`, so that alternating protocols gains a guesser nothing.
+ * submission's AUTH, /metrics' token): `AuthFailures`, so that alternating protocols gains a
+ * guesser nothing.
  * IPv6 clients are counted by their /64, the block one subscriber usually holds, or a single host
  * could rotate through its addresses.
  */
 import * as net from "node:net"
+import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { AppConfig } from "../config/app-config.ts"
-import { type FixedWindow, makeFixedWindows } from "../lib/fixed-windows.ts"
+import { countFailures, type FailureWindow, takeLookup } from "../db/counter-windows.ts"
 
 export const WINDOW_MS = 60_000
-/** Far more addresses than fail at once in any honest minute; about 100 bytes each. */
+/** The mirror's bound: far more addresses than fail at once in any honest minute; about 100 bytes each. */
 export const MAX_ADDRESSES = 10_000
 /**
  * A throttled address's database lookups of tokens the cache does not know: one a second, whatever
@@ -29,11 +36,6 @@ export const MAX_ADDRESSES = 10_000
  * lookups before the throttle).
  */
 export const THROTTLED_LOOKUP_INTERVAL_MS = 1_000
-
-interface Failures extends FixedWindow {
-  /** When a throttled address may next have an unknown token looked up. */
-  nextLookupAt: number
-}
 
 /** The part of an address one client holds: an IPv4 address, or an IPv6 address's /64. */
 export const clientOf = (address: string): string => {
@@ -51,31 +53,84 @@ export const clientOf = (address: string): string => {
   return `${all.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(":")}::/64`
 }
 
-export const makeAuthFailures = (limit: number, maxAddresses = MAX_ADDRESSES) => {
-  const windows = makeFixedWindows<Failures>({ windowMs: WINDOW_MS, maxEntries: maxAddresses, open: (start) => ({ start, count: 0, nextLookupAt: start }) })
-  const current = (address: string, now: number) => windows.current(clientOf(address), now)
+/** The holder of an address's failures in `counter_windows`. */
+const holderOf = (address: string) => `api:${clientOf(address)}`
+
+/** The windows this process last read or wrote, by holder: at most `maxEntries`, the oldest written first out. */
+const makeMirror = (maxEntries: number) => {
+  const table = new Map<string, FailureWindow>()
   return {
-    /** When `address` may try again (ms since the epoch), or undefined when it may now. */
+    get: (holder: string, now: number): FailureWindow | undefined => {
+      const window = table.get(holder)
+      if (window === undefined || window.end > now) return window
+      table.delete(holder)
+      return undefined
+    },
+    /** Keeps `answered` (a statement's answer); one answered before a later one never moves the count back. */
+    set: (holder: string, answered: FailureWindow | undefined): void => {
+      const known = table.get(holder)
+      table.delete(holder)
+      if (answered === undefined) return
+      const window = known === undefined || known.end !== answered.end ? answered : { ...answered, count: Math.max(known.count, answered.count) }
+      if (table.size >= maxEntries) table.delete(table.keys().next().value!)
+      table.set(holder, window)
+    },
+    size: () => table.size
+  }
+}
+
+export const makeAuthFailures = (sql: SqlClient.SqlClient, limit: number, maxAddresses = MAX_ADDRESSES) => {
+  const mirror = makeMirror(maxAddresses)
+  const database = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(effect, SqlClient.SqlClient, sql)
+  return {
+    /** When `address` may try again (ms since the epoch), or undefined when it may now, as this process last saw its window. */
     refusedUntil: (address: string, now: number): number | undefined => {
-      const entry = current(address, now)
-      return entry !== undefined && entry.count >= limit ? entry.start + WINDOW_MS : undefined
+      const window = mirror.get(holderOf(address), now)
+      return window !== undefined && window.count >= limit ? window.end : undefined
     },
-    record: (address: string, now: number): void => windows.count(clientOf(address), now),
-    /** Whether a throttled `address` may have one unknown token looked up now (and takes it if so). */
-    takeLookup: (address: string, now: number): boolean => {
-      const entry = current(address, now)
-      if (entry === undefined || entry.count < limit) return true
-      if (now < entry.nextLookupAt) return false
-      entry.nextLookupAt = now + THROTTLED_LOOKUP_INTERVAL_MS
-      return true
+    /**
+     * Counts a failure of `address` for the whole appliance; returns its window after it (the
+     * count says whether this failure was past the limit).
+     */
+    record: (address: string, now: number) =>
+      database(countFailures([holderOf(address)], now, WINDOW_MS)).pipe(
+        Effect.map(([window]) => {
+          mirror.set(holderOf(address), window)
+          return window!
+        })
+      ),
+    /**
+     * Whether a token of `address` that the key cache does not know may be looked up now: yes
+     * under the limit; at it, only with the `allowance` (the API's, not SMTP's) when the next
+     * lookup is due, which this takes. Asks the database unless this process already knows the
+     * address is throttled with no lookup due.
+     */
+    mayLookUp: (address: string, now: number, allowance: boolean) => {
+      const holder = holderOf(address)
+      const known = mirror.get(holder, now)
+      if (known !== undefined && known.count >= limit) {
+        if (!allowance || now < known.nextLookupAt) return Effect.succeed(false)
+        // This process asks for the allowance once an interval, not once per request waiting for the answer.
+        mirror.set(holder, { ...known, nextLookupAt: now + THROTTLED_LOOKUP_INTERVAL_MS })
+      }
+      return database(takeLookup(holder, now, limit, allowance ? THROTTLED_LOOKUP_INTERVAL_MS : undefined)).pipe(
+        Effect.map(({ allowed, window }) => {
+          mirror.set(holder, window)
+          return allowed
+        })
+      )
     },
-    size: windows.size
+    size: mirror.size
   }
 }
 
 /** The appliance's one table of failed authentications (HERALD_AUTH_FAILURES_PER_MIN), shared by every protocol. */
 export class AuthFailures extends Effect.Service<AuthFailures>()("herald/AuthFailures", {
-  effect: Effect.map(AppConfig, (config) => ({ limit: config.authFailuresPerMin, ...makeAuthFailures(config.authFailuresPerMin) }))
+  effect: Effect.gen(function*() {
+    const config = yield* AppConfig
+    const sql = yield* SqlClient.SqlClient
+    return { limit: config.authFailuresPerMin, ...makeAuthFailures(sql, config.authFailuresPerMin) }
+  })
 }) {}
 
 /** The layer of the one table (the same constant everywhere, so it is built once per appliance). */

@@ -6,8 +6,9 @@
  * path: see ApiKeys.authenticate). Who a token is comes through the KeyLookup port
  * (key-lookup.ts), which the keys area implements: the kit imports no area.
  *
- * A client address with HERALD_AUTH_FAILURES_PER_MIN failures in its current minute is throttled
- * until that minute ends: throttling stops guesses, not customers (behind a reverse proxy they all
+ * A client address with HERALD_AUTH_FAILURES_PER_MIN failures in its current minute (counted by
+ * every process and replica together, in PostgreSQL: auth-failures.ts) is throttled until that
+ * minute ends: throttling stops guesses, not customers (behind a reverse proxy they all
  * share one address). A valid key is served: its token is found in the key cache (no database
  * cost), or looked up because it was valid here recently, or within the address's small allowance
  * of lookups (auth-failures.ts). Every other token gets 429 `rate_limit_exceeded` with Retry-After,
@@ -107,18 +108,20 @@ export const AuthenticationLive = Layer.effect(
           if (sessionId !== undefined && sessionId !== "") return yield* Effect.provide(bySession(sessionId), context)
           const address = yield* clientAddress
           const now = yield* Clock.currentTimeMillis
-          const until = failures.refusedUntil(address, now)
-          const identify = until === undefined
-            ? keys.authenticate(Redacted.value(token))
-            : keys.authenticateSparingly(Redacted.value(token), () => failures.takeLookup(address, now))
+          // A token the cache does not know is looked up only if the appliance's count for the
+          // address allows it (or its allowance does); `denied` when it did not.
+          let denied = false
+          const mayLookUp = Effect.tap(failures.mayLookUp(address, now, true), (allowed) => void (denied = !allowed))
           // A database failure is a 500, never a 401: the key may be perfectly valid.
-          const principal = yield* Effect.orDie(identify)
-          if (Option.isNone(principal)) {
-            failures.record(address, now)
-            recordAuthFailure("api")
-            return yield* (until === undefined ? Effect.fail(unauthorized()) : refuse(until, now))
-          }
-          return yield* admit(principal.value)
+          const principal = yield* Effect.orDie(keys.authenticateSparingly(Redacted.value(token), mayLookUp))
+          if (Option.isSome(principal)) return yield* admit(principal.value)
+          recordAuthFailure("api")
+          // Refused without a lookup: no statement to count it (a flood costs the database nothing more).
+          const throttledUntil = failures.refusedUntil(address, now)
+          if (denied && throttledUntil !== undefined) return yield* refuse(throttledUntil, now)
+          const window = yield* Effect.orDie(failures.record(address, now))
+          // Past the limit (counted by every process): 429, as for one process's limit+1-th failure.
+          return yield* (window.count > authFailuresPerMin ? refuse(window.end, now) : Effect.fail(unauthorized()))
         })
     }
   })

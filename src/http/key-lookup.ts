@@ -17,11 +17,12 @@ export class KeyLookup extends Context.Tag("herald/KeyLookup")<KeyLookup, {
   /** Who `token` is (none: unknown or revoked), from the key cache or else the database. */
   readonly authenticate: (token: string) => Effect.Effect<Option.Option<Principal>, SqlError.SqlError>
   /**
-   * `authenticate` for a throttled client address: an unknown token is looked up in the database
-   * only when `mayLookUp()` grants it (a token valid here recently always is).
+   * `authenticate` under a client address's failed-authentication count: a token the cache does
+   * not know is looked up in the database only when `mayLookUp` grants it (a token valid here
+   * recently always is).
    */
   readonly authenticateSparingly: (
     token: string,
-    mayLookUp: () => boolean
+    mayLookUp: Effect.Effect<boolean, SqlError.SqlError>
   ) => Effect.Effect<Option.Option<Principal>, SqlError.SqlError>
 }>() {}

@@ -7,10 +7,13 @@
  *
  * These counters are their own: never the Bearer authentication failures (src/http/auth-failures.ts),
  * so a guesser at the console locks no API client out of /v1 from behind the same address.
- * Each table is bounded (MAX_ENTRIES) and kept per replica, as src/lib/fixed-windows.ts says why.
+ * They are the whole appliance's, in PostgreSQL (src/db/counter-windows.ts, issue 33): N
+ * processes or replicas on one database allow ten guesses at an email, not ten each. A sign-in
+ * already costs a database read and an scrypt check, so a statement more is nothing to it.
  */
+import { Effect } from "effect"
 import { clientOf } from "../../http/auth-failures.ts"
-import { type FixedWindow, makeFixedWindows } from "../../lib/fixed-windows.ts"
+import { countFailures, forgetFailures, readWindows } from "../../db/counter-windows.ts"
 
 /** The window failures are counted in. */
 export const WINDOW_MS = 15 * 60_000
@@ -19,41 +22,25 @@ export const WINDOW_MS = 15 * 60_000
  * 8-character password, and a person who mistyped can wait out the window.
  */
 export const ACCOUNT_FAILURES_PER_WINDOW = 10
-/** Addresses and emails each table remembers; about 100 bytes each. */
-export const MAX_ENTRIES = 10_000
-
-/** A fixed-window failure counter over keys the caller names (src/lib/fixed-windows.ts). */
-export const makeFailureCounter = (limit: number, windowMs = WINDOW_MS, maxEntries = MAX_ENTRIES) => {
-  const windows = makeFixedWindows<FixedWindow>({ windowMs, maxEntries, open: (start) => ({ start, count: 0 }) })
-  return {
-    /** When `key` may try again (ms since the epoch), or undefined when it may now. */
-    refusedUntil: (key: string, now: number): number | undefined => {
-      const entry = windows.current(key, now)
-      return entry !== undefined && entry.count >= limit ? entry.start + windowMs : undefined
-    },
-    record: windows.count,
-    forget: windows.forget
-  }
-}
 
 /** The two counters of console sign-in: per client (an IPv6 /64 counts as one) and per email. */
 export const makeSignInThrottle = (failuresPerAddress: number) => {
-  const addresses = makeFailureCounter(failuresPerAddress)
-  const emails = makeFailureCounter(ACCOUNT_FAILURES_PER_WINDOW)
-  const emailKey = (email: string) => email.trim().toLowerCase()
+  const addressHolder = (address: string) => `signin-address:${clientOf(address)}`
+  const emailHolder = (email: string) => `signin-email:${email.trim().toLowerCase()}`
   return {
     /** When this sign-in may be tried (ms since the epoch, the later of the two), or undefined: now. */
-    refusedUntil: (address: string, email: string, now: number): number | undefined => {
-      const byAddress = addresses.refusedUntil(clientOf(address), now)
-      const byEmail = emails.refusedUntil(emailKey(email), now)
-      if (byAddress === undefined) return byEmail
-      return byEmail === undefined ? byAddress : Math.max(byAddress, byEmail)
-    },
-    failed: (address: string, email: string, now: number): void => {
-      addresses.record(clientOf(address), now)
-      emails.record(emailKey(email), now)
-    },
+    refusedUntil: (address: string, email: string, now: number) =>
+      readWindows([addressHolder(address), emailHolder(email)], now).pipe(
+        Effect.map((windows) => {
+          const refused = windows.filter((w) =>
+            w.count >= (w.holder === addressHolder(address) ? failuresPerAddress : ACCOUNT_FAILURES_PER_WINDOW)
+          )
+          return refused.length === 0 ? undefined : Math.max(...refused.map((w) => w.end))
+        })
+      ),
+    failed: (address: string, email: string, now: number) =>
+      Effect.asVoid(countFailures([addressHolder(address), emailHolder(email)], now, WINDOW_MS)),
     /** A right password clears its email's failures (not the address's: others may guess from there). */
-    succeeded: (email: string): void => emails.forget(emailKey(email))
+    succeeded: (email: string) => forgetFailures(emailHolder(email))
   }
 }

@@ -4,7 +4,8 @@
  * - A wrong email and a wrong password answer the same 401 in the same time: an unknown email is
  *   checked against a dummy hash of the same cost, and a suspended account's is checked before
  *   it is refused (its 403 comes only with the right password, which tells a guesser nothing).
- * - Failures are counted per client address and per email (sign-in-throttle.ts); past either
+ * - Failures are counted per client address and per email, by every process together
+ *   (sign-in-throttle.ts); past either
  *   limit, 429 with Retry-After and no password check. Bearer clients behind the same address
  *   are not affected: their failures are counted elsewhere (src/http/auth-failures.ts).
  * - A password check is scrypt with 32 MiB: at most MAX_CONCURRENT_CHECKS run at once, and a
@@ -89,7 +90,7 @@ export const makeSignIn = Effect.gen(function*() {
       }
       const address = Option.getOrElse(request.remoteAddress, () => "unknown")
       const now = yield* Clock.currentTimeMillis
-      const until = throttle.refusedUntil(address, payload.email, now)
+      const until = yield* throttle.refusedUntil(address, payload.email, now)
       if (until !== undefined) {
         return yield* tooMany(
           Math.max(1, Math.ceil((until - now) / 1000)),
@@ -101,11 +102,11 @@ export const makeSignIn = Effect.gen(function*() {
         return yield* tooMany(BUSY_RETRY_AFTER_S, "Too many sign-ins at once; try again in a second")
       }
       if (Option.isNone(checked.value)) {
-        throttle.failed(address, payload.email, yield* Clock.currentTimeMillis)
+        yield* throttle.failed(address, payload.email, yield* Clock.currentTimeMillis)
         return yield* Effect.fail(wrongCredentials())
       }
       const account = checked.value.value
-      throttle.succeeded(payload.email)
+      yield* throttle.succeeded(payload.email)
       if (account.status !== "active") return yield* Effect.fail(forbidden("The account is suspended", "account_suspended"))
       const session = yield* sessions.start(account.id, yield* keyFor(account.id))
       return yield* sessionCookie(HttpServerResponse.empty({ status: 204 }), session.sessionId, baseUrl)

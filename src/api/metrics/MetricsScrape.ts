@@ -126,9 +126,11 @@ export class MetricsScrape extends Effect.Service<MetricsScrape>()("herald/Metri
     const refuse = (address: string) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const until = failures.refusedUntil(address, now)
-        failures.record(address, now)
         recordAuthFailure("metrics")
+        // Known to be throttled: 429 without a statement; else counted with every process's failures.
+        const known = failures.refusedUntil(address, now)
+        const window = known === undefined ? yield* Effect.orDie(failures.record(address, now)) : undefined
+        const until = window === undefined ? known : window.count > failures.limit ? window.end : undefined
         if (until !== undefined) {
           return HttpServerResponse.setHeader(
             envelope(429, "rate_limit_error", "rate_limit_exceeded", "Too many failed authentications from this address (HERALD_AUTH_FAILURES_PER_MIN)"),

@@ -10,13 +10,13 @@
  * there is, and is answered 451 if none comes within BUDGET_WAIT_MS.
  */
 import type { SqlClient } from "@effect/sql"
-import { Effect, Layer, Runtime } from "effect"
+import { Clock, Duration, Effect, Layer, Runtime, Schedule } from "effect"
 import { SMTPServer, type SMTPServerSession } from "smtp-server"
 import { AppConfig } from "../../config/app-config.ts"
 import { listenScoped, makeConnectionCounter, readTlsFiles, smtpReply as reply } from "../../lib/smtp-listener.ts"
 import { ByteBudget } from "./ByteBudget.ts"
 import { InboundStore, type ReceivedEnvelope } from "./InboundStore.ts"
-import { MessageRate } from "./rate.ts"
+import { MessageRate, SYNC_MS } from "./rate.ts"
 import { receiveMessage } from "./receive.ts"
 import { recipientDecision, returnPathVerified } from "./recipients.ts"
 
@@ -52,6 +52,14 @@ export const MxListenerLive = Layer.scopedDiscard(
     const perIp = makeConnectionCounter(config.smtpMaxPerIp)
     const budget = new ByteBudget(config.smtpInboundBudgetBytes)
     const rate = new MessageRate(config.smtpMaxMessagesPerMinutePerIp)
+    // The per-address message counts join every process's each SYNC_MS (rate.ts); a failed sync
+    // keeps them for the next one (the database's own trouble is reported where it matters).
+    yield* Clock.currentTimeMillis.pipe(
+      Effect.flatMap((at) => rate.sync(at)),
+      Effect.ignore,
+      Effect.repeat(Schedule.spaced(Duration.millis(SYNC_MS))),
+      Effect.forkScoped
+    )
     const tls = readTlsFiles(config.smtpTlsCert, config.smtpTlsKey)
 
     const server = new SMTPServer({

@@ -8,7 +8,7 @@
  * webhook endpoint and a row every lookup may read, so a key holder must not make them without end.
  * Revoking a key frees its place.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Data, Effect, Option, Queue } from "effect"
 import { AppConfig } from "../../config/app-config.ts"
 import { newId } from "../../lib/ids.ts"
@@ -103,10 +103,10 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
 
     /**
      * Who `token` is: from the cache, else from the database when `mayLookUp` says so — always for
-     * `authenticate`; for a throttled client address (`authenticateSparingly`), only for a token
-     * recognized as valid here before, or when the address's few lookups allow (src/http/auth.ts).
+     * `authenticate`; under a client address's failed-authentication count (`authenticateSparingly`),
+     * only for a token recognized as valid here before, or when the count allows (src/http/auth.ts).
      */
-    const identify = (token: string, mayLookUp: () => boolean) =>
+    const identify = (token: string, mayLookUp: Effect.Effect<boolean, SqlError.SqlError>) =>
       Effect.gen(function*() {
         if (token.length === 0 || token.length > 200) return Option.none<Principal>()
         const now = yield* Clock.currentTimeMillis
@@ -118,14 +118,14 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("herald/ApiKeys", {
           yield* touch(cached, now)
           return Option.some(cached.principal)
         }
-        if (!cache.recognizes(cacheKey, now) && !mayLookUp()) return Option.none<Principal>()
+        if (!cache.recognizes(cacheKey, now) && !(yield* mayLookUp)) return Option.none<Principal>()
         return yield* lookUp(cacheKey, digest, now)
       })
 
-    const authenticate = (token: string) => identify(token, () => true)
+    const authenticate = (token: string) => identify(token, Effect.succeed(true))
 
-    /** `authenticate` without a database lookup for an unknown token unless `mayLookUp()` grants one. */
-    const authenticateSparingly = (token: string, mayLookUp: () => boolean) => identify(token, mayLookUp)
+    /** `authenticate` without a database lookup for an unknown token unless `mayLookUp` grants one. */
+    const authenticateSparingly = (token: string, mayLookUp: Effect.Effect<boolean, SqlError.SqlError>) => identify(token, mayLookUp)
 
     /**
      * Inserts a key with the given token or a fresh random one, whatever the account has: for

@@ -4,7 +4,8 @@
  *   and MAX_SESSIONS_PER_ACCOUNT per account (421 at AUTH);
  * - AUTH PLAIN or LOGIN with an API key as the password (any user name), only over TLS or from
  *   loopback (538 5.7.11 otherwise, whatever HERALD_ENV says); a bad key 535 5.7.8, counted in the
- *   appliance's one table of failed authentications (AuthFailures, shared with the HTTP API); an
+ *   appliance's one table of failed authentications (AuthFailures, shared with the HTTP API and
+ *   counted by every process together in PostgreSQL); an
  *   address past HERALD_AUTH_FAILURES_PER_MIN gets 421 until its minute passes, and the third
  *   failure of a session ends it (421);
  * - MAIL: 530 before AUTH; the send's per-minute rate window counted (SendContext.admit, 451 past
@@ -137,13 +138,21 @@ export const makeSessionHandlers = (deps: SessionDeps) => {
     })
     const until = deps.failures.refusedUntil(address, now)
     if (until !== undefined) return Promise.resolve(throttled(until))
-    return deps.run(deps.keys.authenticate(token)).then((found) => {
-      if (found._tag === "Some") return found.value
-      deps.failures.record(address, now)
+    // A token the cache does not know is looked up only under the appliance's limit (no allowance here).
+    const identify = Effect.gen(function*() {
+      const found = yield* deps.keys.authenticateSparingly(token, deps.failures.mayLookUp(address, now, false))
+      if (found._tag === "Some") return found
+      const known = deps.failures.refusedUntil(address, now)
+      // Throttled by other processes' failures: refused without a lookup, nothing to count.
+      if (known !== undefined) return known
+      return yield* deps.failures.record(address, now)
+    })
+    return deps.run(identify).then((found) => {
+      if (typeof found === "number") return throttled(found)
+      if ("_tag" in found) return found.value
       const state = stateOf(session)
       state.failures += 1
-      const after = deps.failures.refusedUntil(address, now)
-      if (after !== undefined) return throttled(after)
+      if (found.count >= deps.failures.limit) return throttled(found.end)
       return state.failures >= MAX_AUTH_FAILURES_PER_SESSION ? { ...badKey, code: 421, text: `4.7.0 ${badKey.text.slice(6)}; ${MAX_AUTH_FAILURES_PER_SESSION} failed authentications end the session` } : badKey
     })
   }

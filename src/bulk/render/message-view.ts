@@ -100,7 +100,9 @@ const mimeOf = async (task: ViewTask): Promise<Buffer> => {
 /** The message of `task`, composed and read back (see the module comment). */
 export const viewMessage = async (task: ViewTask): Promise<ViewedMessage> => {
   // Loaded on the first view, not at start-up (its module tree is ~0.1 s of a start).
-  const { simpleParser } = await import("mailparser")
+  // A CommonJS package: its exports are the namespace's default in the compiled bundle (esbuild's interop).
+  const mailparser: typeof import("mailparser") & { readonly default?: typeof import("mailparser") } = await import("mailparser")
+  const { simpleParser } = mailparser.default ?? mailparser
   const parsed = await simpleParser(await mimeOf(task), {
     keepCidLinks: true,
     skipHtmlToText: true,

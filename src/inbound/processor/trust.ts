@@ -104,9 +104,11 @@ export const makeReportTrust = Effect.gen(function*() {
   const resolver = (name: string, type: string) => dns.resolver.resolve(name, type) as Promise<Array<string> | Array<Array<string>>>
 
   const authenticateStored = (stored: StoredEnvelope, mailFrom: string) =>
-    Effect.tryPromise(async () =>
-      // Loaded on the first report to judge, not at start-up (its module tree is ~0.1 s of a start).
-      (await import("mailauth")).authenticate(stored.raw!, {
+    Effect.tryPromise(async () => {
+      // Loaded on the first report to judge, not at start-up (its module tree is ~0.1 s of a start);
+      // a CommonJS package: its exports are the namespace's default in the compiled bundle.
+      const mailauth: typeof import("mailauth") & { readonly default?: typeof import("mailauth") } = await import("mailauth")
+      return (mailauth.default ?? mailauth).authenticate(stored.raw!, {
         ip: stored.remote_address.replace(/^::ffff:/i, ""),
         ...(stored.helo === null ? {} : { helo: stored.helo }),
         sender: mailFrom,
@@ -116,7 +118,7 @@ export const makeReportTrust = Effect.gen(function*() {
         disableDmarc: true,
         disableBimi: true
       })
-    ).pipe(
+    }).pipe(
       Effect.map((result) => feedbackLoopOf(result)),
       Effect.catchAll((error) => Effect.succeed(refused(`the sender could not be authenticated: ${String(error.error).slice(0, 200)}`))),
       Effect.flatMap((trust) =>

@@ -177,7 +177,8 @@ export const OUTCOME_EVENTS = {
   sequence: { sent: "sequence.step.sent", failed: "sequence.step.failed", bounced: BOUNCED_EVENT, complained: COMPLAINED_EVENT },
   confirmation: { sent: null, failed: null, bounced: BOUNCED_EVENT, complained: COMPLAINED_EVENT },
   test_send: { sent: null, failed: null, bounced: BOUNCED_EVENT, complained: COMPLAINED_EVENT },
-  system: { sent: null, failed: null, bounced: BOUNCED_EVENT, complained: COMPLAINED_EVENT }
+  // System mail (TLS reports) belongs to no account: no webhooks could hear of it (docs/decisions.md).
+  system: { sent: null, failed: null, bounced: null, complained: null }
 } as const satisfies Record<Origin, Record<OutcomeKind, EventName | null>>
 
 /**

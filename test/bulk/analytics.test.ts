@@ -161,8 +161,10 @@ describe("GET /v1/bulk/campaigns/{id}/analytics", () => {
     expect(a).toMatchObject({ campaign_id: campaignId, ...EXPECTED })
     expect(Object.keys(a).sort()).toEqual([
       "bounces", "campaign_id", "clicks_total", "clicks_unique", "complaints", "delivered", "detail_window_days", "opens_total",
-      "opens_unique", "rates", "timeline", "top_links", "unsubs"
+      "opens_unique", "rates", "timeline", "top_links", "unsubs", "variants", "winner"
     ])
+    // A campaign with one content has no A/B figures.
+    expect(a).toMatchObject({ variants: [], winner: null })
     // The unsubscribes and the complaint are the address facts naming the campaign.
     const facts = await db<{ type: string; email: string }>(
       "SELECT type, email FROM contact_engagement WHERE campaign_id = $1 AND type IN ('unsubscribed', 'complained') ORDER BY type, email", [campaignId])

@@ -180,6 +180,24 @@ describe("an A/B test run to its winner", () => {
     expect(analytics.variants.map((v: { sent: number }) => v.sent)).toEqual([15, 45])
   }, 120_000)
 
+  it("test-sends the variant it is asked for, untracked, and refuses one the campaign does not have", async () => {
+    const list = await listOf("abtest", 20)
+    const id = await createAb("Test-send by variant", list.id)
+    const before = rig.sink.received.length
+    const res = await api("POST", `/v1/bulk/campaigns/${id}/test-send`, { to: ["tester@dest.example"], contact: list.contacts[1], variant: 1 })
+    expect(res.status).toBe(200)
+    expect(res.json).toMatchObject({ ok: true, to: ["tester@dest.example"] })
+    await rig.sink.waitFor(before + 1)
+    const parsed = await simpleParser(rig.sink.received[before]!.raw)
+    expect(parsed.subject).toBe(`[Test] Beta ${list.contacts[1]}`)
+    expect(parsed.html).toContain("href=\"https://shop.example/b\"")
+    expect(parsed.html).not.toContain("/c/")
+    const missing = await api("POST", `/v1/bulk/campaigns/${id}/test-send`, { to: ["tester@dest.example"], variant: 3 })
+    expect(missing.status).toBe(400)
+    expect(missing.json.error).toMatchObject({ code: "validation_failed", param: "variant" })
+    expect(rig.sink.received.length).toBe(before + 1)
+  })
+
   it("ends with cancel during the wait: no winner, the rest never sent", async () => {
     const list = await listOf("cancelled", 40)
     const id = await createAb("Cancelled test", list.id)

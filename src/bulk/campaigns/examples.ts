@@ -46,6 +46,7 @@ const campaign = {
 const started = { ...campaign, total_contacts: 1200, sent_count: 480, delivery_rate: 0.4, started_at: "2026-11-04T09:00:00.000Z" }
 
 export const campaignsReference: GroupReference<typeof CampaignsGroup> = {
+  // An A/B test of two subjects over the template's content (issue 30 item 12).
   create: {
     errors: FIELDS,
     request: {
@@ -53,9 +54,18 @@ export const campaignsReference: GroupReference<typeof CampaignsGroup> = {
       template_id: "tp_4mQ8vR2kT6wX9zB3nC5d",
       from_email: "news@example.org",
       from_name: "Example News",
-      list_ids: [LIST_ID]
+      list_ids: [LIST_ID],
+      variants: [{ subject: "November news" }, { subject: "What is new this November" }],
+      ab_test: { test_percent: 20, metric: "opens", wait_minutes: 240 }
     },
-    response: campaign
+    response: {
+      ...campaign,
+      variants: [
+        { subject: "November news", template_id: null, html: null, body_text: null, mjml: null, preheader: null },
+        { subject: "What is new this November", template_id: null, html: null, body_text: null, mjml: null, preheader: null }
+      ],
+      ab_test: { test_percent: 20, metric: "opens", wait_minutes: 240 }
+    }
   },
   list: {
     errors: "422 `query_too_expensive` when the read runs past the statement timeout.",

@@ -8,41 +8,24 @@
  * The MTA is off, so the queued rows stay for counting.
  */
 import pg from "pg"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type ApplianceProcess, spawnAppliance } from "../support/appliance.ts"
+import { describe, expect, it } from "vitest"
 import { freshDatabase, query } from "../support/database.ts"
-import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
+import { spawnedRig } from "../support/spawned-rig.ts"
 import { eventually } from "../support/eventually.ts"
 import { newSender } from "../support/sending.ts"
 
 const COUNT = 1000
 const TEST_SHARE = 500
 
-let dns: DnsServer
-const started: Array<ApplianceProcess> = []
-
-beforeAll(async () => {
-  dns = await startDnsServer()
-})
-afterAll(async () => {
-  await Promise.all(started.map((p) => p.stop()))
-  await dns.close()
-})
-
-const spawn = async (databaseUrl: string, bootstrapKey?: string) => {
-  // Batches of 100: the test share is five batches, each writing two variants' rows.
-  const env = { HERALD_DNS_SERVERS: dns.address, HERALD_CAMPAIGN_FANOUT_BATCH: "100", HERALD_AB_WAIT_UNIT_SECONDS: "1" }
-  const p = await spawnAppliance({ databaseUrl, env, ...(bootstrapKey === undefined ? {} : { bootstrapKey }) })
-  started.push(p)
-  return p
-}
+// Batches of 100: the test share is five batches, each writing two variants' rows.
+const { dns, spawn } = spawnedRig({ HERALD_CAMPAIGN_FANOUT_BATCH: "100", HERALD_AB_WAIT_UNIT_SECONDS: "1" })
 
 describe("an A/B test killed during its test share and during its wait, then run by two replicas", () => {
   it("gives every recipient exactly one message: its own variant in the test share, the one winner after it", async () => {
     const databaseUrl = await freshDatabase()
     const db = <T extends Record<string, unknown>>(text: string, params: ReadonlyArray<unknown> = []) => query<T>(databaseUrl, text, params)
     const first = await spawn(databaseUrl)
-    const sender = await newSender(first, dns, { packageId: "growth" })
+    const sender = await newSender(first, dns(), { packageId: "growth" })
     const api = (method: string, route: string, body?: unknown) => first.request(method, route, { token: sender.token, ...(body === undefined ? {} : { body }) })
     const list = await api("POST", "/v1/bulk/lists", { name: "crash" })
     const contacts = Array.from({ length: COUNT }, (_, i) => `c${i}@crash.example`)

@@ -11,39 +11,23 @@
  * rows stay for counting.
  */
 import pg from "pg"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type ApplianceProcess, spawnAppliance } from "../support/appliance.ts"
+import { describe, expect, it } from "vitest"
 import { freshDatabase, query } from "../support/database.ts"
-import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
+import { spawnedRig } from "../support/spawned-rig.ts"
 import { eventually } from "../support/eventually.ts"
 import { newSender } from "../support/sending.ts"
 
 const COUNT = 4000
 
-let dns: DnsServer
-const started: Array<ApplianceProcess> = []
-
-beforeAll(async () => {
-  dns = await startDnsServer()
-})
-afterAll(async () => {
-  await Promise.all(started.map((p) => p.stop()))
-  await dns.close()
-})
-
-const spawn = async (databaseUrl: string, bootstrapKey?: string) => {
-  // Batches of 500: the kill lands in the middle of a fan-out of several batches.
-  const p = await spawnAppliance({ databaseUrl, env: { HERALD_DNS_SERVERS: dns.address, HERALD_CAMPAIGN_FANOUT_BATCH: "500" }, ...(bootstrapKey === undefined ? {} : { bootstrapKey }) })
-  started.push(p)
-  return p
-}
+// Batches of 500: the kill lands in the middle of a fan-out of several batches.
+const { dns, spawn } = spawnedRig({ HERALD_CAMPAIGN_FANOUT_BATCH: "500" })
 
 describe("a fan-out killed in the middle of a batch", () => {
   it("resumes after a restart with each contact queued and charged exactly once, none missing", async () => {
     const databaseUrl = await freshDatabase()
     const db = <T extends Record<string, unknown>>(text: string, params: ReadonlyArray<unknown> = []) => query<T>(databaseUrl, text, params)
     const first = await spawn(databaseUrl)
-    const sender = await newSender(first, dns, { packageId: "growth" })
+    const sender = await newSender(first, dns(), { packageId: "growth" })
     const api = (method: string, route: string, body?: unknown) => first.request(method, route, { token: sender.token, ...(body === undefined ? {} : { body }) })
     const list = await api("POST", "/v1/bulk/lists", { name: "crash" })
     for (let i = 0; i < COUNT; i += 1000) {

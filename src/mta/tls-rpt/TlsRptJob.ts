@@ -81,7 +81,7 @@ export const makeTlsRptSender = Effect.gen(function*() {
       // The MTA signs report mail with the appliance's key (src/mta/delivery/lookups.ts): made before the first is queued.
       if (mailto.length > 0) yield* Effect.provideService(tlsRptKeyPem, SqlClient.SqlClient, sql)
       // The claim and the report mail commit together: a crash between them neither loses the
-      // report nor sends it twice; the MTA then delivers it as any mail (retries, MTA-STS, VERP).
+      // report nor sends it twice; the MTA then delivers it like all other mail (retries, MTA-STS, VERP).
       const queued = yield* sql.withTransaction(Effect.gen(function*() {
         if (!(yield* store.claim(domain.domain, start, reportId(input), destinations, now))) return undefined
         return yield* Effect.forEach(mailto, (to) => queueReportMail(reportMail(input, from, to, gz!, now), from, to, now))

@@ -2,9 +2,12 @@
  * Spawned appliances (real processes, to be SIGKILLed) on one DNS server, every one stopped when
  * the file ends: the crash tests' rig. Call it at a test file's top level: it registers the hooks.
  */
+import pg from "pg"
 import { afterAll, beforeAll } from "vitest"
 import { type ApplianceProcess, spawnAppliance } from "./appliance.ts"
+import { query } from "./database.ts"
 import { type DnsServer, startDnsServer } from "./dns-server.ts"
+import { eventually } from "./eventually.ts"
 
 export const spawnedRig = (env: Record<string, string>) => {
   let dns: DnsServer | undefined
@@ -27,4 +30,32 @@ export const spawnedRig = (env: Record<string, string>) => {
     return p
   }
   return { dns: dnsServer, spawn } as const
+}
+
+/**
+ * SIGKILLs `p` in the middle of a fan-out batch: a `messages` lock taken from outside holds the
+ * batch's INSERT inside its transaction (its quota already charged), the process is killed there,
+ * and this resolves once PostgreSQL has rolled the killed transaction back.
+ */
+export const killInsideMessagesBatch = async (p: ApplianceProcess, databaseUrl: string) => {
+  const db = (text: string) => query(databaseUrl, text)
+  const blocker = new pg.Client({ connectionString: databaseUrl })
+  await blocker.connect()
+  try {
+    await blocker.query("BEGIN")
+    await blocker.query("LOCK TABLE messages IN SHARE MODE")
+    await eventually(async () => {
+      const waiting = await db("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%INSERT INTO messages%'")
+      return waiting.length > 0 ? true : undefined
+    }, "a batch blocked in the middle of its transaction", 10_000)
+    p.child.kill("SIGKILL")
+    await p.exited
+  } finally {
+    await blocker.query("ROLLBACK").catch(() => undefined)
+    await blocker.end()
+  }
+  await eventually(async () => {
+    const busy = await db("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+    return busy.length === 0 ? true : undefined
+  }, "the killed process's transaction rolled back")
 }

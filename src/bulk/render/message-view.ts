@@ -15,6 +15,7 @@
  * token becomes `redacted`, so the address still says where the link led, and opening it finds
  * the pages' plain 404 (a bad token changes nothing).
  */
+import { commonJsExports } from "../../lib/commonjs.ts"
 import type { RenderedReference } from "../../mta/compose/BulkContent.ts"
 import { composeStored } from "../../mta/compose/compose.ts"
 import type { StoredMessage } from "../../mta/queue/StoredMessage.ts"
@@ -100,9 +101,7 @@ const mimeOf = async (task: ViewTask): Promise<Buffer> => {
 /** The message of `task`, composed and read back (see the module comment). */
 export const viewMessage = async (task: ViewTask): Promise<ViewedMessage> => {
   // Loaded on the first view, not at start-up (its module tree is ~0.1 s of a start).
-  // A CommonJS package: its exports are the namespace's default in the compiled bundle (esbuild's interop).
-  const mailparser: typeof import("mailparser") & { readonly default?: typeof import("mailparser") } = await import("mailparser")
-  const { simpleParser } = mailparser.default ?? mailparser
+  const { simpleParser } = commonJsExports(await import("mailparser"))
   const parsed = await simpleParser(await mimeOf(task), {
     keepCidLinks: true,
     skipHtmlToText: true,

@@ -13,6 +13,7 @@
  */
 import * as Either from "effect/Either" // the module alone: a render worker loads no more of Effect than it uses
 import type mjmlCore from "mjml-core"
+import { commonJsExports } from "../../lib/commonjs.ts"
 import { RenderFailed } from "./errors.ts"
 
 /**
@@ -22,8 +23,6 @@ import { RenderFailed } from "./errors.ts"
  */
 export const MAX_MJML_ELEMENTS = 2_000
 
-/** The interop: the packages are CommonJS, under Node's ESM loader their default export is the module object. */
-const interop = <A>(module: A): A => (module as { readonly default?: A }).default ?? module
 /**
  * Loaded at the first compile, not when a render worker starts: MJML is most of a worker's start-up
  * (seconds on a loaded machine), and a worker replaced after a deadline should be back soon.
@@ -31,8 +30,8 @@ const interop = <A>(module: A): A => (module as { readonly default?: A }).defaul
 let compiler: Promise<{ readonly mjml2html: typeof mjmlCore; readonly preset: unknown }> | undefined
 const loadCompiler = () =>
   (compiler ??= Promise.all([import("mjml-core"), import("mjml-preset-core")]).then(([core, preset]) => ({
-    mjml2html: interop(core.default),
-    preset: interop(preset.default)
+    mjml2html: commonJsExports(core.default),
+    preset: commonJsExports(preset.default)
   })))
 
 const INCLUDE = /<mj-include\b/i

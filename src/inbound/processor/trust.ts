@@ -22,6 +22,7 @@ import { SqlClient } from "@effect/sql"
 import { Data, Effect } from "effect"
 import type { AuthenticateResult } from "mailauth"
 import { AppConfig } from "../../config/app-config.ts"
+import { commonJsExports } from "../../lib/commonjs.ts"
 import { Dns } from "../../lib/dns.ts"
 import type { InboundSettings } from "../InboundConfig.ts"
 import { defaultReporters, type Reporter } from "../parse/complaint/isp.ts"
@@ -105,10 +106,9 @@ export const makeReportTrust = Effect.gen(function*() {
 
   const authenticateStored = (stored: StoredEnvelope, mailFrom: string) =>
     Effect.tryPromise(async () => {
-      // Loaded on the first report to judge, not at start-up (its module tree is ~0.1 s of a start);
-      // a CommonJS package: its exports are the namespace's default in the compiled bundle.
-      const mailauth: typeof import("mailauth") & { readonly default?: typeof import("mailauth") } = await import("mailauth")
-      return (mailauth.default ?? mailauth).authenticate(stored.raw!, {
+      // Loaded on the first report to judge, not at start-up (its module tree is ~0.1 s of a start).
+      const { authenticate } = commonJsExports(await import("mailauth"))
+      return authenticate(stored.raw!, {
         ip: stored.remote_address.replace(/^::ffff:/i, ""),
         ...(stored.helo === null ? {} : { helo: stored.helo }),
         sender: mailFrom,

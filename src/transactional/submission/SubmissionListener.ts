@@ -20,6 +20,7 @@ import { Accept } from "../accept.ts"
 import { SendContext } from "../send-context.ts"
 import { watchCommandLines } from "./command-timeout.ts"
 import { makeSessionHandlers } from "./session.ts"
+import { makeSenderFactsReader } from "./sender-facts.ts"
 import { submit } from "./submit.ts"
 
 /** smtp-server keeps its connections in a Set of objects with their session id and `close`. */
@@ -39,7 +40,7 @@ export const SubmissionListenerLive = Layer.scopedDiscard(
     const submitOptions = {
       sizes: { maxAttachmentBytes: config.maxAttachmentBytes, maxTotalBytes: config.maxTotalAttachmentsBytes },
       maxRecipients: config.maxRecipients,
-      domainGraceHours: config.domainGraceHours
+      readFacts: yield* makeSenderFactsReader(config.domainGraceHours)
     }
     const handlers = makeSessionHandlers({
       run: runPromise,

@@ -32,7 +32,10 @@ export interface Submission {
   readonly attachments: ReadonlyArray<AttachmentSize>
   readonly idempotencyKey: Option.Option<string>
   readonly sandbox: boolean
-  /** What the Idempotency-Key compares: the envelope and the message, apart from Date and Message-ID. */
+  /**
+   * What the Idempotency-Key compares: the envelope and the message, apart from Date and
+   * Message-ID; empty without the header (nothing compares it, and it is a copy of the message).
+   */
   readonly hashSource: string
 }
 
@@ -130,6 +133,6 @@ export const readSubmission = (raw: Buffer, envelope: Envelope): Either.Either<S
     attachments: attachmentsOf(raw, root),
     idempotencyKey: Option.fromNullable(keyValue),
     sandbox: isSandbox(headerValues(raw, fields, "x-herald-test")[0]),
-    hashSource: `${JSON.stringify(envelope)}\n${withoutFields(stored, (name) => name === "date").toString("latin1")}`
+    hashSource: keyValue === undefined ? "" : `${JSON.stringify(envelope)}\n${withoutFields(stored, (name) => name === "date").toString("latin1")}`
   })
 }

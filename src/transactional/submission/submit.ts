@@ -13,7 +13,7 @@ import { checkSizes, type SizeLimits } from "../limits.ts"
 import { isMailRefusal } from "../mail-refusals.ts"
 import { type Envelope, readSubmission, type Refusal } from "./message.ts"
 import { idempotencyConflict, refusalReply, temporaryFailure, tooLarge } from "./replies.ts"
-import { readSenderFacts } from "./sender-facts.ts"
+import type { ReadSenderFacts } from "./sender-facts.ts"
 
 /** What MAIL decided of the transaction: its key, its account's limits and its request id. */
 export interface Transaction {
@@ -26,8 +26,8 @@ export interface SubmitOptions {
   readonly sizes: SizeLimits
   /** HERALD_MAX_RECIPIENTS: RCPT already kept to it, so the one message is never `failed`. */
   readonly maxRecipients: number
-  /** HERALD_DOMAIN_GRACE_HOURS: a sender domain that lost its record still sends this long. */
-  readonly domainGraceHours: number
+  /** The sender's and recipients' facts, read with those of the submissions ending together. */
+  readonly readFacts: ReadSenderFacts
 }
 
 const queuedAs = (messageId: string): Refusal => ({ code: 250, text: `2.0.0 queued as ${messageId}` })
@@ -54,7 +54,7 @@ export const submit = (transaction: Transaction, envelope: Envelope, raw: Buffer
     if (over !== null) return tooLarge(over)
     const { principal, limits } = transaction
     const recipients = [...new Set(envelope.rcptTo.map((r) => r.toLowerCase()))]
-    const facts = yield* readSenderFacts(principal.accountId, submission.mail.fromEmail, recipients, now, options.domainGraceHours)
+    const facts = yield* options.readFacts({ accountId: principal.accountId, fromEmail: submission.mail.fromEmail, recipients, now })
     const response = yield* accept.acceptMail({
       accountId: principal.accountId,
       keyId: principal.keyId,

@@ -17,7 +17,7 @@
  * flushes decide, far below when the CPU does). Herald's send adds authentication (cached), the
  * rate window, the quota and the queue rows: three statements in all.
  */
-import { benchPostgres, type Child, cpuMeter, createDatabase, freePort, load, spawnNode, sql, table, waitFor, waitForTcp } from "./lib.ts"
+import { benchPostgres, type Child, cpuMeter, createDatabase, freePort, load, spawnNode, sql, table, transactionCounter, waitFor, waitForTcp } from "./lib.ts"
 
 const SECONDS = Number(process.env["BENCH_SECONDS"] ?? 10)
 const CONCURRENCY = 8
@@ -27,16 +27,22 @@ const WARMUP_SECONDS = 2
  * The load against `url` on `server`, with the CPU it and PostgreSQL spent per answered request,
  * warm-up requests included (estimated at the measured rate).
  */
-const measure = async (server: Child, url: string, headers: Record<string, string>, body: (i: number) => string) => {
+const measure = async (server: Child, databaseUrl: string, url: string, headers: Record<string, string>, body: (i: number) => string) => {
+  const transactions = transactionCounter(databaseUrl)
+  const transactions0 = await transactions()
   const perRequest = cpuMeter(server)
   const result = await load({ url, headers, body, concurrency: CONCURRENCY, seconds: SECONDS, expectStatus: 202 })
-  return { result, ...perRequest(result.requests + result.perSecond * WARMUP_SECONDS) }
+  const requests = result.requests + result.perSecond * WARMUP_SECONDS
+  const cpu = perRequest(requests)
+  await new Promise((r) => setTimeout(r, 1500))
+  return { result, ...cpu, transactionsPerRequest: ((await transactions()) - transactions0) / Math.max(1, requests) }
 }
 
 /** A row of the table: rate, latency, answers and CPU per request. */
 const row = (server: string, m: Awaited<ReturnType<typeof measure>>) => ({
   server, "req/s": m.result.perSecond, "p50 ms": m.result.p50, "p99 ms": m.result.p99, "202s": m.result.ok,
-  other: m.result.requests - m.result.ok, "cpu ms/req": m.cpuMs.toFixed(2), "PostgreSQL cpu ms/req": m.pgCpuMs.toFixed(2)
+  other: m.result.requests - m.result.ok, "cpu ms/req": m.cpuMs.toFixed(2), "PostgreSQL cpu ms/req": m.pgCpuMs.toFixed(2),
+  "transactions/req": m.transactionsPerRequest.toFixed(2)
 })
 
 const pgRun = await benchPostgres()
@@ -53,7 +59,7 @@ try {
   const barePort = await freePort()
   const bare = spawnNode("bench/bare-accept-server.ts", { DATABASE_URL: bareUrl, PORT: String(barePort) })
   await new Promise((r) => setTimeout(r, 1500))
-  const bareMeasured = await measure(bare, `http://127.0.0.1:${barePort}/`, {}, body)
+  const bareMeasured = await measure(bare, bareUrl, `http://127.0.0.1:${barePort}/`, {}, body)
   await bare.stop()
 
   // The stack's ceiling: the bare work as an Effect HttpApi handler, on a database of its own.
@@ -61,7 +67,7 @@ try {
   const floorPort = await freePort()
   const floor = spawnNode("bench/effect-floor-accept-server.ts", { DATABASE_URL: floorUrl, PORT: String(floorPort) })
   await waitForTcp(floorPort)
-  const floorMeasured = await measure(floor, `http://127.0.0.1:${floorPort}/v1/mail/send`, {}, body)
+  const floorMeasured = await measure(floor, floorUrl, `http://127.0.0.1:${floorPort}/v1/mail/send`, {}, body)
   await floor.stop()
 
   // Herald, on a fresh database, with a verified domain and the rate limit lifted.
@@ -79,7 +85,7 @@ try {
   })
   await sql(heraldUrl, "UPDATE domains SET verified_at = now()")
   await sql(heraldUrl, "UPDATE accounts SET rate_per_min_override = 100000000, monthly_quota_override = 100000000")
-  const heraldMeasured = await measure(herald, `http://127.0.0.1:${port}/v1/mail/send`, headers, body)
+  const heraldMeasured = await measure(herald, heraldUrl, `http://127.0.0.1:${port}/v1/mail/send`, headers, body)
   const [rows] = await sql(heraldUrl, "SELECT count(*)::int AS n FROM deliveries")
   await herald.stop()
 

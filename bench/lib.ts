@@ -69,6 +69,17 @@ export const statementCounter = async (databaseUrl: string) => {
   }
 }
 
+/**
+ * A reader of how many transactions `databaseUrl`'s database has committed or rolled back so far:
+ * every statement outside BEGIN is one, so per item it is the statements that group commit did not
+ * share (available on every server, unlike pg_stat_statements). PostgreSQL publishes the counts
+ * within about a second: read after the load has ended and settled.
+ */
+export const transactionCounter = (databaseUrl: string) => async () => {
+  const [row] = await sql(databaseUrl, `SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`)
+  return Number(row?.["n"] ?? 0)
+}
+
 export const freePort = (): Promise<number> =>
   new Promise((resolve) => {
     const s = http.createServer().listen(0, "127.0.0.1", () => {

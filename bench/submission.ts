@@ -9,7 +9,7 @@
  * MX listener again; the mean of the two MX runs is the baseline. Target: submission ≥ 80 % of
  * the MX listener's acceptance rate.
  */
-import { benchPostgres, createDatabase, freePort, type LoadResult, smtpLoad, spawnNode, sql, table, waitFor, waitForTcp } from "./lib.ts"
+import { benchPostgres, cpuMeter, createDatabase, freePort, type LoadResult, smtpLoad, spawnNode, sql, table, transactionCounter, waitFor, waitForTcp } from "./lib.ts"
 
 const SECONDS = Number(process.env["BENCH_SECONDS"] ?? 10)
 const WARMUP = Number(process.env["BENCH_WARMUP"] ?? 2)
@@ -63,20 +63,39 @@ try {
   await sql(url, "UPDATE accounts SET rate_per_min_override = 100000000, monthly_quota_override = 100000000")
   await waitForTcp(submissionPort)
 
-  const mx = () => smtpLoad({ messages: [{ from: "bench@bench.example", to: `rcpt@bounces.${HOSTNAME}`, raw: message }], port: smtpPort, concurrency: CONCURRENCY, seconds: SECONDS, warmup: WARMUP })
+  const transactions = transactionCounter(url)
+  /** The run's rate, with the appliance's and PostgreSQL's CPU and the transactions per message (warm-up included). */
+  const measured = async (run: () => Promise<LoadResult>) => {
+    const transactions0 = await transactions()
+    const perMessage = cpuMeter(herald)
+    const result = await run()
+    const messages = result.requests + result.perSecond * WARMUP
+    const cpu = perMessage(messages)
+    await new Promise((r) => setTimeout(r, 1500))
+    return { ...result, ...cpu, transactionsPerMessage: ((await transactions()) - transactions0) / Math.max(1, messages) }
+  }
+  const mx = () =>
+    measured(() =>
+      smtpLoad({ messages: [{ from: "bench@bench.example", to: `rcpt@bounces.${HOSTNAME}`, raw: message }], port: smtpPort, concurrency: CONCURRENCY, seconds: SECONDS, warmup: WARMUP })
+    )
   console.log("MX listener…")
   const mxFirst = await mx()
   console.log(`  ${mxFirst.ok}/${mxFirst.requests} accepted; SMTP submission…`)
-  const submission = await smtpLoad({
-    messages: [{ from: "bench@bench.example", to: "rcpt@example.org", raw: message }],
-    port: submissionPort, concurrency: CONCURRENCY, seconds: SECONDS, warmup: WARMUP, auth: { user: "bench", pass: token }
-  })
+  const submission = await measured(() =>
+    smtpLoad({
+      messages: [{ from: "bench@bench.example", to: "rcpt@example.org", raw: message }],
+      port: submissionPort, concurrency: CONCURRENCY, seconds: SECONDS, warmup: WARMUP, auth: { user: "bench", pass: token }
+    })
+  )
   console.log(`  ${submission.ok}/${submission.requests} accepted; MX listener again…`)
   const mxAgain = await mx()
   const [rows] = await sql(url, "SELECT count(*)::int AS n FROM deliveries")
   await herald.stop()
 
-  const row = (name: string, r: LoadResult) => ({ listener: name, "msg/s": r.perSecond, ok: r.ok, sent: r.requests, "p50 ms": r.p50, "p99 ms": r.p99 })
+  const row = (name: string, r: Awaited<ReturnType<typeof measured>>) => ({
+    listener: name, "msg/s": r.perSecond, ok: r.ok, sent: r.requests, "p50 ms": r.p50, "p99 ms": r.p99,
+    "cpu ms/msg": r.cpuMs.toFixed(2), "PostgreSQL cpu ms/msg": r.pgCpuMs.toFixed(2), "transactions/msg": r.transactionsPerMessage.toFixed(2)
+  })
   console.log(`\nsubmission benchmark: ${CONCURRENCY} connections, ${SECONDS} s each, ${message.length}-byte message\n`)
   table([row("MX listener (before)", mxFirst), row("SMTP submission", submission), row("MX listener (after)", mxAgain)])
   const baseline = (mxFirst.perSecond + mxAgain.perSecond) / 2

@@ -45,7 +45,8 @@ export class TrackingRecorder extends Effect.Service<TrackingRecorder>()("herald
           Effect.as(hits.map(() => undefined))
         ),
       maxItems: GROUP_HITS,
-      // While one group waits for its commit, the next is on its way: an INSERT holds no shared row lock.
+      // One group in flight: the hits that arrive during a commit share the next INSERT. Two writers
+      // made more, smaller statements (bench:campaign tracking 39 % → 50–55 % of bare with one).
       writers: 1
     })
     const links = new Map<string, ReadonlyMap<number, string>>()

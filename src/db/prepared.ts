@@ -5,7 +5,9 @@
  * joins, two sub-selects) planning cost several times its execution (pg_stat_statements,
  * docs/benchmarks.md "Where the time goes"). A statement whose text begins with `PREPARED` is sent
  * named instead: parsed once per connection, and after five executions PostgreSQL may keep a
- * generic plan for it. Marked so far: that read and the quota reservation (Quota.ts, QuotaReserver.ts).
+ * generic plan for it. Marked so far: that read, the quota reservation (Quota.ts, QuotaReserver.ts),
+ * a submission's sender facts (submission/sender-facts.ts) and the webhook dispatcher's fan-out,
+ * claims, give-backs and attempt records (WebhookStore.ts).
  *
  * The pool's connections are `PreparingClient`s (src/db/database.ts); nothing else changes for a
  * caller. Only marked texts are named, and at most MAX_NAMED distinct texts (a marked statement

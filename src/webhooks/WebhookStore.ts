@@ -109,6 +109,9 @@ const ATTEMPTS_MADE = "(SELECT count(*)::int FROM webhook_attempts a WHERE a.del
 export class WebhookStore extends Effect.Service<WebhookStore>()("herald/WebhookStore", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // The dispatcher's hot statements (fan-out, claims, give-backs, attempt records) are named
+    // (src/db/prepared.ts): PostgreSQL planned each afresh per call, 0.5–1 ms for a claim
+    // (pg_stat_statements, docs/benchmarks.md "Where the time goes"); their texts never vary.
 
     /**
      * Turns up to `batch` undispatched events into deliveries for keys with a webhook URL, in one
@@ -120,7 +123,7 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("herald/Webhook
      * many deliveries they made, and the leased ones. The body is RECEIVER_BODY.
      */
     const fanOut = (now: Date, batch: number, ahead: { readonly owner: string; readonly leaseUntil: Date; readonly room: ReadonlyMap<string, number> }) =>
-      sql<{ events: number; deliveries: number } & Partial<HeldDelivery>>`
+      sql<{ events: number; deliveries: number } & Partial<HeldDelivery>>`/* herald:prepared */
         WITH picked AS (
           SELECT id, key_id, account_id, event, payload, created_at FROM events
           WHERE dispatched_at IS NULL ORDER BY created_at LIMIT ${batch} FOR UPDATE SKIP LOCKED
@@ -183,7 +186,7 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("herald/Webhook
      */
     const claim = (owner: string, now: Date, leaseUntil: Date, limit: number, perKey: number, held: ReadonlyMap<string, number>) => {
       const heldJson = JSON.stringify(Object.fromEntries(held))
-      return sql<HeldDelivery>`
+      return sql<HeldDelivery>`/* herald:prepared */
         UPDATE webhook_deliveries w SET lease_owner = ${owner}, next_attempt_at = ${leaseUntil}
         FROM (
           SELECT id FROM webhook_deliveries
@@ -227,7 +230,7 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("herald/Webhook
      * measured 7–10 ms against 1 ms for a claim of 16 from a backlog of 5,000.
      */
     const claimBatch = (owner: string, keyId: string, now: Date, leaseUntil: Date, limit: number) =>
-      sql<HeldDelivery>`
+      sql<HeldDelivery>`/* herald:prepared */
         UPDATE webhook_deliveries w SET lease_owner = ${owner}, next_attempt_at = ${leaseUntil}
         FROM (
           SELECT id FROM webhook_deliveries WHERE key_id = ${keyId} AND status = 'pending' AND next_attempt_at <= ${now}
@@ -238,7 +241,7 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("herald/Webhook
 
     /** Gives held deliveries back (not started, or shutting down): due at `at` for whoever claims them next. */
     const release = (ids: ReadonlyArray<string>, owner: string, at: Date) =>
-      ids.length === 0 ? Effect.void : sql`
+      ids.length === 0 ? Effect.void : sql`/* herald:prepared */
         UPDATE webhook_deliveries SET lease_owner = NULL, next_attempt_at = ${at} FROM ${sql.literal(ASYNC_COMMIT)}
         WHERE id = ANY(${ids}::text[]) AND lease_owner = ${owner} AND status = 'pending'`.pipe(Effect.asVoid)
 
@@ -250,7 +253,7 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("herald/Webhook
      * batch (a `sql.in` of 40 ids made a statement PostgreSQL parsed afresh for each batch size).
      */
     const recordMany = (outcomes: ReadonlyArray<Outcome>) =>
-      sql`
+      sql`/* herald:prepared */
         WITH o AS (
           SELECT r.id, r.owner, ${sql.literal(EPOCH)} + r.attempted_at * interval '1 millisecond' AS attempted_at, r.duration_ms,
             r.http_code, r.error, r.response_body, r.status, ${sql.literal(EPOCH)} + r.next_attempt_at * interval '1 millisecond' AS next_attempt_at,

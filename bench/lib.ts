@@ -214,6 +214,8 @@ export const spawnNode = (script: string, env: Record<string, string>, args: Rea
       HOME: process.env["HOME"] ?? "/tmp",
       HERALD_LOG_LEVEL: "warn",
       ...(appliance ? { HERALD_PROCESSES: benchProcesses } : {}),
+      // How node:cluster hands the workers connections (`rr`, Node's default on Linux, or `none`: the kernel's accept).
+      ...(appliance && process.env["NODE_CLUSTER_SCHED_POLICY"] ? { NODE_CLUSTER_SCHED_POLICY: process.env["NODE_CLUSTER_SCHED_POLICY"] } : {}),
       ...env
     },
     stdio: ["ignore", "inherit", "inherit"]

@@ -6,6 +6,7 @@
  * non-admin key.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { query } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
 import { type DeliveryRig, startDeliveryRig } from "../support/mta.ts"
 import { newSender, type Sender, sendBody } from "../support/sending.ts"
@@ -58,6 +59,13 @@ describe("GET /v1/admin/queue", () => {
     const slow = await rig.app.request("POST", "/v1/mail/send", { token: sender.token, body: sendBody(sender, "someone@slow.example") })
     expect(slow.status).toBe(202)
     // Both domains share the sink's MX host set: one site, whose transaction to slow.example runs for 20 s.
+    // The view is first asked once the three deferrals are written and that transaction is past its
+    // RCPT: asked before, its first snapshot is taken too early and the next one is 15 s away.
+    await eventually(async () => {
+      const [deferred] = await query<{ n: number }>(rig.app.databaseUrl,
+        "SELECT count(*)::int AS n FROM deliveries WHERE recipient_domain = 'busy.example' AND state = 'deferred'")
+      return deferred!.n === 3 && rig.sink.rcpts.some((r) => r.address === "someone@slow.example") ? true : undefined
+    }, "the deferrals written and the slow transaction running", 40_000)
     const page = await eventually(async () => {
       const res = await queue()
       const site = res.json.items.find((s: Site) => s.site.includes("mx.sink.test"))

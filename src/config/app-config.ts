@@ -123,6 +123,11 @@ export interface AppConfigShape {
   readonly queryTimeoutMs: number
   /** HERALD_LONG_QUERY_TIMEOUT_MS: statement timeout of the bulk work that runs long (freeze, import, fan-out). */
   readonly longQueryTimeoutMs: number
+  /**
+   * HERALD_ADMIN_QUEUE_SNAPSHOT_SECONDS in milliseconds: how long GET /v1/admin/queue answers from one
+   * snapshot (src/mta/overview/QueueOverview.ts). At most 15 s: the issue's bound on the answer's age.
+   */
+  readonly adminQueueSnapshotMs: number
   /** HERALD_EXPORT_POOL_MAX: connections of the CSV exports' own pool (src/db/export-database.ts). */
   readonly exportPoolMax: number
   /** HERALD_EXPORT_WRITE_TIMEOUT_S in milliseconds: an export whose client takes nothing for this long is ended. */
@@ -346,6 +351,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   maxTotalAttachmentsBytes: megabytes("MAX_TOTAL_ATTACHMENTS_MB", 20),
   queryTimeoutMs: atLeast("HERALD_QUERY_TIMEOUT_MS", 100, 5_000),
   longQueryTimeoutMs: atLeast("HERALD_LONG_QUERY_TIMEOUT_MS", 1_000, 300_000),
+  adminQueueSnapshotMs: checked("HERALD_ADMIN_QUEUE_SNAPSHOT_SECONDS", Config.number(), "must be more than 0 and at most 15 seconds", (n) => n > 0 && n <= 15, 15)
+    .pipe(Config.map((s) => Math.round(s * 1000))),
   exportPoolMax: atLeast("HERALD_EXPORT_POOL_MAX", 1, 3),
   exportWriteTimeoutMs: atLeast("HERALD_EXPORT_WRITE_TIMEOUT_S", 1, 30).pipe(Config.map((s) => s * 1000)),
   metricsToken: Config.redacted().pipe(

@@ -103,6 +103,12 @@ export interface AppConfigShape {
   readonly campaignComplaintPausePct: number
   /** HERALD_CAMPAIGN_PAUSE_MIN: final deliveries before either rate is judged (and again after each resume). */
   readonly campaignPauseMin: number
+  /**
+   * HERALD_CAMPAIGN_REPUTATION_CHECK_SECONDS in milliseconds: how often the sending campaigns' rates
+   * are judged. Their counts read their deliveries, so not on every 1 s tick of the campaigns actor
+   * by default: a few more outcomes in 5 s change a rate over hundreds by little.
+   */
+  readonly campaignReputationCheckMs: number
   /** HERALD_TRACKING_REPEAT_SECONDS in milliseconds: a token's fetches this close to its last counted one are no new open or click. */
   readonly trackingRepeatMs: number
   /** HERALD_AB_WAIT_UNIT_SECONDS in milliseconds: how long a "minute" of an A/B test's wait is (tests and staging; 60 s in production). */
@@ -117,6 +123,11 @@ export interface AppConfigShape {
   readonly queryTimeoutMs: number
   /** HERALD_LONG_QUERY_TIMEOUT_MS: statement timeout of the bulk work that runs long (freeze, import, fan-out). */
   readonly longQueryTimeoutMs: number
+  /**
+   * HERALD_ADMIN_QUEUE_SNAPSHOT_SECONDS in milliseconds: how long GET /v1/admin/queue answers from one
+   * snapshot (src/mta/overview/QueueOverview.ts). At most 15 s: the issue's bound on the answer's age.
+   */
+  readonly adminQueueSnapshotMs: number
   /** HERALD_EXPORT_POOL_MAX: connections of the CSV exports' own pool (src/db/export-database.ts). */
   readonly exportPoolMax: number
   /** HERALD_EXPORT_WRITE_TIMEOUT_S in milliseconds: an export whose client takes nothing for this long is ended. */
@@ -330,6 +341,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   campaignBouncePausePct: checked("HERALD_CAMPAIGN_BOUNCE_PAUSE_PCT", Config.number(), "must be a percentage from 0 (exclusive) to 100", (n) => n > 0 && n <= 100, 5),
   campaignComplaintPausePct: checked("HERALD_CAMPAIGN_COMPLAINT_PAUSE_PCT", Config.number(), "must be a percentage from 0 (exclusive) to 100", (n) => n > 0 && n <= 100, 0.1),
   campaignPauseMin: atLeast("HERALD_CAMPAIGN_PAUSE_MIN", 1, 500),
+  campaignReputationCheckMs: seconds("HERALD_CAMPAIGN_REPUTATION_CHECK_SECONDS", 5),
   trackingRepeatMs: checked("HERALD_TRACKING_REPEAT_SECONDS", Config.number(), "must be zero or more seconds", (n) => n >= 0, 60)
     .pipe(Config.map((s) => Math.round(s * 1000))),
   abWaitUnitMs: abWaitUnit,
@@ -339,6 +351,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   maxTotalAttachmentsBytes: megabytes("MAX_TOTAL_ATTACHMENTS_MB", 20),
   queryTimeoutMs: atLeast("HERALD_QUERY_TIMEOUT_MS", 100, 5_000),
   longQueryTimeoutMs: atLeast("HERALD_LONG_QUERY_TIMEOUT_MS", 1_000, 300_000),
+  adminQueueSnapshotMs: checked("HERALD_ADMIN_QUEUE_SNAPSHOT_SECONDS", Config.number(), "must be more than 0 and at most 15 seconds", (n) => n > 0 && n <= 15, 15)
+    .pipe(Config.map((s) => Math.round(s * 1000))),
   exportPoolMax: atLeast("HERALD_EXPORT_POOL_MAX", 1, 3),
   exportWriteTimeoutMs: atLeast("HERALD_EXPORT_WRITE_TIMEOUT_S", 1, 30).pipe(Config.map((s) => s * 1000)),
   metricsToken: Config.redacted().pipe(

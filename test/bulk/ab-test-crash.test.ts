@@ -16,8 +16,10 @@ import { newSender } from "../support/sending.ts"
 const COUNT = 1000
 const TEST_SHARE = 500
 
-// Batches of 100: the test share is five batches, each writing two variants' rows.
-const { dns, spawn } = spawnedRig({ HERALD_CAMPAIGN_FANOUT_BATCH: "100", HERALD_AB_WAIT_UNIT_SECONDS: "1" })
+// Batches of 100: the test share is five batches, each writing two variants' rows. A wait minute of
+// 0.5 s: the 30-minute wait is 15 s, and the two replicas are up about 2.5 s after it begins on a
+// quiet machine, so both still run through the decision on a loaded one.
+const { dns, spawn } = spawnedRig({ HERALD_CAMPAIGN_FANOUT_BATCH: "100", HERALD_AB_WAIT_UNIT_SECONDS: "0.5" })
 
 describe("an A/B test killed during its test share and during its wait, then run by two replicas", () => {
   it("gives every recipient exactly one message: its own variant in the test share, the one winner after it", async () => {

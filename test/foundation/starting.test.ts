@@ -7,7 +7,10 @@
 import { afterAll, describe, expect, it } from "vitest"
 import { type ApplianceProcess, spawnAppliance } from "../support/appliance.ts"
 
-/** Asks /health in a tight loop, each ask bounded by `limitMs`, recording what it got; returns the stop. */
+/**
+ * Asks /health in a tight loop, each ask bounded by `limitMs`, recording what it got; returns the
+ * stop, and the loop's end (its last ask settled: answered, refused or timed out).
+ */
 const askRepeatedly = (baseUrl: string, seen: Array<string>, limitMs: number) => {
   let asking = true
   const ask = async () => {
@@ -20,15 +23,16 @@ const askRepeatedly = (baseUrl: string, seen: Array<string>, limitMs: number) =>
       seen.push((error as Error).name === "TimeoutError" ? "no answer" : "refused")
     }
   }
-  void (async () => {
+  const settled = (async () => {
     while (asking) {
       await ask()
       await new Promise((resolve) => setTimeout(resolve, 5))
     }
   })()
-  return () => {
+  const stop = () => {
     asking = false
   }
+  return { stop, settled }
 }
 
 describe("a request while the appliance starts", () => {
@@ -39,9 +43,16 @@ describe("a request while the appliance starts", () => {
 
   it("is answered 503 starting with Retry-After, or served: never left waiting", async () => {
     const seen: Array<string> = []
-    app = await spawnAppliance({ whileStarting: (baseUrl) => askRepeatedly(baseUrl, seen, 15_000) })
-    // Let the last ask settle.
-    await new Promise((resolve) => setTimeout(resolve, 15_500))
+    let asking: ReturnType<typeof askRepeatedly> | undefined
+    app = await spawnAppliance({
+      whileStarting: (baseUrl) => {
+        asking = askRepeatedly(baseUrl, seen, 15_000)
+        return asking.stop
+      }
+    })
+    // The asks run one after the other: only the last can still be open. Once it has settled (an
+    // answer, or "no answer" after its 15 s) every ask is recorded; a fixed 15.5 s wait did the same.
+    await asking!.settled
     const answers = seen.filter((s) => s !== "refused")
     expect(answers, seen.join(", ")).not.toContain("no answer")
     expect(new Set(answers.filter((a) => a !== "200")), seen.join(", ")).toEqual(new Set(["503 1 starting"]))

@@ -42,7 +42,7 @@ import { chargeable } from "./quota-cover.ts"
 import { type CampaignRow, deliveryRate } from "./record.ts"
 import type { PauseReason } from "./states.ts"
 import { setStatementTimeout } from "../../db/statement-timeout.ts"
-import { guardReputation, REPUTATION_CHECK_EVERY_MS } from "./reputation.ts"
+import { guardReputation } from "./reputation.ts"
 
 /** Campaigns looked at per chore and tick. */
 const CAMPAIGNS_PER_TICK = 20
@@ -212,10 +212,10 @@ export const makeCampaignChores = Effect.gen(function*() {
   const decideWinners = (now: Date) => decideDueWinners(now).pipe(Effect.provideService(SqlClient.SqlClient, sql))
 
   let lastReputationCheck = Number.NEGATIVE_INFINITY
-  /** The reputation check, at most every REPUTATION_CHECK_EVERY_MS; answers how many campaigns it paused. */
+  /** The reputation check, at most every HERALD_CAMPAIGN_REPUTATION_CHECK_SECONDS; answers how many campaigns it paused. */
   const guard = (now: Date) =>
     Effect.suspend(() => {
-      if (now.getTime() - lastReputationCheck < REPUTATION_CHECK_EVERY_MS) return Effect.succeed(0)
+      if (now.getTime() - lastReputationCheck < config.campaignReputationCheckMs) return Effect.succeed(0)
       lastReputationCheck = now.getTime()
       return guardReputation(config, now)
     })

@@ -8,7 +8,8 @@
  * are the whole campaign's. No event: the contract has no campaign pause event, and the other
  * automatic pauses emit none either.
  *
- * Where it runs: the campaigns actor (FanOut.ts), every REPUTATION_CHECK_EVERY_MS, over the
+ * Where it runs: the campaigns actor (FanOut.ts), every HERALD_CAMPAIGN_REPUTATION_CHECK_SECONDS (5 s by
+ * default; never oftener than the actor's 1 s tick), over the
  * sending campaigns — one statement counting each one's deliveries (the queue's read model) and
  * complaints (`contact_engagement`, by its campaign index). Nothing is counted per outcome: the
  * outcomes' hot paths (the MTA's completions, DSNs, complaints) are untouched.
@@ -19,11 +20,6 @@ import { holdCampaignDeliveries } from "../../mta/queue/campaign-rows.ts"
 import { campaignFinalCounts } from "../../mta/queue/read-models/campaign-progress.ts"
 import type { PauseReason } from "./states.ts"
 
-/**
- * How often the sending campaigns are judged: their counts read their deliveries, so not on every
- * 1 s tick of the actor; a few more outcomes in 5 s change a rate over hundreds by little.
- */
-export const REPUTATION_CHECK_EVERY_MS = 5_000
 /** Sending campaigns judged per check (oldest first), as the actor's other chores bound theirs. */
 const CAMPAIGNS_PER_CHECK = 20
 

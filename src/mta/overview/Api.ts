@@ -80,9 +80,10 @@ export class AdminQueueGroup extends HttpApiGroup.make("adminQueue")
       .annotate(
         OpenApi.Description,
         "Admin keys only (403 permission_error / forbidden otherwise). Each process computes the snapshot at most once "
-          + "every 15 seconds, whatever the request rate; `generated_at` says when. The snapshot holds the 10,000 sites "
+          + "every HERALD_ADMIN_QUEUE_SNAPSHOT_SECONDS (15 s, the most it may be), whatever the request rate; "
+          + "`generated_at` says when. The snapshot holds the 10,000 sites "
           + "with the most waiting deliveries; `total` counts them all. 422 query_too_expensive when the queue could not "
-          + "be counted within the statement timeout (asked again after 15 s)."
+          + "be counted within the statement timeout (asked again after the snapshot period)."
       )
   )
   .middleware(AdminAuthentication)

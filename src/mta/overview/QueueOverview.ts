@@ -1,8 +1,9 @@
 /**
  * The queue by destination site, as GET /v1/admin/queue shows it: one snapshot per process, taken
- * at most once every SNAPSHOT_TTL whatever the request rate (Effect.cachedWithTTL: callers that
- * arrive while it is being taken wait for it), so an operator's console polling every second — or
- * a script hammering the route — costs the database one grouped read per 15 seconds.
+ * at most once every HERALD_ADMIN_QUEUE_SNAPSHOT_SECONDS (15 s, the most it may be) whatever the
+ * request rate (Effect.cachedWithTTL: callers that arrive while it is being taken wait for it), so
+ * an operator's console polling every second — or a script hammering the route — costs the
+ * database one grouped read per snapshot period.
  *
  * From the database (every replica's work): deliveries waiting (deliveries_due's rows, grouped by
  * domain and then by the site the domain was last found at), deferrals in the last hour
@@ -18,8 +19,6 @@ import { MtaStatus } from "../Mta.ts"
 import { MtaConfig } from "../MtaConfig.ts"
 import { loadShapingFile, resolveShaping, type ShapingFile } from "../shaping.ts"
 
-/** The issue's bound on the answer's age. */
-export const SNAPSHOT_TTL = Duration.seconds(15)
 /** Sites kept in a snapshot (most waiting first): a bound on its memory; `total` still counts every site. */
 export const SNAPSHOT_SITES_MAX = 10_000
 
@@ -75,7 +74,7 @@ export class QueueOverview extends Effect.Service<QueueOverview>()("herald/Queue
     const sql = yield* SqlClient.SqlClient
     const status = yield* MtaStatus
     const { shapingFile } = yield* MtaConfig
-    const { queryTimeoutMs } = yield* AppConfig
+    const { adminQueueSnapshotMs, queryTimeoutMs } = yield* AppConfig
     const file = loadShapingFile(shapingFile)
 
     /** Running SMTP transactions of this process by site: the actor's lanes are keyed by domain. */
@@ -122,8 +121,8 @@ export class QueueOverview extends Effect.Service<QueueOverview>()("herald/Queue
     })
 
     // Uninterruptible: callers share the snapshot being taken, so one caller that goes away
-    // must not cancel it for the others (and leave an interruption cached for 15 s).
-    const current = yield* Effect.cachedWithTTL(Effect.uninterruptible(take), SNAPSHOT_TTL)
+    // must not cancel it for the others (and leave an interruption cached for the snapshot period).
+    const current = yield* Effect.cachedWithTTL(Effect.uninterruptible(take), Duration.millis(adminQueueSnapshotMs))
     return { current } as const
   })
 }) {}

@@ -304,7 +304,7 @@ export class Delivery extends Effect.Service<Delivery>()("herald/Delivery", {
               urgent: d.channel === "transactional",
               recorded
             })
-          ))
+          ), recorded)
         // Not now (the destination is paused, or its connections are held by another replica).
         if (Option.isNone(slotted)) {
           yield* queue.release(owner, [d.id], yield* now)

@@ -30,7 +30,7 @@
  * replica needs one more connection. Every time comes from Clock and reaches SQL as a parameter.
  */
 import { setImmediate } from "node:timers"
-import { Clock, Duration, Effect, Option, Schedule } from "effect"
+import { Clock, Duration, Effect, Option, Runtime, Schedule } from "effect"
 import { AppConfig } from "../config/app-config.ts"
 import { randomBase62 } from "../lib/ids.ts"
 import * as local from "./destinations/site.ts"
@@ -58,6 +58,7 @@ export class Destinations extends Effect.Service<Destinations>()("herald/Destina
     const me = `${config.hostname}/${process.pid}/${randomBase62(6)}`
     const viaSmarthost = Option.isSome(mta.smarthost)
     const sites = new Map<string, local.Site>()
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const domainSite = new Map<string, string>()
     /** Pauses as this replica last read them (site → until, ms), and when it read them. */
     let pausedUntil = new Map<string, number>()
@@ -174,11 +175,24 @@ export class Destinations extends Effect.Service<Destinations>()("herald/Destina
       domain: string,
       mxHosts: ReadonlyArray<string>,
       channel: Channel,
-      f: (shaping: Shaping) => Effect.Effect<A, E, R>
+      f: (shaping: Shaping) => Effect.Effect<A, E, R>,
+      connectionHeldUntil?: Promise<unknown>
     ) =>
       Effect.gen(function*() {
         const site = yield* siteOf(domain, mxHosts)
         if (yield* isPaused(site)) return Option.none<A>()
+        // The slot is the connection's, not the transaction's: while the SMTP client holds the
+        // connection (until the attempt's outcome is on record, Delivery.ts withOutcomeGate), a
+        // slot handed on at once let the next transaction open a second connection beside it —
+        // two replicas each at twice their slots, 4 connections to a site of 2
+        // (test/mta/throttle-crash.test.ts).
+        const handBack = (slot: number) =>
+          connectionHeldUntil === undefined
+            ? giveBack(site, slot)
+            : Effect.sync(() => {
+              const back = () => void runFork(giveBack(site, slot))
+              connectionHeldUntil.then(back, back)
+            })
         return yield* Effect.uninterruptibleMask((restore) =>
           Effect.flatMap(restore(take(site, channel)), (slot) =>
             Option.isNone(slot)
@@ -187,7 +201,7 @@ export class Destinations extends Effect.Service<Destinations>()("herald/Destina
                 yield* pace(site)
                 if (yield* isPaused(site)) return Option.none<A>()
                 return Option.some(yield* f(site.shaping))
-              })).pipe(Effect.ensuring(giveBack(site, slot.value)))))
+              })).pipe(Effect.ensuring(handBack(slot.value)))))
       })
 
     /** The far side asked us to slow down (421 / 4.7.x): the whole site pauses, on every replica. */

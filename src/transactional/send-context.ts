@@ -39,6 +39,39 @@ export interface SenderFacts {
   readonly blockedDomains: ReadonlySet<string>
 }
 
+/** The columns a `req` row's sender facts come in (this file's statement and submission/sender-facts.ts's). */
+export interface SenderFactsRow {
+  readonly domain_registered: boolean | null
+  readonly domain_verified_at: Date | null
+  readonly domain_verification_lost_at: Date | null
+  readonly suppressed: ReadonlyArray<{ readonly email: string; readonly reason: SuppressionReason }> | null
+  readonly blocked: ReadonlyArray<string> | null
+}
+
+/**
+ * The sender facts of each row of a CTE `req` (account_id, from_domain, recipients text[],
+ * domains text[]), joined as `d`: the columns, then the join. Constant texts, so the statements
+ * that use them stay named (src/db/prepared.ts).
+ */
+export const SENDER_FACTS_COLUMNS = `d.account_id IS NOT NULL AS domain_registered,
+  d.verified_at AS domain_verified_at,
+  d.verification_lost_at AS domain_verification_lost_at,
+  (SELECT json_agg(json_build_object('email', s.email, 'reason', s.reason)) FROM suppressions s
+    WHERE s.email = ANY(req.recipients) AND (s.account_id = req.account_id OR s.account_id IS NULL)) AS suppressed,
+  ARRAY(SELECT b.domain FROM blocked_domains b WHERE b.domain = ANY(req.domains)) AS blocked`
+export const SENDER_DOMAIN_JOIN = "LEFT JOIN domains d ON d.account_id = req.account_id AND d.domain = req.from_domain"
+
+/** A row's facts as acceptance reads them, the domain's grace counted from `now`. */
+export const senderFactsOf = (row: SenderFactsRow | undefined, now: Date, graceHours: number): SenderFacts => ({
+  domainState: row?.domain_registered !== true ? "not_registered" : sendingAllowed(
+    { verifiedAt: row.domain_verified_at, verificationLostAt: row.domain_verification_lost_at },
+    now,
+    graceHours
+  ),
+  suppressed: new Map((row?.suppressed ?? []).map((s) => [s.email, s.reason])),
+  blockedDomains: new Set(row?.blocked ?? [])
+})
+
 export interface SendContextOf {
   readonly rate: RateDecision
   readonly limits: Limits
@@ -52,15 +85,10 @@ export interface SenderQuestion {
   readonly recipients: ReadonlyArray<string>
 }
 
-interface Row extends RateWindow, LimitsRow {
+interface Row extends RateWindow, LimitsRow, SenderFactsRow {
   /** The account's window (RateWindow's own fields are the key's). */
   readonly account_window_start: Date
   readonly account_count: number
-  readonly domain_registered: boolean | null
-  readonly domain_verified_at: Date | null
-  readonly domain_verification_lost_at: Date | null
-  readonly suppressed: ReadonlyArray<{ readonly email: string; readonly reason: SuppressionReason }> | null
-  readonly blocked: ReadonlyArray<string> | null
 }
 
 interface Question {
@@ -113,17 +141,12 @@ export class SendContext extends Effect.Service<SendContext>()("herald/SendConte
           ), hit AS (${countRequests(sql, [...perHolder], now)})
           SELECT req.i, key_hit.window_start, key_hit.count,
             account_hit.window_start AS account_window_start, account_hit.count AS account_count, l.*,
-            d.account_id IS NOT NULL AS domain_registered,
-            d.verified_at AS domain_verified_at,
-            d.verification_lost_at AS domain_verification_lost_at,
-            (SELECT json_agg(json_build_object('email', s.email, 'reason', s.reason)) FROM suppressions s
-              WHERE s.email = ANY(req.recipients) AND (s.account_id = req.account_id OR s.account_id IS NULL)) AS suppressed,
-            ARRAY(SELECT b.domain FROM blocked_domains b WHERE b.domain = ANY(req.domains)) AS blocked
+            ${sql.literal(SENDER_FACTS_COLUMNS)}
           FROM req
           JOIN hit key_hit ON key_hit.key_id = req.key_id
           JOIN hit account_hit ON account_hit.key_id = req.account_id
           CROSS JOIN LATERAL ${limitsFrom(sql, sql`req.account_id`)}
-          LEFT JOIN domains d ON d.account_id = req.account_id AND d.domain = req.from_domain`
+          ${sql.literal(SENDER_DOMAIN_JOIN)}`
         const byIndex = new Map(rows.map((row) => [row.i, row]))
         return group.map((q, i): Either.Either<SendContextOf, AccountMissing> => {
           const row = byIndex.get(i)
@@ -138,15 +161,7 @@ export class SendContext extends Effect.Service<SendContext>()("herald/SendConte
               decideRate({ window_start: row.account_window_start, count: accountCount }, limits.ratePerMin)
             ),
             limits,
-            sender: q.sender === undefined ? undefined : {
-              domainState: row.domain_registered !== true ? "not_registered" : sendingAllowed(
-                { verifiedAt: row.domain_verified_at, verificationLostAt: row.domain_verification_lost_at },
-                q.now,
-                domainGraceHours
-              ),
-              suppressed: new Map((row.suppressed ?? []).map((s) => [s.email, s.reason])),
-              blockedDomains: new Set(row.blocked ?? [])
-            }
+            sender: q.sender === undefined ? undefined : senderFactsOf(row, q.now, domainGraceHours)
           })
         })
       })

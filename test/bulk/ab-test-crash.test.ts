@@ -8,10 +8,8 @@
  * The MTA is off, so the queued rows stay for counting.
  */
 import { describe, expect, it } from "vitest"
-import { freshDatabase, query } from "../support/database.ts"
 import { killInsideMessagesBatch, spawnedRig } from "../support/spawned-rig.ts"
 import { eventually } from "../support/eventually.ts"
-import { newSender } from "../support/sending.ts"
 
 const COUNT = 1000
 const TEST_SHARE = 500
@@ -19,16 +17,11 @@ const TEST_SHARE = 500
 // Batches of 100: the test share is five batches, each writing two variants' rows. A wait minute of
 // 0.5 s: the 30-minute wait is 15 s, and the two replicas are up about 2.5 s after it begins on a
 // quiet machine, so both still run through the decision on a loaded one.
-const { dns, spawn } = spawnedRig({ HERALD_CAMPAIGN_FANOUT_BATCH: "100", HERALD_AB_WAIT_UNIT_SECONDS: "0.5" })
+const { spawn, begin } = spawnedRig({ HERALD_CAMPAIGN_FANOUT_BATCH: "100", HERALD_AB_WAIT_UNIT_SECONDS: "0.5" })
 
 describe("an A/B test killed during its test share and during its wait, then run by two replicas", () => {
   it("gives every recipient exactly one message: its own variant in the test share, the one winner after it", async () => {
-    const databaseUrl = await freshDatabase()
-    const db = <T extends Record<string, unknown>>(text: string, params: ReadonlyArray<unknown> = []) => query<T>(databaseUrl, text, params)
-    const first = await spawn(databaseUrl)
-    const sender = await newSender(first, dns(), { packageId: "growth" })
-    const api = (method: string, route: string, body?: unknown) => first.request(method, route, { token: sender.token, ...(body === undefined ? {} : { body }) })
-    const list = await api("POST", "/v1/bulk/lists", { name: "crash" })
+    const { databaseUrl, db, first, sender, api, list } = await begin("crash")
     const contacts = Array.from({ length: COUNT }, (_, i) => `c${i}@crash.example`)
     expect((await api("POST", `/v1/bulk/lists/${list.json.id}/contacts`, { contacts })).status).toBe(200)
     const created = await api("POST", "/v1/bulk/campaigns", {

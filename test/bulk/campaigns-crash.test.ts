@@ -11,24 +11,17 @@
  * rows stay for counting.
  */
 import { describe, expect, it } from "vitest"
-import { freshDatabase, query } from "../support/database.ts"
 import { killInsideMessagesBatch, spawnedRig } from "../support/spawned-rig.ts"
 import { eventually } from "../support/eventually.ts"
-import { newSender } from "../support/sending.ts"
 
 const COUNT = 4000
 
 // Batches of 500: the kill lands in the middle of a fan-out of several batches.
-const { dns, spawn } = spawnedRig({ HERALD_CAMPAIGN_FANOUT_BATCH: "500" })
+const { spawn, begin } = spawnedRig({ HERALD_CAMPAIGN_FANOUT_BATCH: "500" })
 
 describe("a fan-out killed in the middle of a batch", () => {
   it("resumes after a restart with each contact queued and charged exactly once, none missing", async () => {
-    const databaseUrl = await freshDatabase()
-    const db = <T extends Record<string, unknown>>(text: string, params: ReadonlyArray<unknown> = []) => query<T>(databaseUrl, text, params)
-    const first = await spawn(databaseUrl)
-    const sender = await newSender(first, dns(), { packageId: "growth" })
-    const api = (method: string, route: string, body?: unknown) => first.request(method, route, { token: sender.token, ...(body === undefined ? {} : { body }) })
-    const list = await api("POST", "/v1/bulk/lists", { name: "crash" })
+    const { databaseUrl, db, first, sender, api, list } = await begin("crash")
     for (let i = 0; i < COUNT; i += 1000) {
       const contacts = Array.from({ length: 1000 }, (_, j) => `c${i + j}@crash.example`)
       expect((await api("POST", `/v1/bulk/lists/${list.json.id}/contacts`, { contacts })).status).toBe(200)

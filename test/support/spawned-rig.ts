@@ -5,9 +5,10 @@
 import pg from "pg"
 import { afterAll, beforeAll } from "vitest"
 import { type ApplianceProcess, spawnAppliance } from "./appliance.ts"
-import { query } from "./database.ts"
+import { freshDatabase, query } from "./database.ts"
 import { type DnsServer, startDnsServer } from "./dns-server.ts"
 import { eventually } from "./eventually.ts"
+import { newSender } from "./sending.ts"
 
 export const spawnedRig = (env: Record<string, string>) => {
   let dns: DnsServer | undefined
@@ -29,7 +30,20 @@ export const spawnedRig = (env: Record<string, string>) => {
     started.push(p)
     return p
   }
-  return { dns: dnsServer, spawn } as const
+  /**
+   * Where each campaign crash test begins: a fresh database with one appliance on it, a sender on
+   * the growth plan (bulk allowed), its API, and one list named `listName`.
+   */
+  const begin = async (listName: string) => {
+    const databaseUrl = await freshDatabase()
+    const db = <T extends Record<string, unknown>>(text: string, params: ReadonlyArray<unknown> = []) => query<T>(databaseUrl, text, params)
+    const first = await spawn(databaseUrl)
+    const sender = await newSender(first, dnsServer(), { packageId: "growth" })
+    const api = (method: string, route: string, body?: unknown) => first.request(method, route, { token: sender.token, ...(body === undefined ? {} : { body }) })
+    const list = await api("POST", "/v1/bulk/lists", { name: listName })
+    return { databaseUrl, db, first, sender, api, list } as const
+  }
+  return { dns: dnsServer, spawn, begin } as const
 }
 
 /**

@@ -9,7 +9,7 @@ import { type ApplianceProcess, spawnAppliance, startAppliance } from "../suppor
 import { freshDatabase, query } from "../support/database.ts"
 import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
 import { writeShapingFile } from "../support/shaping.ts"
-import { newSender, sendBody } from "../support/sending.ts"
+import { newSender, queueMessages, sendBody } from "../support/sending.ts"
 import { type SmtpSink, startSmtpSink } from "../support/smtp-sink.ts"
 
 let dns: DnsServer
@@ -39,17 +39,6 @@ const deliveryOf = async (databaseUrl: string, recipient: string) =>
   (await query<{ state: string; attempts: number; last_code: number | null }>(databaseUrl,
     "SELECT state, attempts, last_code FROM deliveries WHERE recipient = $1", [recipient]))[0]
 
-/** Queues `count` one-recipient messages through the API, 100 personalizations a request. */
-const queueMessages = async (app: { request: ApplianceProcess["request"] }, token: string, from: string, count: number) => {
-  for (let start = 0; start < count; start += 100) {
-    const personalizations = Array.from({ length: Math.min(100, count - start) }, (_, i) => ({ to: [{ email: `r${start + i}@many.example` }] }))
-    const res = await app.request("POST", "/v1/mail/send", {
-      token,
-      body: { personalizations, from: { email: from }, subject: "Load", content: [{ type: "text/plain", value: "x" }] }
-    })
-    expect(res.status).toBe(202)
-  }
-}
 
 const distinctRecipients = (sink: SmtpSink) => new Set(sink.received.map((m) => m.rcptTo[0]))
 

@@ -18,7 +18,7 @@ import { type Appliance, type ApplianceProcess, spawnAppliance } from "../suppor
 import { freshDatabase, query } from "../support/database.ts"
 import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
 import { sleep } from "../support/net.ts"
-import { newSender, sendBody } from "../support/sending.ts"
+import { newSender, queueMessages, sendBody } from "../support/sending.ts"
 import { writeShapingFile } from "../support/shaping.ts"
 import { type SmtpSink, startSmtpSink } from "../support/smtp-sink.ts"
 
@@ -89,17 +89,6 @@ const scrape = async (baseUrl: string) => {
   return series
 }
 
-/** Queues `count` one-recipient messages through the API, 100 personalizations a request. */
-const queueMessages = async (app: Appliance, token: string, from: string, count: number) => {
-  for (let start = 0; start < count; start += 100) {
-    const personalizations = Array.from({ length: Math.min(100, count - start) }, (_, i) => ({ to: [{ email: `r${start + i}@many.example` }] }))
-    const res = await app.request("POST", "/v1/mail/send", {
-      token,
-      body: { personalizations, from: { email: from }, subject: "Load", content: [{ type: "text/plain", value: "x" }] }
-    })
-    expect(res.status).toBe(202)
-  }
-}
 
 describe("HERALD_PROCESSES: a supervisor and its workers", () => {
   it("starts auto = 2 workers, prints the key once, answers /metrics for the appliance, and stops everything on SIGTERM", async () => {

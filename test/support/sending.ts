@@ -101,3 +101,15 @@ export const startSendingApp = async (env: Record<string, string> = {}, packageI
     }
   }
 }
+
+/** Queues `count` one-recipient messages (r0@many.example, r1@…) through the API, 100 personalizations a request. */
+export const queueMessages = async (app: Pick<Appliance, "request">, token: string, from: string, count: number) => {
+  for (let start = 0; start < count; start += 100) {
+    const personalizations = Array.from({ length: Math.min(100, count - start) }, (_, i) => ({ to: [{ email: `r${start + i}@many.example` }] }))
+    const res = await app.request("POST", "/v1/mail/send", {
+      token,
+      body: { personalizations, from: { email: from }, subject: "Load", content: [{ type: "text/plain", value: "x" }] }
+    })
+    expect(res.status).toBe(202)
+  }
+}

@@ -9,13 +9,13 @@
  *   listeners are its limit, once the replicas have synced their counts (every SYNC_MS).
  * Without PostgreSQL holding the counts, each replica would allow its own N (twice as many).
  */
-import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ACCOUNT_FAILURES_PER_WINDOW } from "../../src/api/console/sign-in-throttle.ts"
 import { type ApplianceProcess, spawnAppliance } from "../support/appliance.ts"
 import { signInRequest } from "../support/console-session.ts"
 import { freshDatabase } from "../support/database.ts"
 import { sendRaw } from "../support/smtp-client.ts"
+import { authPlain, openDialog } from "../support/smtp-dialog.ts"
 import { SYNC_MS } from "../../src/inbound/listener/rate.ts"
 
 const LIMIT = 4
@@ -43,28 +43,16 @@ afterAll(async () => {
 const scrape = (app: ApplianceProcess, token: string) => fetch(`${app.baseUrl}/metrics`, { headers: { authorization: `Bearer ${token}` } })
 
 /** The reply to AUTH PLAIN with `token` on `app`'s submission port (after EHLO). */
-const authReply = (app: ApplianceProcess, token: string): Promise<string> =>
-  new Promise((resolve, reject) => {
-    const socket = net.connect(app.submissionPort, "127.0.0.1")
-    const commands = ["EHLO app.test", `AUTH PLAIN ${Buffer.from(`\0app\0${token}`).toString("base64")}`]
-    let buffer = ""
-    let sent = 0
-    socket.on("data", (chunk) => {
-      buffer += chunk.toString("latin1")
-      let end: number
-      while ((end = buffer.indexOf("\r\n")) !== -1) {
-        const line = buffer.slice(0, end)
-        buffer = buffer.slice(end + 2)
-        if (line[3] === "-") continue
-        if (sent === commands.length) {
-          socket.destroy()
-          return resolve(line)
-        }
-        socket.write(`${commands[sent++]}\r\n`)
-      }
-    })
-    socket.on("error", reject)
-  })
+/** The reply to AUTH PLAIN with `token` on `app`'s submission port (after EHLO). */
+const authReply = async (app: ApplianceProcess, token: string): Promise<string> => {
+  const dialog = await openDialog(app.submissionPort)
+  try {
+    await dialog.command("EHLO app.test")
+    return await dialog.command(authPlain(token))
+  } finally {
+    dialog.destroy()
+  }
+}
 
 describe("two replicas on one database", () => {
   it("allow an address HERALD_AUTH_FAILURES_PER_MIN failed authentications in all, whichever replica and protocol", async () => {

@@ -30,7 +30,7 @@
  * replica needs one more connection. Every time comes from Clock and reaches SQL as a parameter.
  */
 import { setImmediate } from "node:timers"
-import { Clock, Duration, Effect, Option, Runtime, Schedule } from "effect"
+import { Clock, Duration, Effect, Option, Schedule } from "effect"
 import { AppConfig } from "../config/app-config.ts"
 import { randomBase62 } from "../lib/ids.ts"
 import * as local from "./destinations/site.ts"
@@ -58,7 +58,7 @@ export class Destinations extends Effect.Service<Destinations>()("herald/Destina
     const me = `${config.hostname}/${process.pid}/${randomBase62(6)}`
     const viaSmarthost = Option.isSome(mta.smarthost)
     const sites = new Map<string, local.Site>()
-    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    const clock = yield* Effect.clock
     const domainSite = new Map<string, string>()
     /** Pauses as this replica last read them (site → until, ms), and when it read them. */
     let pausedUntil = new Map<string, number>()
@@ -151,11 +151,10 @@ export class Destinations extends Effect.Service<Destinations>()("herald/Destina
      * available in a setImmediate after the reply, and the next transaction on this slot must
      * find it free rather than open another connection.
      */
+    const handOn = (site: local.Site, slot: number) => local.handBack(site, slot, clock.unsafeCurrentTimeMillis())
+    const handOnLater = (site: local.Site, slot: number) => void setImmediate(() => handOn(site, slot))
     const giveBack = (site: local.Site, slot: number) =>
-      Effect.async<void>((resume) => void setImmediate(() => resume(Effect.void))).pipe(
-        Effect.zipRight(now),
-        Effect.flatMap((ms) => Effect.sync(() => local.handBack(site, slot, ms)))
-      )
+      Effect.async<void>((resume) => void setImmediate(() => resume(Effect.sync(() => handOn(site, slot)))))
 
     /** Waits for this site's next message start when it has a rate (shared by all replicas). */
     const pace = (site: local.Site) =>
@@ -190,7 +189,8 @@ export class Destinations extends Effect.Service<Destinations>()("herald/Destina
           connectionHeldUntil === undefined
             ? giveBack(site, slot)
             : Effect.sync(() => {
-              const back = () => void runFork(giveBack(site, slot))
+              // Plain callbacks, no fiber per transaction: this is every delivery's path.
+              const back = () => handOnLater(site, slot)
               connectionHeldUntil.then(back, back)
             })
         return yield* Effect.uninterruptibleMask((restore) =>

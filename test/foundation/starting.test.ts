@@ -65,7 +65,7 @@ describe("the front door before the API's handler is attached", () => {
     try {
       const before = await fetch(`${door.baseUrl}/health`, { signal: AbortSignal.timeout(5_000) })
       expect(before.headers.get("content-type")).toBe("application/json")
-      const body = await before.clone().json()
+      const body = (await before.clone().json()) as { error: unknown }
       expect(body.error).toMatchObject({ type: "api_error", code: "starting" })
       expect(await describeAnswer(before)).toBe("503 1 starting")
       door.attachApi()

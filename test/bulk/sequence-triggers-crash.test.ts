@@ -22,6 +22,23 @@ const BEFORE = 50
 const IMPORTED = 12_000
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/**
+ * Each phase's wall time, printed at the end: the file took 11–16 s alone and once 166 s in a
+ * full run, and the phase that stalled is what a second look needs.
+ */
+const phases = () => {
+  let last = Date.now()
+  const took: Array<string> = []
+  return {
+    mark: (phase: string) => {
+      const now = Date.now()
+      took.push(`${phase} ${now - last} ms`)
+      last = now
+    },
+    print: () => console.info(`sequence-triggers-crash phases: ${took.join(", ")}`)
+  }
+}
+
 describe("a triggered list's import killed -9 mid-transaction", () => {
   it("enrols every sendable member exactly once after the restart: none of the rolled-back import, no double", async () => {
     const databaseUrl = await freshDatabase()
@@ -29,6 +46,7 @@ describe("a triggered list's import killed -9 mid-transaction", () => {
     const env = { HERALD_DNS_SERVERS: dns.address }
     const bootstrapKey = newToken()
     const started: Array<ApplianceProcess> = []
+    const timing = phases()
     const spawn = async () => {
       const p = await spawnAppliance({ databaseUrl, env, bootstrapKey })
       started.push(p)
@@ -47,6 +65,7 @@ describe("a triggered list's import killed -9 mid-transaction", () => {
       expect((await api(a, "POST", `/v1/bulk/lists/${list.json.id}/contacts`, { contacts: early })).status).toBe(200)
 
       const importBody = { contacts: Array.from({ length: IMPORTED }, (_, i) => ({ email: `joiner${i}@crash.test` })), list_ids: [list.json.id] }
+      timing.mark("set-up")
       const importStarted = new Date()
       const doomed = api(a, "POST", "/v1/bulk/contacts/import", importBody).catch(() => undefined)
       // The import's transaction has enrolled a batch and not committed: it holds sequence_subscriptions for writing.
@@ -57,15 +76,19 @@ describe("a triggered list's import killed -9 mid-transaction", () => {
              AND l.relation = 'sequence_subscriptions'::regclass AND l.mode = 'RowExclusiveLock'`,
           [importStarted]
         ))[0]!.n > 0
-      for (let waited = 0; !(await enrolling()); waited += 5) {
-        expect(waited).toBeLessThan(120_000)
+      const deadline = Date.now() + 120_000
+      while (!(await enrolling())) {
+        expect(Date.now()).toBeLessThan(deadline)
         await sleep(5)
       }
+      timing.mark("import enrolling")
       a.child.kill("SIGKILL")
       await a.exited
       await doomed
+      timing.mark("killed")
 
       const b = await spawn()
+      timing.mark("restarted")
       const subscriptions = async () =>
         db<{ email: string; n: number }>("SELECT lower(email) AS email, count(*)::int AS n FROM sequence_subscriptions WHERE sequence_id = $1 GROUP BY 1", [sequenceId])
       const events = async () =>
@@ -80,7 +103,9 @@ describe("a triggered list's import killed -9 mid-transaction", () => {
       expect(await events()).toBe(BEFORE)
 
       // The same import on the restarted appliance: every member enrolled exactly once, with its event.
+      timing.mark("checked after the kill")
       const again = await api(b, "POST", "/v1/bulk/contacts/import", importBody)
+      timing.mark("imported again")
       expect(again.status).toBe(200)
       expect(again.json.created).toBe(IMPORTED)
       expect(await members()).toBe(BEFORE + IMPORTED)
@@ -97,7 +122,9 @@ describe("a triggered list's import killed -9 mid-transaction", () => {
         [list.json.id, sequenceId]
       )
       expect(unmatched).toEqual({ missing: 0, stray: 0 })
+      timing.mark("checked after the second import")
     } finally {
+      timing.print()
       for (const p of started) if (p.child.exitCode === null) p.child.kill("SIGKILL")
     }
   }, 480_000)

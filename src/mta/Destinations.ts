@@ -151,10 +151,8 @@ export class Destinations extends Effect.Service<Destinations>()("herald/Destina
      * available in a setImmediate after the reply, and the next transaction on this slot must
      * find it free rather than open another connection.
      */
-    const handOn = (site: local.Site, slot: number) => local.handBack(site, slot, clock.unsafeCurrentTimeMillis())
-    const handOnLater = (site: local.Site, slot: number) => void setImmediate(() => handOn(site, slot))
-    const giveBack = (site: local.Site, slot: number) =>
-      Effect.async<void>((resume) => void setImmediate(() => resume(Effect.sync(() => handOn(site, slot)))))
+    const handOnLater = (site: local.Site, slot: number) =>
+      void setImmediate(() => local.handBack(site, slot, clock.unsafeCurrentTimeMillis()))
 
     /** Waits for this site's next message start when it has a rate (shared by all replicas). */
     const pace = (site: local.Site) =>
@@ -168,7 +166,8 @@ export class Destinations extends Effect.Service<Destinations>()("herald/Destina
     /**
      * Runs one SMTP transaction of `channel` under the site's limits (bulk within its share of the
      * connections, destinations/site.ts). None: not now (the site is paused, or its connections
-     * are held elsewhere) — the caller gives the delivery back to the queue.
+     * are held elsewhere) — the caller gives the delivery back to the queue. `connectionHeldUntil`:
+     * the slot goes back when that settles (the SMTP connection is free), not when `f` ends.
      */
     const run = <A, E, R>(
       domain: string,
@@ -185,14 +184,14 @@ export class Destinations extends Effect.Service<Destinations>()("herald/Destina
         // slot handed on at once let the next transaction open a second connection beside it —
         // two replicas each at twice their slots, 4 connections to a site of 2
         // (test/mta/throttle-crash.test.ts).
+        // Without a connection to wait for, the slot goes back as the transaction ends. Plain
+        // callbacks, no fiber per transaction: this is every delivery's path.
         const handBack = (slot: number) =>
-          connectionHeldUntil === undefined
-            ? giveBack(site, slot)
-            : Effect.sync(() => {
-              // Plain callbacks, no fiber per transaction: this is every delivery's path.
-              const back = () => handOnLater(site, slot)
-              connectionHeldUntil.then(back, back)
-            })
+          Effect.sync(() => {
+            const back = () => handOnLater(site, slot)
+            if (connectionHeldUntil === undefined) back()
+            else connectionHeldUntil.then(back, back)
+          })
         return yield* Effect.uninterruptibleMask((restore) =>
           Effect.flatMap(restore(take(site, channel)), (slot) =>
             Option.isNone(slot)

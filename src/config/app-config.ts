@@ -161,9 +161,16 @@ const port = (name: string, fallback: number) =>
 /** Render workers by default: CPUs − 1, and at least 2 so one account's half leaves the other half to the rest. */
 const defaultRenderWorkers = () => Math.max(2, (os.availableParallelism?.() ?? os.cpus().length) - 1)
 
-/** A duration in seconds (fractions allowed: tests use short ones), in milliseconds. */
-const seconds = (name: string, fallback: number) =>
-  checked(name, Config.number(), "must be more than 0 seconds", (n) => n > 0, fallback).pipe(Config.map((s) => Math.round(s * 1000)))
+/**
+ * A duration in seconds (fractions allowed: tests use short ones), in milliseconds: more than 0,
+ * or zero or more with `zero`, and at most `max` when given.
+ */
+const seconds = (name: string, fallback: number, bounds: { readonly zero?: boolean; readonly max?: number } = {}) => {
+  const { zero = false, max } = bounds
+  const message = `must be ${zero ? "zero or more" : "more than 0"}${max === undefined ? "" : ` and at most ${max}`} seconds`
+  const valid = (n: number) => (zero ? n >= 0 : n > 0) && (max === undefined || n <= max)
+  return checked(name, Config.number(), message, valid, fallback).pipe(Config.map((s) => Math.round(s * 1000)))
+}
 
 const atLeast = (name: string, min: number, fallback: number) =>
   checked(name, Config.integer(), `must be a whole number of at least ${min}`, (n) => n >= min, fallback)
@@ -327,23 +334,20 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   ),
   httpMinUploadBytesPerSecond: checked("HERALD_HTTP_MIN_UPLOAD_KBPS", Config.number(), "must be zero or more KB per second", (n) => n >= 0, 64)
     .pipe(Config.map((kb) => Math.floor(kb * 1024))),
-  httpUploadGraceMs: checked("HERALD_HTTP_UPLOAD_GRACE_S", Config.number(), "must be zero or more seconds", (n) => n >= 0, 10)
-    .pipe(Config.map((s) => Math.round(s * 1000))),
+  httpUploadGraceMs: seconds("HERALD_HTTP_UPLOAD_GRACE_S", 10, { zero: true }),
   maxRequestRecipients: atLeast("HERALD_MAX_REQUEST_RECIPIENTS", 1, 10_000),
   templateVersionsMax: atLeast("HERALD_TEMPLATE_VERSIONS_MAX", 1, 20),
   importValidationMin: atLeast("HERALD_IMPORT_VALIDATION_MIN", 1, 100),
   importMaxInvalidPct: checked("HERALD_IMPORT_MAX_INVALID_PCT", Config.number(), "must be a percentage from 0 to 100", (n) => n >= 0 && n <= 100, 10),
   importWorkers: checked("HERALD_IMPORT_WORKERS", Config.integer(), "must be from 1 to 64", (n) => n >= 1 && n <= 64, 2),
-  importParseTimeoutMs: checked("HERALD_IMPORT_PARSE_TIMEOUT_S", Config.number(), "must be more than 0 seconds", (n) => n > 0, 60)
-    .pipe(Config.map((s) => Math.round(s * 1000))),
+  importParseTimeoutMs: seconds("HERALD_IMPORT_PARSE_TIMEOUT_S", 60),
   enrollCap: atLeast("HERALD_ENROLL_CAP", 1, 10_000),
   campaignFanoutBatch: atLeast("HERALD_CAMPAIGN_FANOUT_BATCH", 1, 10_000),
   campaignBouncePausePct: checked("HERALD_CAMPAIGN_BOUNCE_PAUSE_PCT", Config.number(), "must be a percentage from 0 (exclusive) to 100", (n) => n > 0 && n <= 100, 5),
   campaignComplaintPausePct: checked("HERALD_CAMPAIGN_COMPLAINT_PAUSE_PCT", Config.number(), "must be a percentage from 0 (exclusive) to 100", (n) => n > 0 && n <= 100, 0.1),
   campaignPauseMin: atLeast("HERALD_CAMPAIGN_PAUSE_MIN", 1, 500),
   campaignReputationCheckMs: seconds("HERALD_CAMPAIGN_REPUTATION_CHECK_SECONDS", 5),
-  trackingRepeatMs: checked("HERALD_TRACKING_REPEAT_SECONDS", Config.number(), "must be zero or more seconds", (n) => n >= 0, 60)
-    .pipe(Config.map((s) => Math.round(s * 1000))),
+  trackingRepeatMs: seconds("HERALD_TRACKING_REPEAT_SECONDS", 60, { zero: true }),
   abWaitUnitMs: abWaitUnit,
   renderWorkers: checked("HERALD_RENDER_WORKERS", Config.integer(), "must be from 1 to 64", (n) => n >= 1 && n <= 64, defaultRenderWorkers()),
   renderTimeoutMs: checked("HERALD_RENDER_TIMEOUT_MS", Config.integer(), "must be from 100 to 600000 milliseconds", (n) => n >= 100 && n <= 600_000, 30_000),
@@ -351,8 +355,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   maxTotalAttachmentsBytes: megabytes("MAX_TOTAL_ATTACHMENTS_MB", 20),
   queryTimeoutMs: atLeast("HERALD_QUERY_TIMEOUT_MS", 100, 5_000),
   longQueryTimeoutMs: atLeast("HERALD_LONG_QUERY_TIMEOUT_MS", 1_000, 300_000),
-  adminQueueSnapshotMs: checked("HERALD_ADMIN_QUEUE_SNAPSHOT_SECONDS", Config.number(), "must be more than 0 and at most 15 seconds", (n) => n > 0 && n <= 15, 15)
-    .pipe(Config.map((s) => Math.round(s * 1000))),
+  adminQueueSnapshotMs: seconds("HERALD_ADMIN_QUEUE_SNAPSHOT_SECONDS", 15, { max: 15 }),
   exportPoolMax: atLeast("HERALD_EXPORT_POOL_MAX", 1, 3),
   exportWriteTimeoutMs: atLeast("HERALD_EXPORT_WRITE_TIMEOUT_S", 1, 30).pipe(Config.map((s) => s * 1000)),
   metricsToken: Config.redacted().pipe(

@@ -22,6 +22,7 @@ import { query } from "../support/database.ts"
 import { expectResponsive, formatHealth, probeHealthWhile } from "../support/health-probe.ts"
 import { type DeliveryRig, startDeliveryRig } from "../support/mta.ts"
 import { newSender, type Sender, sendBody, siblingKey } from "../support/sending.ts"
+import { sleep } from "../support/net.ts"
 
 const DAY_MS = 24 * 60 * 60 * 1000
 const SIMULATOR = "delivered@simulator.herald.invalid"
@@ -43,7 +44,6 @@ afterAll(async () => {
 const call = (who: { readonly token: string }, method: string, route: string, body?: unknown) =>
   rig.app.request(method, route, { token: who.token, ...(body === undefined ? {} : { body }) })
 const db = <T extends Record<string, unknown>>(text: string, params: ReadonlyArray<unknown> = []) => query<T>(rig.app.databaseUrl, text, params)
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 const optInList = async (who: Sender, name: string, settings: Record<string, unknown> = {}) => {
   const created = await call(who, "POST", "/v1/bulk/lists", { name })

@@ -18,6 +18,7 @@ import { query } from "../support/database.ts"
 import { type DeliveryRig, startDeliveryRig } from "../support/mta.ts"
 import { hookWebhooks, newSender, type Sender } from "../support/sending.ts"
 import { type Receiver, startReceiver } from "../webhooks/receiver.ts"
+import { sleep } from "../support/net.ts"
 
 let rig: DeliveryRig
 let sender: Sender
@@ -40,7 +41,6 @@ const api = (method: string, route: string, body?: unknown) =>
 const page = (method: "GET" | "POST", path: string) =>
   rig.app.request(method, path, { token: null, ...(method === "POST" ? { rawBody: "", headers: { "content-type": "application/x-www-form-urlencoded" } } : {}) })
 const db = <T extends Record<string, unknown>>(text: string, params: ReadonlyArray<unknown> = []) => query<T>(rig.app.databaseUrl, text, params)
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** A list of the sender's key requiring confirmation. */
 const optInList = async (name: string, settings: Record<string, unknown> = {}) => {

@@ -12,6 +12,7 @@ import { query } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
 import { type DeliveryRig, startDeliveryRig } from "../support/mta.ts"
 import { newSender, type Sender, siblingKey } from "../support/sending.ts"
+import { sleep } from "../support/net.ts"
 
 let rig: DeliveryRig
 let sender: Sender
@@ -42,7 +43,6 @@ const draft = async (fields: Record<string, unknown>, who: { readonly token: str
 
 const campaign = async (id: string) => (await api("GET", `/v1/bulk/campaigns/${id}`)).json
 const call = (id: string, action: string, body?: unknown) => api("POST", `/v1/bulk/campaigns/${id}/${action}`, body)
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 describe("item 1: a scheduled campaign can be changed", () => {
   it("unschedule takes a scheduled campaign back to an editable draft; 409 from any other state, 404 for another key", async () => {

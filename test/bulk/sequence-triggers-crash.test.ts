@@ -10,6 +10,7 @@ import { type ApplianceProcess, newToken, spawnAppliance } from "../support/appl
 import { freshDatabase, query } from "../support/database.ts"
 import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
 import { newSender } from "../support/sending.ts"
+import { sleep } from "../support/net.ts"
 
 let dns: DnsServer
 beforeAll(async () => {
@@ -20,7 +21,6 @@ afterAll(() => dns.close())
 /** Members committed before the kill, and the import's rows (several 5,000-row batches, so the kill lands mid-import). */
 const BEFORE = 50
 const IMPORTED = 12_000
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
  * Each phase's wall time, printed at the end: the file took 11–16 s alone and once 166 s in a

@@ -12,6 +12,7 @@ import { type ApplianceProcess, newToken, spawnAppliance } from "../support/appl
 import { freshDatabase, query } from "../support/database.ts"
 import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
 import { newSender } from "../support/sending.ts"
+import { sleep } from "../support/net.ts"
 
 let dns: DnsServer
 beforeAll(async () => {
@@ -23,7 +24,6 @@ afterAll(() => dns.close())
 const FIRST = 300
 const MORE = 100
 const STEPS = 2
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe("the step scheduler across a kill -9 and two appliances", () => {
   it("queues each step once per subscription, none missing", async () => {

@@ -12,6 +12,7 @@ import { receiverBody } from "../../src/events/schema.ts"
 import { query } from "../support/database.ts"
 import { hookWebhooks, type SendingApp, startSendingApp } from "../support/sending.ts"
 import { type Hit, type Receiver, startReceiver } from "../webhooks/receiver.ts"
+import { sleep } from "../support/net.ts"
 
 let rig: SendingApp
 let receiver: Receiver
@@ -36,7 +37,6 @@ const strictly = (event: Parameters<typeof receiverBody>[0], json: unknown) =>
 const hitsOf = (sequenceId: string, email: string) =>
   receiver.hits.filter((h) => h.json?.campaign_id === sequenceId && h.json?.email === email)
     .sort((x, y) => Date.parse(x.json.ts) - Date.parse(y.json.ts))
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const OFFSETS = [0, 2, 2]
 

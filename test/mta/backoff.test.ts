@@ -9,7 +9,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { writeShapingFile } from "../support/shaping.ts"
 import { startSmtpSink, type SmtpSink } from "../support/smtp-sink.ts"
-import { deliveryOf, makeDue, type OutboundRig, sleep, startOutbound, waitForState } from "./outbound.ts"
+import { deliveryOf, makeDue, type OutboundRig, startOutbound, waitForState } from "./outbound.ts"
+import { sleep } from "../support/net.ts"
 
 let sink: SmtpSink
 let rig: OutboundRig

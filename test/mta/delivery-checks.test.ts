@@ -19,7 +19,8 @@ import { DeliveryQueue } from "../../src/mta/queue/DeliveryQueue.ts"
 import { query } from "../support/database.ts"
 import { newSender, type Sender, sendBody } from "../support/sending.ts"
 import { startSmtpSink, type SmtpSink } from "../support/smtp-sink.ts"
-import { deliveryOf, eventsOf, makeDue, type OutboundRig, sleep, startOutbound, until, waitForState } from "./outbound.ts"
+import { deliveryOf, eventsOf, makeDue, type OutboundRig, startOutbound, until, waitForState } from "./outbound.ts"
+import { sleep } from "../support/net.ts"
 
 const HOUR = 3_600_000
 const MX = { MX: [{ preference: 10, exchange: "mx.sink.test" }] }

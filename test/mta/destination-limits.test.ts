@@ -11,6 +11,7 @@ import { Destinations } from "../../src/mta/Destinations.ts"
 import { MtaConfigLive } from "../../src/mta/MtaConfig.ts"
 import { freshDatabase, query } from "../support/database.ts"
 import { writeShapingFile } from "../support/shaping.ts"
+import { sleep } from "../support/net.ts"
 
 interface Replica {
   readonly destinations: Destinations
@@ -59,7 +60,6 @@ afterAll(async () => {
   await b?.stop()
 })
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** One "SMTP transaction" on `replica`: counts how many run at once, returns when it started. */
 const transaction = (replica: Replica, domain: string, mx: string, counter: { open: number; peak: number }, ms = 100) =>

@@ -8,6 +8,7 @@ import { type Appliance, startAppliance } from "../support/appliance.ts"
 import { query } from "../support/database.ts"
 import { type DnsRecords, type DnsServer, startDnsServer } from "../support/dns-server.ts"
 import { newSender, type Sender, sendBody } from "../support/sending.ts"
+import { sleep } from "../support/net.ts"
 
 export interface DeliveryRow {
   readonly id: string
@@ -62,7 +63,6 @@ export const startOutbound = async (
   }
 }
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** Polls `probe` until it returns a value, or fails after `timeoutMs` saying what it waited for. */
 export const until = async <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> => {

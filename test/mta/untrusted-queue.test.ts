@@ -21,7 +21,8 @@ import { query } from "../support/database.ts"
 import { type DnsServer, startDnsServer } from "../support/dns-server.ts"
 import { newSender, sendBody } from "../support/sending.ts"
 import { type SmtpSink, startSmtpSink } from "../support/smtp-sink.ts"
-import { deliveryOf, eventsOf, sleep, until, waitForState } from "./outbound.ts"
+import { deliveryOf, eventsOf, until, waitForState } from "./outbound.ts"
+import { sleep } from "../support/net.ts"
 
 let dns: DnsServer
 let sink: SmtpSink

@@ -11,6 +11,7 @@ import { query } from "../support/database.ts"
 import { type Sender, type SendingApp, startSendingApp } from "../support/sending.ts"
 import { authPlain, openDialog, type SmtpDialog } from "../support/smtp-dialog.ts"
 import { submitRaw } from "../support/submission.ts"
+import { sleep } from "../support/net.ts"
 
 const KB = 1024
 const IDLE_S = 2
@@ -35,7 +36,6 @@ beforeAll(async () => {
 }, 120_000)
 afterAll(() => rig.stop())
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** Seconds from now until `dialog`'s connection is closed by the server (at most `limitS`). */
 const secondsUntilClosed = async (dialog: SmtpDialog, started: number, limitS: number) => {

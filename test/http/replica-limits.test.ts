@@ -43,7 +43,6 @@ afterAll(async () => {
 const scrape = (app: ApplianceProcess, token: string) => fetch(`${app.baseUrl}/metrics`, { headers: { authorization: `Bearer ${token}` } })
 
 /** The reply to AUTH PLAIN with `token` on `app`'s submission port (after EHLO). */
-/** The reply to AUTH PLAIN with `token` on `app`'s submission port (after EHLO). */
 const authReply = async (app: ApplianceProcess, token: string): Promise<string> => {
   const dialog = await openDialog(app.submissionPort)
   try {

@@ -20,6 +20,11 @@ const SNAPSHOT_MS = 5_000
 let rig: DeliveryRig
 let sender: Sender
 
+/** The deliveries to busy.example whose 451 is on record. */
+const busyDeferred = async () =>
+  (await query<{ n: number }>(rig.app.databaseUrl,
+    "SELECT count(*)::int AS n FROM deliveries WHERE recipient_domain = 'busy.example' AND state = 'deferred'"))[0]!.n
+
 interface Site {
   readonly site: string
   readonly queued: number
@@ -69,11 +74,9 @@ describe("GET /v1/admin/queue", () => {
     // Both domains share the sink's MX host set: one site, whose transaction to slow.example runs for 10 s.
     // The view is first asked once the three deferrals are written and that transaction is past its
     // RCPT: asked before, its first snapshot is taken too early and the next one is a period away.
-    await eventually(async () => {
-      const [deferred] = await query<{ n: number }>(rig.app.databaseUrl,
-        "SELECT count(*)::int AS n FROM deliveries WHERE recipient_domain = 'busy.example' AND state = 'deferred'")
-      return deferred!.n === 3 && rig.sink.rcpts.some((r) => r.address === "someone@slow.example") ? true : undefined
-    }, "the deferrals written and the slow transaction running", 40_000)
+    await eventually(async () =>
+      (await busyDeferred()) === 3 && rig.sink.rcpts.some((r) => r.address === "someone@slow.example") ? true : undefined,
+      "the deferrals written and the slow transaction running", 40_000)
     const page = await eventually(async () => {
       const res = await queue()
       const site = res.json.items.find((s: Site) => s.site.includes("mx.sink.test"))
@@ -111,11 +114,7 @@ describe("GET /v1/admin/queue", () => {
       expect(Date.now() - Date.parse(r.json.generated_at)).toBeLessThanOrEqual(SNAPSHOT_MS + 2_000)
     }
     // A later snapshot sees the new delivery, once its 451 is on record (a period may now end first).
-    await eventually(async () => {
-      const [deferred] = await query<{ n: number }>(rig.app.databaseUrl,
-        "SELECT count(*)::int AS n FROM deliveries WHERE recipient_domain = 'busy.example' AND state = 'deferred'")
-      return deferred!.n === 4 ? true : undefined
-    }, "the fourth deferral written", 20_000)
+    await eventually(async () => ((await busyDeferred()) === 4 ? true : undefined), "the fourth deferral written", 20_000)
     const writtenAt = Date.now()
     const fresh = await eventually(async () => {
       const res = await queue()

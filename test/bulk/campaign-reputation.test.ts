@@ -12,6 +12,7 @@ import { query } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
 import { type DeliveryRig, startDeliveryRig } from "../support/mta.ts"
 import { newSender, type Sender } from "../support/sending.ts"
+import { sleep } from "../support/net.ts"
 
 const PAUSE_MIN = 20
 const DOMAIN = "rep.example"
@@ -37,7 +38,6 @@ afterAll(() => rig.stop())
 
 const api = (method: string, route: string, body?: unknown) => rig.app.request(method, route, { token: sender.token, ...(body === undefined ? {} : { body }) })
 const db = <T extends Record<string, unknown>>(text: string, params: ReadonlyArray<unknown> = []) => query<T>(rig.app.databaseUrl, text, params)
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 const startCampaign = async (name: string, emails: ReadonlyArray<string>) => {
   const list = await api("POST", "/v1/bulk/lists", { name })
@@ -54,6 +54,13 @@ const finalCount = async (campaignId: string) =>
   (await db<{ n: number }>(
     `SELECT count(*)::int AS n FROM deliveries d JOIN messages m ON m.id = d.message_id
      WHERE m.campaign_id = $1 AND (d.state IN ('sent', 'bounced') OR (d.state = 'failed' AND d.attempts > 0))`,
+    [campaignId]
+  ))[0]!.n
+/** The campaign's rows in an attempt's hands: leased, the lease still running, not yet final. */
+const inHand = async (campaignId: string) =>
+  (await db<{ n: number }>(
+    `SELECT count(*)::int AS n FROM deliveries d JOIN messages m ON m.id = d.message_id
+     WHERE m.campaign_id = $1 AND d.state IN ('queued', 'deferred') AND d.lease_owner IS NOT NULL AND d.next_attempt_at > now()`,
     [campaignId]
   ))[0]!.n
 const completedEvents = async (campaignId: string) =>
@@ -79,8 +86,9 @@ describe("a campaign's reputation check", () => {
     const atPause = await finalCount(id)
     expect(atPause).toBeGreaterThanOrEqual(PAUSE_MIN)
     expect(atPause).toBeLessThan(emails.length)
-    // Held: once the attempts in hand end, nothing more is delivered while it is paused.
-    await sleep(2_000)
+    // Held: once the attempts in hand end, nothing more is delivered while it is paused. (Waited
+    // for, not a fixed 2 s: on a loaded machine the attempts in hand took longer.)
+    await eventually(async () => ((await inHand(id)) === 0 ? true : undefined), "the attempts in hand ended", 30_000)
     const held = await finalCount(id)
     await sleep(3_000)
     expect(await finalCount(id)).toBe(held)

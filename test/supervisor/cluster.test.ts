@@ -89,7 +89,6 @@ const scrape = async (baseUrl: string) => {
   return series
 }
 
-
 describe("HERALD_PROCESSES: a supervisor and its workers", () => {
   it("starts auto = 2 workers, prints the key once, answers /metrics for the appliance, and stops everything on SIGTERM", async () => {
     const sink = await startSmtpSink()

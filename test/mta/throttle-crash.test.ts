@@ -127,8 +127,11 @@ describe("the outbound queue under stress", () => {
       const senders = new Set(sink.received.map((m) => m.mailFrom.split("@")[1]))
       expect(senders).toEqual(new Set(["bounces.a.herald.test", "bounces.b.herald.test"]))
       const times = sink.received.map((m) => m.receivedAt).sort((x, y) => x - y)
-      // One every 200 ms for the destination: twelve span 2.2 s (a rate per replica: about 1 s).
-      expect(times[times.length - 1]! - times[0]!).toBeGreaterThanOrEqual(1_900)
+      // One start every 200 ms for the destination: twelve span 2.2 s (a rate per replica: about
+      // 1 s). Measured at the sink, a message that had to open its connection first arrives later
+      // than its start: the bound sits between the two (with three test files at once on two
+      // cores, one run measured 1,895 ms against a bound of 1,900).
+      expect(times[times.length - 1]! - times[0]!).toBeGreaterThanOrEqual(1_600)
       expect(distinctRecipients(sink).size).toBe(12)
     } finally {
       await Promise.all([a.stop(), b.stop()])

@@ -5,7 +5,7 @@
  */
 import { spawn } from "node:child_process"
 import { describe, expect, it } from "vitest"
-import { heraldUnderNode, newToken, repoRoot, spawnAppliance } from "../support/appliance.ts"
+import { type Appliance, heraldUnderNode, newToken, repoRoot, spawnAppliance } from "../support/appliance.ts"
 import { migrationFiles } from "../../src/db/migrator.ts"
 import { emptyDatabase, query } from "../support/database.ts"
 
@@ -26,6 +26,18 @@ const run = (args: ReadonlyArray<string>, env: Record<string, string>) =>
     child.once("exit", (code) => resolve({ code, output }))
   })
 
+/**
+ * The reference page is loaded on its first request (src/api/docs/routes.ts): under Node from a
+ * chunk of the bundle of its own, under Deno from the package; either way the whole page.
+ */
+const expectReferencePage = async (app: Pick<Appliance, "request">) => {
+  const page = await app.request("GET", "/reference/bulk/", { token: null })
+  expect(page.status).toBe(200)
+  expect(page.headers.get("content-type")).toContain("text/html")
+  expect(page.text).toContain('<script id="api-reference" type="application/json">')
+  expect(page.text.length).toBeGreaterThan(1_000_000)
+}
+
 describe("bootstrap", () => {
   it("installs HERALD_BOOTSTRAP_KEY once, however many replicas start at the same moment", async () => {
     const databaseUrl = await emptyDatabase()
@@ -39,6 +51,7 @@ describe("bootstrap", () => {
     // SIGTERM still stops it cleanly. (The port check's own case, a client connected while it holds
     // the address, is made certain in test/cli/listen-addresses.test.ts under Node and Deno.)
     const again = await spawnAppliance({ waitMs: START_WAIT_MS, databaseUrl, env, knockWhileStarting: true })
+    await expectReferencePage(again)
     await again.stop()
     expect(await again.exited).toBe(0)
     const admins = await query(databaseUrl, "SELECT count(*)::int AS n FROM accounts WHERE is_admin")
@@ -115,6 +128,7 @@ describe("Deno", () => {
     const app = await spawnAppliance({ waitMs: START_WAIT_MS, runtime: "deno", knockWhileStarting: true })
     expect((await app.request("GET", "/health", { token: null })).status).toBe(200)
     expect((await app.request("GET", "/v1/client/keys")).status).toBe(200)
+    await expectReferencePage(app)
     await app.stop()
     expect(await app.exited).toBe(0)
   }, 300_000)

@@ -2,7 +2,7 @@
  * Public documentation routes (no key, DESIGN.md "Public paths"): the OpenAPI documents, the
  * Scalar reference pages (script inlined, so they work with no internet) and the llms texts.
  */
-import { HttpApi, HttpApiBuilder, HttpApiScalar, HttpServerResponse } from "@effect/platform"
+import { HttpApi, HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Context, Effect, Layer } from "effect"
 import { stringify } from "yaml"
 import { MetaArea } from "../api.ts"
@@ -48,15 +48,30 @@ const OpenApiRoutes = HttpApiBuilder.Router.use((router) =>
   }))
 
 /**
- * HttpApiScalar serves the API it finds in context; each page gets its own area's API. The page
- * only reads the definitions (its handlers are never called), hence the widening of its type.
+ * A reference page, built on its first request like the documents above: each page inlines
+ * Scalar's 3.4 MB script (so it works with no internet) and its area's OpenAPI document, and
+ * building the three at every start cost ~0.25 s of CPU (parsing the script's module, three
+ * `OpenApi.fromApi`, three 3.4 MB pages encoded) and ~10 MB held for a page few ever open.
+ * `import()` keeps the script out of the start: the bundle carries it in a chunk of its own.
+ *
+ * HttpApiScalar only offers its page as a route of a router, serving the API it finds in context:
+ * the page is that route of a router of its own (the page only reads the definitions, its
+ * handlers are never called, hence the widening of its type), and each request is handed to it.
  */
-const referencePage = (area: AreaName, path: `/${string}`) => {
-  const api = areaApis[area] as unknown as HttpApi.Api["Type"]["api"]
-  return HttpApiScalar.layer({ path }).pipe(
-    Layer.provide(Layer.succeed(HttpApi.Api, { api, context: Context.empty() }))
+const referencePage = (area: AreaName, path: `/${string}`) =>
+  HttpApiBuilder.Router.use((router) =>
+    Effect.gen(function*() {
+      const api = areaApis[area] as unknown as HttpApi.Api["Type"]["api"]
+      const page = yield* Effect.cached(Effect.gen(function*() {
+        const { layer } = yield* Effect.promise(() => import("@effect/platform/HttpApiScalar"))
+        return yield* HttpApiBuilder.Router.router.pipe(Effect.provide(layer({ path }).pipe(
+          Layer.provide(Layer.succeed(HttpApi.Api, { api, context: Context.empty() })),
+          Layer.provideMerge(HttpApiBuilder.Router.Live)
+        )))
+      }))
+      yield* router.get(path, Effect.flatten(page))
+    })
   )
-}
 
 export const DocsRoutesLive = Layer.mergeAll(
   HomePageLive,

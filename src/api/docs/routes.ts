@@ -50,8 +50,9 @@ const OpenApiRoutes = HttpApiBuilder.Router.use((router) =>
 /**
  * A reference page, built on its first request like the documents above: each page inlines
  * Scalar's 3.4 MB script (so it works with no internet) and its area's OpenAPI document, and
- * building the three at every start cost ~0.25 s of CPU (parsing the script's module, three
- * `OpenApi.fromApi`, three 3.4 MB pages encoded) and ~10 MB held for a page few ever open.
+ * building the three at every start cost ~0.5 s of the 2.6–2.9 s of CPU a start spent until
+ * /health answered (parsing the script's module, three `OpenApi.fromApi`, three 3.4 MB pages
+ * encoded), and held ~10 MB, for pages few ever open.
  * `import()` keeps the script out of the start: the bundle carries it in a chunk of its own.
  *
  * HttpApiScalar only offers its page as a route of a router, serving the API it finds in context:

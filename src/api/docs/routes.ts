@@ -19,27 +19,26 @@ const llmsDocs = () => [
 ]
 
 /**
- * A document built on its first request and kept: these are pure functions of the definitions,
- * and building them all at start-up (the YAML alone ~0.45 s of CPU) delayed the second start by
- * most of a second (bench:start, issue 31 item 4).
+ * A document built on its first request and kept (`Effect.cached`, as the reference pages below):
+ * these are pure functions of the definitions, and building them all at start-up (the YAML alone
+ * ~0.45 s of CPU) delayed the second start by most of a second (bench:start, issue 31 item 4).
  */
-const onFirstRequest = <A>(build: () => A): Effect.Effect<A> => {
-  let built: { readonly value: A } | undefined
-  return Effect.sync(() => (built ??= { value: build() }).value)
-}
+const onFirstRequest = <A>(build: () => A) => Effect.cached(Effect.sync(build))
 
 const text = (body: string) => HttpServerResponse.text(body, { contentType: "text/plain; charset=utf-8" })
 
 const OpenApiRoutes = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     for (const area of AREAS) {
-      yield* router.get(`/openapi/openapi.${area}.json`, Effect.flatMap(onFirstRequest(() => areaDocument(area)), HttpServerResponse.json))
+      const document = yield* onFirstRequest(() => areaDocument(area))
+      yield* router.get(`/openapi/openapi.${area}.json`, Effect.flatMap(document, HttpServerResponse.json))
     }
-    yield* router.get("/docs.json", Effect.flatMap(onFirstRequest(() => openApiOf(clientApi)), HttpServerResponse.json))
+    const clientDocument = yield* onFirstRequest(() => openApiOf(clientApi))
+    yield* router.get("/docs.json", Effect.flatMap(clientDocument, HttpServerResponse.json))
     // The contract as a file to commit or feed to a generator: /docs.json (client endpoints only) as YAML.
-    const yaml = onFirstRequest(() => stringify(openApiOf(clientApi), { aliasDuplicateObjects: false }))
+    const yaml = yield* onFirstRequest(() => stringify(openApiOf(clientApi), { aliasDuplicateObjects: false }))
     yield* router.get("/openapi/openapi.yaml", Effect.map(yaml, (body) => HttpServerResponse.text(body, { contentType: "application/yaml" })))
-    const llms = onFirstRequest(() => {
+    const llms = yield* onFirstRequest(() => {
       const docs = llmsDocs()
       return { index: renderLlmsIndex(docs), full: `${renderLlmsFull(docs)}\n${renderEventsText()}` }
     })
@@ -48,11 +47,11 @@ const OpenApiRoutes = HttpApiBuilder.Router.use((router) =>
   }))
 
 /**
- * A reference page, built on its first request like the documents above: each page inlines
- * Scalar's 3.4 MB script (so it works with no internet) and its area's OpenAPI document, and
- * building the three at every start cost ~0.5 s of the 2.6–2.9 s of CPU a start spent until
- * /health answered (parsing the script's module, three `OpenApi.fromApi`, three 3.4 MB pages
- * encoded), and held ~10 MB, for pages few ever open.
+ * A reference page, built on its first request like the documents above (here the build is an
+ * Effect: it imports the script). Each page inlines Scalar's 3.4 MB script (so it works with no
+ * internet) and its area's OpenAPI document; building the three at every start cost ~0.5 s of the
+ * 2.6–2.9 s of CPU a start spent until /health answered (parsing the script's module, three
+ * `OpenApi.fromApi`, three 3.4 MB pages encoded), and held ~10 MB, for pages few ever open.
  * `import()` keeps the script out of the start: the bundle carries it in a chunk of its own.
  *
  * HttpApiScalar only offers its page as a route of a router, serving the API it finds in context:
